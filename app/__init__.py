@@ -1,0 +1,1 @@
+"""Geospatial Data Service: MCP tools and control plane."""

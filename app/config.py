@@ -1,0 +1,71 @@
+"""All settings in one place (env prefix GEOSVC_)."""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GEOSVC_", env_file=".env", extra="ignore")
+
+    env: Literal["development", "production"] = "development"
+    data_dir: Path = Path(".geosvc")
+    database_url: str | None = None
+    # None means "embedded": `geosvc dev` starts a local Redis (or fakeredis) and sets this.
+    redis_url: str | None = None
+    base_url: str = "http://127.0.0.1:8000"
+
+    # Server-side secret mixed into API-key and session hashes. Required in production;
+    # in development a random one is generated once and kept under data_dir.
+    secret_pepper: SecretStr | None = None
+
+    free_quota: int = Field(1000, ge=1)
+    standard_quota: int = Field(100_000, ge=1)
+
+    session_days: int = 30
+    max_active_keys: int = 25
+    signin_max_failures: int = 10
+    signin_failure_window_s: int = 15 * 60
+    key_cache_ttl_s: float = 1.0
+
+    # MCP transport security: hosts and origins a hosted deployment answers to.
+    allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*"]
+
+    tool_deadline_s: float = Field(20.0, gt=0)
+    reservation_ttl_s: int = Field(60, ge=5)
+
+    payment_provider: Literal["local", "stripe"] = "local"
+
+    @property
+    def is_development(self) -> bool:
+        return self.env == "development"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'geosvc.db').resolve()}"
+
+    def pepper(self) -> bytes:
+        if self.secret_pepper is not None:
+            return self.secret_pepper.get_secret_value().encode()
+        if not self.is_development:
+            raise RuntimeError("GEOSVC_SECRET_PEPPER must be set outside development")
+        path = self.data_dir / "pepper"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(32))
+            path.chmod(0o600)
+        return path.read_text().strip().encode()
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

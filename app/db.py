@@ -1,0 +1,68 @@
+"""Engine and sessions. The request or task that owns a session commits; services only flush."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends
+from sqlalchemy import Engine, event
+from sqlmodel import Session, create_engine
+
+from app.config import get_settings
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain postgresql:// URLs and use the psycopg 3 driver we ship."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def _enable_sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+@lru_cache
+def engine_for(url: str) -> Engine:
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _enable_sqlite_wal)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def get_engine() -> Engine:
+    return engine_for(get_settings().sqlalchemy_url)
+
+
+def new_session() -> Session:
+    return Session(get_engine(), expire_on_commit=False)
+
+
+def get_session() -> Iterator[Session]:
+    with new_session() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def migrate() -> None:
+    """Bring the database to the newest Alembic revision (run on every start)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.attributes["engine"] = get_engine()
+    command.upgrade(config, "head")

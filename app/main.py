@@ -1,0 +1,35 @@
+"""The FastAPI application: control plane, dashboard, /mcp, health."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.accounts.endpoints import router as accounts_router
+from app.errors import install_http_error_handlers
+from app.security import CrossSiteGuard
+
+
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    yield
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(
+        title="Geospatial Data Service",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    install_http_error_handlers(app)
+    app.add_middleware(CrossSiteGuard)
+    app.include_router(accounts_router)
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

@@ -1,0 +1,99 @@
+"""All SQLModel tables. Timestamps are UTC; secrets are stored only as hashes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, DateTime, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from app.clock import utcnow
+
+
+def _utc_column(*, nullable: bool = False, index: bool = False) -> Column[datetime]:
+    return Column(DateTime(timezone=True), nullable=nullable, index=index)
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "users"
+
+    id: str = Field(primary_key=True, max_length=40)
+    email: str = Field(unique=True, index=True, max_length=320)
+    name: str | None = Field(default=None, max_length=200)
+    password_hash: str = Field(max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class AuthSession(SQLModel, table=True):
+    """A dashboard sign-in; the cookie holds a random token, the table only its hash."""
+
+    __tablename__ = "auth_sessions"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    expires_at: datetime = Field(sa_column=_utc_column())
+
+
+class ApiKey(SQLModel, table=True):
+    __tablename__ = "api_keys"
+
+    key_id: str = Field(primary_key=True, max_length=32)
+    user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    name: str = Field(max_length=64)
+    env: str = Field(default="live", max_length=16)
+    scopes: str = Field(default="read:data", max_length=200)  # space-separated
+    secret_hash: str = Field(max_length=64)  # HMAC-SHA256(pepper, secret), hex
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class Subscription(SQLModel, table=True):
+    """One row per account, updated in place as the subscription moves through states."""
+
+    __tablename__ = "subscriptions"
+
+    user_id: str = Field(foreign_key="users.id", primary_key=True, max_length=40)
+    plan: str = Field(default="free", max_length=16)
+    status: str = Field(default="none", max_length=16)
+    provider: str = Field(default="local", max_length=16)
+    checkout_id: str | None = Field(default=None, index=True, max_length=64)
+    provider_ref: str | None = Field(default=None, max_length=128)
+    current_period_start: datetime | None = Field(
+        default=None, sa_column=_utc_column(nullable=True)
+    )
+    current_period_end: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    cancel_at_period_end: bool = False
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class UsageEvent(SQLModel, table=True):
+    """The ledger: one row per successful (charged) call; call_id makes inserts idempotent."""
+
+    __tablename__ = "usage_events"
+    __table_args__ = (UniqueConstraint("call_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    call_id: str = Field(max_length=64)
+    user_id: str = Field(index=True, max_length=40)
+    key_id: str | None = Field(default=None, max_length=32)
+    tool: str = Field(max_length=64)
+    credits: int = 1
+    period: str = Field(index=True, max_length=7)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class UsagePeriod(SQLModel, table=True):
+    """A finalised month of one account, written once by the rollover."""
+
+    __tablename__ = "usage_periods"
+    __table_args__ = (UniqueConstraint("user_id", "period"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(index=True, max_length=40)
+    period: str = Field(max_length=7)
+    plan: str = Field(max_length=16)
+    quota: int
+    used: int
+    overage: int
+    finalized_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())

@@ -1,0 +1,59 @@
+"""Cross-site request refusal for the cookie-authenticated control plane.
+
+A pure ASGI middleware (no per-request task overhead on /mcp, which uses bearer keys and
+the MCP SDK's own transport security instead).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.config import get_settings
+
+_STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
+_EXEMPT_PREFIXES = ("/mcp",)
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class CrossSiteGuard:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.trusted = {_origin_of(get_settings().base_url)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"].encode() not in _STATE_CHANGING:
+            await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith(_EXEMPT_PREFIXES) or self._same_site(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {"error": {"code": "FORBIDDEN", "message": "Cross-site request refused"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    def _same_site(self, scope: Scope) -> bool:
+        headers = dict(scope["headers"])
+        if headers.get(b"sec-fetch-site") == b"cross-site":
+            return False
+        origin = headers.get(b"origin")
+        if origin is None:  # not a browser cross-site form/fetch (curl, server-side clients)
+            return True
+        origin_text = origin.decode("latin-1").lower()
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        own = f"{scope.get('scheme', 'http')}://{host}"
+        return origin_text == own or origin_text in self.trusted

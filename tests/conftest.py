@@ -1,0 +1,95 @@
+"""Shared fixtures: backing services, per-backend databases, and a live uvicorn server.
+
+`backend` is parametrised over SQLite and PostgreSQL; PostgreSQL runs when reachable and is
+required under REQUIRE_SERVICES=1. Every test makes its own users, so tests share servers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.live_server import LiveServer, service_env, start_live_server
+from tests.support.services import (
+    REQUIRE_SERVICES,
+    ServiceUnavailable,
+    fresh_postgres_database,
+    redis_url_for_tests,
+)
+
+
+@dataclass
+class Backend:
+    name: str
+    database_url: str
+    redis_url: str
+    data_dir: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return service_env(
+            database_url=self.database_url,
+            redis_url=self.redis_url,
+            data_dir=self.data_dir,
+            **extra,
+        )
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with redis_url_for_tests() as (url, _is_real):
+        yield url
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def backend(
+    request: pytest.FixtureRequest, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Backend]:
+    data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
+    if request.param == "sqlite":
+        yield Backend("sqlite", f"sqlite:///{data_dir / 'geosvc.db'}", redis_url, data_dir)
+        return
+    try:
+        with fresh_postgres_database() as url:
+            yield Backend("postgres", url, redis_url, data_dir)
+    except ServiceUnavailable as exc:
+        if REQUIRE_SERVICES:
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    log_path = tmp_path_factory.mktemp("logs") / f"server-{backend.name}.log"
+    server = start_live_server(backend.env(), log_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def http(live_server: LiveServer) -> Iterator[httpx.Client]:
+    """A fresh cookie jar against the live server."""
+    with httpx.Client(base_url=live_server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def use_backend(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    """Point this process's Settings (DB, Redis) at the backend, for service-level tests."""
+    from app.cli import _reload_settings
+    from app.db import migrate
+
+    for key, value in backend.env().items():
+        if key.startswith("GEOSVC_"):
+            monkeypatch.setenv(key, value)
+    _reload_settings()
+    migrate()
+    yield backend
+    for key in list(os.environ):
+        if key.startswith("GEOSVC_"):
+            monkeypatch.delenv(key, raising=False)
+    _reload_settings()

@@ -1,0 +1,89 @@
+"""A real uvicorn server process for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from app.embedded_redis import free_port
+
+
+@dataclass
+class LiveServer:
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def service_env(
+    *, database_url: str, redis_url: str, data_dir: Path, **extra: str
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
+    env.update(
+        GEOSVC_DATABASE_URL=database_url,
+        GEOSVC_REDIS_URL=redis_url,
+        GEOSVC_DATA_DIR=str(data_dir),
+        GEOSVC_SECRET_PEPPER="test-pepper-not-secret",
+        **extra,
+    )
+    return env
+
+
+def start_live_server(env: dict[str, str], log_path: Path, deadline_s: float = 60.0) -> LiveServer:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**env, "GEOSVC_BASE_URL": url}
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
+    )
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "info",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    server = LiveServer(url=url, env=env, process=process, log_path=log_path)
+    deadline = time.monotonic() + deadline_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{server.log()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"server did not become healthy:\n{server.log()}")
+        time.sleep(0.05)
