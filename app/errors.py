@@ -8,6 +8,7 @@ layer renders the same body as an `isError` tool result.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from fastapi import FastAPI, Request
@@ -109,7 +110,7 @@ _HTTP_CODES = {
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status, headers=headers)
 

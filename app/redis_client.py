@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import fakeredis
 import redis
 import redis.asyncio as aioredis
 
@@ -16,9 +17,7 @@ from app.config import get_settings
 
 
 @lru_cache
-def _fake_server() -> object:
-    import fakeredis
-
+def _fake_server() -> fakeredis.FakeServer:
     return fakeredis.FakeServer()
 
 
@@ -26,8 +25,6 @@ def _fake_server() -> object:
 def sync_redis() -> redis.Redis:
     url = get_settings().redis_url
     if url is None:
-        import fakeredis
-
         return fakeredis.FakeRedis(server=_fake_server(), decode_responses=True)
     return redis.Redis.from_url(url, decode_responses=True)
 
@@ -36,8 +33,6 @@ def sync_redis() -> redis.Redis:
 def async_redis() -> aioredis.Redis:
     url = get_settings().redis_url
     if url is None:
-        import fakeredis
-
         return fakeredis.FakeAsyncRedis(server=_fake_server(), decode_responses=True)
     return aioredis.Redis.from_url(url, decode_responses=True)
 

@@ -60,7 +60,7 @@ def authenticate(session: Session, store: redis.Redis, *, email: str, password: 
     settings = get_settings()
     email = normalise_email(email)
     failures_key = _failures_key(email)
-    failures = int(store.get(failures_key) or 0)
+    failures = int(str(store.get(failures_key) or 0))
     if failures >= settings.signin_max_failures:
         raise RateLimited("Too many failed sign-ins for this e-mail; try again later")
     user = session.exec(select(User).where(User.email == email)).first()

@@ -8,7 +8,7 @@ Create Date: ${create_date}
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+from sqlmodel.sql.sqltypes import AutoString  # noqa: F401
 from alembic import op
 ${imports if imports else ""}
 

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psycopg
 import redis
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
@@ -55,8 +56,7 @@ def redis_url_for_tests() -> Iterator[tuple[str, bool]]:
         server.server_close()
 
 
-def _psycopg_connect(url: str):  # type: ignore[no-untyped-def]
-    import psycopg
+def _psycopg_connect(url: str) -> psycopg.Connection:
 
     return psycopg.connect(url, autocommit=True, connect_timeout=2)
 

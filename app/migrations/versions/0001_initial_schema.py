@@ -8,8 +8,8 @@ Create Date: 2026-11-22 15:34:06.941089
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
 from alembic import op
+from sqlmodel.sql.sqltypes import AutoString
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -22,12 +22,12 @@ def upgrade() -> None:
     op.create_table(
         "usage_events",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("call_id", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("key_id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=True),
-        sa.Column("tool", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column("call_id", AutoString(length=64), nullable=False),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
+        sa.Column("key_id", AutoString(length=32), nullable=True),
+        sa.Column("tool", AutoString(length=64), nullable=False),
         sa.Column("credits", sa.Integer(), nullable=False),
-        sa.Column("period", sqlmodel.sql.sqltypes.AutoString(length=7), nullable=False),
+        sa.Column("period", AutoString(length=7), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("call_id"),
@@ -39,9 +39,9 @@ def upgrade() -> None:
     op.create_table(
         "usage_periods",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("period", sqlmodel.sql.sqltypes.AutoString(length=7), nullable=False),
-        sa.Column("plan", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
+        sa.Column("period", AutoString(length=7), nullable=False),
+        sa.Column("plan", AutoString(length=16), nullable=False),
         sa.Column("quota", sa.Integer(), nullable=False),
         sa.Column("used", sa.Integer(), nullable=False),
         sa.Column("overage", sa.Integer(), nullable=False),
@@ -54,10 +54,10 @@ def upgrade() -> None:
 
     op.create_table(
         "users",
-        sa.Column("id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("email", sqlmodel.sql.sqltypes.AutoString(length=320), nullable=False),
-        sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=True),
-        sa.Column("password_hash", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
+        sa.Column("id", AutoString(length=40), nullable=False),
+        sa.Column("email", AutoString(length=320), nullable=False),
+        sa.Column("name", AutoString(length=200), nullable=True),
+        sa.Column("password_hash", AutoString(length=200), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
@@ -66,12 +66,12 @@ def upgrade() -> None:
 
     op.create_table(
         "api_keys",
-        sa.Column("key_id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("env", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-        sa.Column("scopes", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
-        sa.Column("secret_hash", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column("key_id", AutoString(length=32), nullable=False),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
+        sa.Column("name", AutoString(length=64), nullable=False),
+        sa.Column("env", AutoString(length=16), nullable=False),
+        sa.Column("scopes", AutoString(length=200), nullable=False),
+        sa.Column("secret_hash", AutoString(length=64), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
@@ -85,8 +85,8 @@ def upgrade() -> None:
 
     op.create_table(
         "auth_sessions",
-        sa.Column("token_hash", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+        sa.Column("token_hash", AutoString(length=64), nullable=False),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
@@ -100,12 +100,12 @@ def upgrade() -> None:
 
     op.create_table(
         "subscriptions",
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("plan", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-        sa.Column("status", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-        sa.Column("provider", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-        sa.Column("checkout_id", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
-        sa.Column("provider_ref", sqlmodel.sql.sqltypes.AutoString(length=128), nullable=True),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
+        sa.Column("plan", AutoString(length=16), nullable=False),
+        sa.Column("status", AutoString(length=16), nullable=False),
+        sa.Column("provider", AutoString(length=16), nullable=False),
+        sa.Column("checkout_id", AutoString(length=64), nullable=True),
+        sa.Column("provider_ref", AutoString(length=128), nullable=True),
         sa.Column("current_period_start", sa.DateTime(timezone=True), nullable=True),
         sa.Column("current_period_end", sa.DateTime(timezone=True), nullable=True),
         sa.Column("cancel_at_period_end", sa.Boolean(), nullable=False),
