@@ -20,6 +20,9 @@ class Settings(BaseSettings):
     # None means "embedded": `geosvc dev` starts a local Redis (or fakeredis) and sets this.
     redis_url: str | None = None
     base_url: str = "http://127.0.0.1:8000"
+    # Prefix for Celery's broker keys, so several deployments (or test runs) can share
+    # one Redis without taking each other's tasks.
+    redis_key_prefix: str = ""
 
     # Server-side secret mixed into API-key and session hashes. Required in production;
     # in development a random one is generated once and kept under data_dir.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -12,6 +13,9 @@ from pathlib import Path
 import httpx
 
 from app.embedded_redis import free_port
+
+# One prefix per test run: concurrent runs on the shared Redis never take each other's tasks.
+TEST_RUN_PREFIX = f"geosvc-test-{secrets.token_hex(4)}:"
 
 
 @dataclass
@@ -42,6 +46,7 @@ def service_env(
         GEOSVC_REDIS_URL=redis_url,
         GEOSVC_DATA_DIR=str(data_dir),
         GEOSVC_SECRET_PEPPER="test-pepper-not-secret",
+        GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
         **extra,
     )
     return env
