@@ -1,0 +1,294 @@
+"""Fake upstream geodata providers: a real HTTP server on 127.0.0.1 speaking the wire
+formats of Nominatim (search, reverse), Overpass (interpreter), the US Census ACS API and
+an XYZ PNG tile server, with fault injection for retry and outage tests.
+
+Faults are set over HTTP (`POST /_faults`), so a worker in another process sees them too:
+`{"service": "census", "status": 503, "count": 2, "retry_after": 0}` fails the next two
+census requests; `"hang_s": 10` delays them instead; count -1 means until cleared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from PIL import Image
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.embedded_redis import free_port
+
+OSM_LICENCE = "Data © OpenStreetMap contributors, ODbL 1.0. http://osm.org/copyright"
+
+PLACES: list[dict[str, Any]] = [
+    {
+        "place_id": 1001,
+        "osm_type": "relation",
+        "osm_id": 113314,
+        "lat": "30.2711286",
+        "lon": "-97.7436995",
+        "category": "boundary",
+        "type": "administrative",
+        "place_rank": 16,
+        "importance": 0.78,
+        "addresstype": "city",
+        "name": "Austin",
+        "display_name": "Austin, Travis County, Texas, United States",
+        "address": {
+            "city": "Austin",
+            "county": "Travis County",
+            "state": "Texas",
+            "ISO3166-2-lvl4": "US-TX",
+            "postcode": "78701",
+            "country": "United States",
+            "country_code": "us",
+        },
+        "boundingbox": ["30.0985133", "30.5166255", "-97.9367663", "-97.5605288"],
+    },
+    {
+        "place_id": 1002,
+        "osm_type": "relation",
+        "osm_id": 71525,
+        "lat": "48.8534951",
+        "lon": "2.3483915",
+        "category": "boundary",
+        "type": "administrative",
+        "place_rank": 12,
+        "importance": 0.88,
+        "addresstype": "city",
+        "name": "Paris",
+        "display_name": "Paris, Île-de-France, France métropolitaine, France",
+        "address": {
+            "city": "Paris",
+            "state": "Île-de-France",
+            "ISO3166-2-lvl4": "FR-IDF",
+            "postcode": "75004",
+            "country": "France",
+            "country_code": "fr",
+        },
+        "boundingbox": ["48.8155755", "48.9021560", "2.2241220", "2.4697602"],
+    },
+]
+
+CAFES: list[dict[str, Any]] = [
+    {
+        "type": "node",
+        "id": 501,
+        "lat": 30.2672,
+        "lon": -97.7431,
+        "tags": {"amenity": "cafe", "name": "Congress Avenue Coffee"},
+    },
+    {
+        "type": "way",
+        "id": 502,
+        "center": {"lat": 30.2690, "lon": -97.7400},
+        "tags": {"amenity": "cafe", "name": "Sixth Street Espresso"},
+    },
+    {"type": "node", "id": 503, "lat": 30.3000, "lon": -97.7000, "tags": {"amenity": "cafe"}},
+]
+
+# ACS 5-year rows keyed by ZCTA: population, median household income, per-capita income,
+# aggregate household income, households.
+ACS: dict[str, tuple[int, int, int, int, int]] = {
+    "94103": (34_786, 94_354, 66_102, 3_541_050_300, 17_520),
+    "10001": (27_004, 101_409, 92_330, 2_811_021_500, 14_052),
+    "99999": (0, -666_666_666, -666_666_666, -666_666_666, 0),  # ACS "no estimate"
+}
+ACS_VARIABLES = ("B01003_001E", "B19013_001E", "B19301_001E", "B19025_001E", "B11001_001E")
+
+
+@dataclass
+class Fault:
+    status: int = 503
+    count: int = 1
+    retry_after: str | None = None
+    hang_s: float = 0.0
+
+
+@dataclass
+class FakeState:
+    faults: dict[str, Fault] = field(default_factory=dict)
+    requests: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take_fault(self, service: str) -> Fault | None:
+        with self.lock:
+            self.requests[service] += 1
+            fault = self.faults.get(service)
+            if fault is None:
+                return None
+            if fault.count > 0:
+                fault.count -= 1
+                if fault.count == 0:
+                    del self.faults[service]
+            return fault
+
+
+def _tile_png(z: int, x: int, y: int) -> bytes:
+    shade = (z * 40 + x * 7 + y * 13) % 60
+    image = Image.new("RGB", (256, 256), (200 + shade // 3, 220, 235))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def create_fake_app(state: FakeState) -> Starlette:
+    async def faulted(service: str) -> Response | None:
+        fault = state.take_fault(service)
+        if fault is None:
+            return None
+        if fault.hang_s:
+            await asyncio.sleep(fault.hang_s)
+            return None
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+        return JSONResponse({"error": "injected fault"}, fault.status, headers=headers)
+
+    async def search(request: Request) -> Response:
+        if failure := await faulted("nominatim"):
+            return failure
+        query = request.query_params.get("q", "").lower()
+        countries = request.query_params.get("countrycodes", "")
+        limit = int(request.query_params.get("limit", "10"))
+        hits = [
+            place
+            for place in PLACES
+            if place["name"].lower() in query
+            and (not countries or place["address"]["country_code"] in countries.split(","))
+        ]
+        return JSONResponse([{**hit, "licence": OSM_LICENCE} for hit in hits[:limit]])
+
+    async def reverse(request: Request) -> Response:
+        if failure := await faulted("nominatim"):
+            return failure
+        lat = float(request.query_params["lat"])
+        lon = float(request.query_params["lon"])
+        best = min(
+            PLACES, key=lambda p: (float(p["lat"]) - lat) ** 2 + (float(p["lon"]) - lon) ** 2
+        )
+        if abs(float(best["lat"]) - lat) > 1 or abs(float(best["lon"]) - lon) > 1:
+            return JSONResponse({"error": "Unable to geocode"})
+        return JSONResponse({**best, "licence": OSM_LICENCE})
+
+    async def interpreter(request: Request) -> Response:
+        if failure := await faulted("overpass"):
+            return failure
+        form = await request.form()
+        query = str(form.get("data", ""))
+        elements = CAFES if '"amenity"="cafe"' in query else []
+        return JSONResponse(
+            {
+                "version": 0.6,
+                "generator": "Overpass API (fake)",
+                "osm3s": {"copyright": OSM_LICENCE},
+                "elements": elements,
+            }
+        )
+
+    async def acs(request: Request) -> Response:
+        if failure := await faulted("census"):
+            return failure
+        get = request.query_params.get("get", "").split(",")
+        geography = request.query_params.get("for", "")
+        if not geography.startswith("zip code tabulation area:"):
+            return Response("error: unknown/unsupported geography hierarchy", 400)
+        zcta = geography.split(":", 1)[1]
+        row = ACS.get(zcta)
+        if row is None:
+            return Response(status_code=204)
+        values = dict(zip(ACS_VARIABLES, row, strict=True))
+        header = [*get, "zip code tabulation area"]
+        data = [f"ZCTA5 {zcta}" if v == "NAME" else str(values.get(v)) for v in get]
+        return JSONResponse([header, [*data, zcta]])
+
+    async def tile(request: Request) -> Response:
+        if failure := await faulted("tiles"):
+            return failure
+        z, x, y = (int(request.path_params[k]) for k in ("z", "x", "y"))
+        if not (0 <= x < 2**z and 0 <= y < 2**z):
+            return Response("tile out of range", 404)
+        return Response(_tile_png(z, x, y), media_type="image/png")
+
+    async def set_fault(request: Request) -> Response:
+        body = await request.json()
+        with state.lock:
+            if body.get("clear"):
+                state.faults.clear()
+            else:
+                state.faults[body["service"]] = Fault(
+                    status=int(body.get("status", 503)),
+                    count=int(body.get("count", 1)),
+                    retry_after=body.get("retry_after"),
+                    hang_s=float(body.get("hang_s", 0)),
+                )
+        return JSONResponse({"ok": True})
+
+    async def stats(_request: Request) -> Response:
+        with state.lock:
+            return JSONResponse(dict(state.requests))
+
+    return Starlette(
+        routes=[
+            Route("/search", search),
+            Route("/reverse", reverse),
+            Route("/api/interpreter", interpreter, methods=["POST", "GET"]),
+            Route("/data/{year:int}/acs/acs5", acs),
+            Route("/tiles/{z:int}/{x:int}/{y:int}.png", tile),
+            Route("/_faults", set_fault, methods=["POST"]),
+            Route("/_stats", stats),
+        ]
+    )
+
+
+class FakeUpstream:
+    """Runs the fake app with uvicorn in a background thread of the test process."""
+
+    def __init__(self) -> None:
+        self.state = FakeState()
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_fake_app(self.state), host="127.0.0.1", port=self.port, log_level="warning"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True, name="fake-upstream")
+
+    def start(self) -> FakeUpstream:
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("fake upstream failed to start")
+            self._thread.join(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+
+    def fail(self, service: str, **fault: Any) -> None:
+        with self.state.lock:
+            self.state.faults[service] = Fault(**fault)
+
+    def clear(self) -> None:
+        with self.state.lock:
+            self.state.faults.clear()
+            self.state.requests.clear()
+
+    def requests(self, service: str) -> int:
+        with self.state.lock:
+            return self.state.requests[service]
+
+    def env(self) -> dict[str, str]:
+        """Settings that point every tool at this fake (for a server or worker process)."""
+        return {
+            "GEOSVC_NOMINATIM_URL": self.url,
+            "GEOSVC_OVERPASS_URL": f"{self.url}/api/interpreter",
+            "GEOSVC_CENSUS_URL": f"{self.url}/data",
+            "GEOSVC_TILE_URL_TEMPLATE": f"{self.url}/tiles/{{z}}/{{x}}/{{y}}.png",
+        }
