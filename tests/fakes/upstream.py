@@ -288,7 +288,7 @@ class FakeUpstream:
         """Settings that point every tool at this fake (for a server or worker process)."""
         return {
             "GEOSVC_NOMINATIM_URL": self.url,
-            "GEOSVC_OVERPASS_URL": f"{self.url}/api/interpreter",
+            "GEOSVC_OVERPASS_URL": f"{self.url}/api",
             "GEOSVC_CENSUS_URL": f"{self.url}/data",
             "GEOSVC_TILE_URL_TEMPLATE": f"{self.url}/tiles/{{z}}/{{x}}/{{y}}.png",
         }

@@ -51,7 +51,9 @@ class TestRetries:
     def test_a_hanging_upstream_times_out(self, upstream: FakeUpstream) -> None:
         upstream.fail("census", hang_s=2.0, count=-1)
         client = UpstreamClient(
-            "census", f"{upstream.url}/data", timeout_s=0.2,
+            "census",
+            f"{upstream.url}/data",
+            timeout_s=0.2,
             policy=RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.01),
         )
         started = time.monotonic()

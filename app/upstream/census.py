@@ -1,0 +1,79 @@
+"""US Census Bureau ACS 5-year API: population and income by ZCTA (ZIP Code Tabulation Area).
+
+Wire format: a JSON array of rows whose first row is the header; an unknown ZCTA answers
+204 with no body. Negative sentinels (-666666666 and friends) mean "no estimate".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from app.errors import NotFound
+from app.upstream.client import UpstreamClient
+
+POPULATION = "B01003_001E"  # total population
+MEDIAN_HOUSEHOLD_INCOME = "B19013_001E"
+PER_CAPITA_INCOME = "B19301_001E"
+AGGREGATE_HOUSEHOLD_INCOME = "B19025_001E"
+HOUSEHOLDS = "B11001_001E"
+VARIABLES = (
+    POPULATION,
+    MEDIAN_HOUSEHOLD_INCOME,
+    PER_CAPITA_INCOME,
+    AGGREGATE_HOUSEHOLD_INCOME,
+    HOUSEHOLDS,
+)
+
+
+@dataclass(frozen=True)
+class AcsZcta:
+    zcta: str
+    year: int
+    population: int | None
+    median_household_income: int | None
+    per_capita_income: int | None
+    mean_household_income: int | None
+
+
+def _estimate(value: str | None) -> int | None:
+    if value is None or value in ("", "null"):
+        return None
+    number = int(float(value))
+    return number if number >= 0 else None
+
+
+def parse_acs_rows(zcta: str, year: int, rows: list[list[str]]) -> AcsZcta:
+    if len(rows) < 2:
+        raise NotFound(f"No ACS {year} estimates for ZIP {zcta}")
+    record = dict(zip(rows[0], rows[1], strict=False))
+    aggregate = _estimate(record.get(AGGREGATE_HOUSEHOLD_INCOME))
+    households = _estimate(record.get(HOUSEHOLDS))
+    mean = round(aggregate / households) if aggregate is not None and households else None
+    return AcsZcta(
+        zcta=zcta,
+        year=year,
+        population=_estimate(record.get(POPULATION)),
+        median_household_income=_estimate(record.get(MEDIAN_HOUSEHOLD_INCOME)),
+        per_capita_income=_estimate(record.get(PER_CAPITA_INCOME)),
+        mean_household_income=mean,
+    )
+
+
+class CensusAcsApi:
+    def __init__(self, client: UpstreamClient, *, year: int, api_key: str | None = None) -> None:
+        self.client = client
+        self.year = year
+        self.api_key = api_key
+
+    def zcta(self, zcta: str) -> AcsZcta:
+        params = {"get": ",".join(("NAME", *VARIABLES)), "for": f"zip code tabulation area:{zcta}"}
+        if self.api_key:
+            params["key"] = self.api_key
+
+        def fetch() -> bytes:
+            response = self.client.get(f"/{self.year}/acs/acs5", params)
+            return b"[]" if response.status_code == 204 else response.content
+
+        body = self.client.cached(("acs5", self.year, zcta), fetch)
+        return parse_acs_rows(zcta, self.year, json.loads(body))
