@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated
 
 import typer
@@ -20,6 +21,8 @@ def _reload_settings() -> None:
     get_settings.cache_clear()
     engine_for.cache_clear()
     reset_clients()
+    if "workers.celery_app" in sys.modules:  # repoint an already-built Celery client
+        sys.modules["workers.celery_app"].configure()
 
 
 @cli.command()
@@ -70,6 +73,34 @@ def api(
         proxy_headers=True,
         log_level="info",
     )
+
+
+@cli.command()
+def worker(
+    queues: Annotated[str, typer.Option(help="comma-separated queues")] = "tools,billing",
+    concurrency: Annotated[int | None, typer.Option(help="processes (default: CPUs)")] = None,
+    pool: Annotated[str, typer.Option(help="prefork, threads or solo")] = "prefork",
+    loglevel: str = "info",
+) -> None:
+    """Run a Celery worker: tool calls and the billing ledger."""
+    from workers.celery_app import celery_app
+
+    argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]
+    if concurrency is not None:
+        argv += ["--concurrency", str(concurrency)]
+    celery_app.worker_main(argv)
+
+
+@cli.command()
+def beat(loglevel: str = "info") -> None:
+    """Run Celery beat: monthly period rollover and ledger reconciliation (one per deployment)."""
+    from app.config import get_settings
+    from workers.celery_app import celery_app
+
+    data_dir = get_settings().data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    schedule = str(data_dir / "celerybeat-schedule")
+    celery_app.start(["beat", "--loglevel", loglevel, "--schedule", schedule])
 
 
 @cli.command()

@@ -1,0 +1,23 @@
+"""The beat schedule: task names and crontabs (UTC), nothing else.
+
+Both tasks are safe to run twice or late: the rollover writes each account's period once
+(unique key) and always finalises the period before "now"; reconciliation recomputes
+from the ledger.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.schedules import crontab
+
+BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    "monthly-rollover": {
+        "task": "metering.rollover",
+        "schedule": crontab(minute="0", hour="0", day_of_month="1"),
+    },
+    "reconcile-usage": {
+        "task": "metering.reconcile",
+        "schedule": crontab(minute="*/5"),
+    },
+}

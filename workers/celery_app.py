@@ -1,0 +1,129 @@
+"""The Celery application `geosvc`: queues `tools` and `billing`, configured from Settings.
+
+Importing this module only builds configuration; nothing connects until a task is sent
+or a worker starts. The choices, and why:
+
+- Broker and result backend: `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
+  Broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so several
+  deployments or test runs can share one Redis without taking each other's tasks. A tool
+  result therefore lives at `<prefix>celery-task-meta-<task id>` and is published on the
+  channel of the same name (what the api subscribes to). Without a Redis URL (one-process
+  tools and unit tests) the in-memory broker and cache backend are used.
+- JSON only (`task_serializer`, `result_serializer`, `accept_content`): no pickle from
+  the network.
+- `task_acks_late` + `task_reject_on_worker_lost`: a task is acknowledged after it ran,
+  and a task whose worker process died is redelivered instead of lost. So every task may
+  run twice and must be idempotent (the ledger insert is on-conflict-do-nothing; the
+  rollover writes a period once; reconciliation recomputes from the ledger).
+- `worker_prefetch_multiplier = 1`: with late acks a worker holds at most one unstarted
+  message per process, so a slow task does not strand others behind it, and prefetched
+  messages do not sit in the visibility window unstarted.
+- Time limits: tool calls are answered within `tool_deadline_s` (20 s) or abandoned by
+  the api, so tasks default to a soft limit of 30 s and a hard limit of 60 s. The beat
+  tasks walk every account and set their own longer limits (soft 240 s, hard 300 s).
+- `visibility_timeout = 600 s`: the Redis transport redelivers an unacknowledged message
+  after this long. It must exceed the longest hard time limit (300 s) so a task that is
+  still running is never handed to a second worker; a message of a worker that vanished
+  without rejecting comes back within about ten minutes (plus kombu's restore sweep).
+- `task_routes`: `tools.*` to queue `tools`; `billing.*` and `metering.*` to `billing`,
+  so the two can get separate worker pools.
+- UTC everywhere, so the monthly rollover crontab fires at 00:00 UTC on the 1st.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+from app.config import Settings, get_settings
+
+TOOLS_QUEUE = "tools"
+BILLING_QUEUE = "billing"
+QUEUES = (TOOLS_QUEUE, BILLING_QUEUE)
+
+VISIBILITY_TIMEOUT_S = 600
+TASK_SOFT_TIME_LIMIT_S = 30
+TASK_TIME_LIMIT_S = 60
+MAINTENANCE_SOFT_TIME_LIMIT_S = 240
+MAINTENANCE_TIME_LIMIT_S = 300
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The configuration for these Settings (pure; used at import and on reconfigure)."""
+    from beat_schedule import BEAT_SCHEDULE
+
+    prefix = settings.redis_key_prefix
+    if settings.redis_url:
+        broker_url = result_backend = settings.redis_url
+        broker_options: dict[str, Any] = {"visibility_timeout": VISIBILITY_TIMEOUT_S}
+        backend_options: dict[str, Any] = {}
+        if prefix:
+            broker_options["global_keyprefix"] = prefix
+            backend_options["global_keyprefix"] = prefix
+    else:
+        broker_url, result_backend = "memory://", "cache+memory://"
+        broker_options, backend_options = {"polling_interval": 0.01}, {}
+    return {
+        "broker_url": broker_url,
+        "result_backend": result_backend,
+        "broker_transport_options": broker_options,
+        "result_backend_transport_options": backend_options,
+        "broker_connection_retry_on_startup": True,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_soft_time_limit": TASK_SOFT_TIME_LIMIT_S,
+        "task_time_limit": TASK_TIME_LIMIT_S,
+        "result_expires": 3600,
+        # Each queue on its own direct exchange: a queue without one would inherit the
+        # default exchange and routing key, and both queues would receive every message.
+        "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in QUEUES),
+        "task_default_queue": TOOLS_QUEUE,
+        "task_routes": {
+            "tools.*": {"queue": TOOLS_QUEUE, "routing_key": TOOLS_QUEUE},
+            "billing.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
+            "metering.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
+        },
+        "enable_utc": True,
+        "timezone": "UTC",
+        "beat_schedule": BEAT_SCHEDULE,
+        "worker_send_task_events": False,
+    }
+
+
+celery_app = Celery(
+    "geosvc",
+    include=["workers.billing", "workers.tools", "workers.maintenance"],
+)
+celery_app.conf.update(celery_config(get_settings()))
+
+
+def configure(settings: Settings | None = None) -> None:
+    """Re-read Settings (tests repoint the process at another Redis or key prefix).
+
+    Drops cached broker connections, producers and the result backend when the broker
+    or prefix changed, so the next send uses the new configuration.
+    """
+    config = celery_config(settings or get_settings())
+    conf = celery_app.conf
+    changed = (
+        conf.broker_url != config["broker_url"]
+        or conf.broker_transport_options != config["broker_transport_options"]
+        or conf.result_backend_transport_options != config["result_backend_transport_options"]
+    )
+    conf.update(config)
+    if changed:
+        # Celery caches these per app; its own after-fork hook resets the same attributes.
+        if celery_app._pool is not None:
+            celery_app._pool.force_close_all()
+        celery_app._pool = None
+        if "amqp" in celery_app.__dict__:
+            celery_app.amqp._producer_pool = None
+        celery_app._backend_cache = None
+        celery_app._local.__dict__.pop("backend", None)
