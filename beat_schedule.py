@@ -19,5 +19,7 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "reconcile-usage": {
         "task": "metering.reconcile",
         "schedule": crontab(minute="*/5"),
+        # A run that waited past the next one is redundant: drop it.
+        "options": {"expires": 290},
     },
 }

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from app.accounts.endpoints import router as accounts_router
 from app.errors import install_http_error_handlers
+from app.metering.endpoints import router as metering_router
 from app.security import CrossSiteGuard
 
 
@@ -27,6 +28,7 @@ def create_app() -> FastAPI:
     install_http_error_handlers(app)
     app.add_middleware(CrossSiteGuard)
     app.include_router(accounts_router)
+    app.include_router(metering_router)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

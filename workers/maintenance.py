@@ -1,3 +1,75 @@
-"""Beat tasks (queue `billing`): monthly rollover and ledger reconciliation."""
+"""Beat tasks (queue `billing`): monthly rollover and ledger reconciliation.
+
+Thin: parse, call the service, commit. `now` (ISO 8601) is injectable so tests can run
+them at a frozen instant; beat sends none and the worker's clock is used.
+"""
 
 from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from app.clock import as_utc, iso_ms, utcnow
+from app.config import get_settings
+from app.db import new_session
+from app.metering.reconcile import reconcile as reconcile_usage
+from app.metering.rollover import finalise_periods
+from app.redis_client import sync_redis
+from workers.celery_app import (
+    MAINTENANCE_SOFT_TIME_LIMIT_S,
+    MAINTENANCE_TIME_LIMIT_S,
+    celery_app,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def _moment(now: str | None) -> datetime:
+    return as_utc(datetime.fromisoformat(now)) if now else utcnow()
+
+
+@celery_app.task(
+    name="metering.rollover",
+    soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
+    time_limit=MAINTENANCE_TIME_LIMIT_S,
+)
+def rollover(now: str | None = None, settle_s: float | None = None) -> dict[str, Any]:
+    """Finalise the previous period of every account with usage (once).
+
+    Inside the settle window after midnight it re-schedules itself for its end.
+    """
+    moment = _moment(now)
+    settle = get_settings().reservation_ttl_s if settle_s is None else settle_s
+    with new_session() as session:
+        result = finalise_periods(session, now=moment, settle_s=settle)
+        session.commit()
+    for user_id, period in result.finalised:
+        logger.info("finalised %s %s", user_id, period)
+    if result.settle_at is not None:
+        rollover.apply_async(
+            kwargs={"now": iso_ms(result.settle_at) if now else None, "settle_s": settle_s},
+            countdown=(result.settle_at - moment).total_seconds(),
+        )
+    return {
+        "finalised": len(result.finalised),
+        "settleAt": iso_ms(result.settle_at) if result.settle_at else None,
+    }
+
+
+@celery_app.task(
+    name="metering.reconcile",
+    soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
+    time_limit=MAINTENANCE_TIME_LIMIT_S,
+)
+def reconcile(now: str | None = None) -> dict[str, Any]:
+    """Ledger totals -> Redis counters for the current period, repairing drift."""
+    with new_session() as session:
+        result = reconcile_usage(session, sync_redis(), now=_moment(now))
+    return {
+        "period": result.period,
+        "checked": result.checked,
+        "repairs": [
+            {"userId": r.user_id, "before": r.before, "after": r.after} for r in result.repairs
+        ],
+    }

@@ -1,0 +1,37 @@
+"""Redis key names of the credit counters.
+
+Every key of one account carries the hash tag `{usr_…}`, so the Lua scripts that touch an
+account's counter and its reservations stay atomic on a Redis Cluster (one slot).
+All keys sit under `GEOSVC_REDIS_KEY_PREFIX`, like Celery's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.config import get_settings
+
+
+def counter_key(user_id: str, period: str) -> str:
+    """Hash with `used` (committed credits) and reconciliation's snapshot fields."""
+    return f"{get_settings().redis_key_prefix}usage:{{{user_id}}}:{period}"
+
+
+def reservations_key(user_id: str, period: str) -> str:
+    """Sorted set: reservation id -> expiry (Redis server time, ms)."""
+    return counter_key(user_id, period) + ":res"
+
+
+def counter_pattern(period: str) -> str:
+    """SCAN pattern matching every account's counter of one period."""
+    prefix = re.sub(r"([\\*?\[\]])", r"\\\1", get_settings().redis_key_prefix)
+    return f"{prefix}usage:{{*}}:{period}"
+
+
+def user_of_counter(key: str) -> str:
+    return key[key.index("{") + 1 : key.index("}")]
+
+
+def repairs_key() -> str:
+    """Hash of reconciliation repair counts (fields up, down, credits_up, credits_down)."""
+    return f"{get_settings().redis_key_prefix}metering:reconcile:repairs"

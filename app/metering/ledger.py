@@ -1,0 +1,78 @@
+"""The usage ledger in SQL: the truth the Redis counters are reconciled against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import case, func
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import Session, col, select
+
+from app.clock import as_utc
+from app.metering.schemas import UsageEventIn
+from app.models import UsageEvent
+
+INSERT_CHUNK = 500
+
+
+def record_events(session: Session, events: Iterable[UsageEventIn]) -> int:
+    """Insert events, skipping call ids already in the ledger; returns how many were new.
+
+    INSERT ... ON CONFLICT (call_id) DO NOTHING, so a batch delivered twice (late acks,
+    a retried task, a replayed message) is stored once. Only flushes.
+    """
+    unique = {event.call_id: event for event in events}
+    rows = [
+        {**event.model_dump(), "created_at": as_utc(event.created_at)} for event in unique.values()
+    ]
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    inserted = 0
+    for start in range(0, len(rows), INSERT_CHUNK):
+        statement = (
+            insert(UsageEvent)
+            .values(rows[start : start + INSERT_CHUNK])
+            .on_conflict_do_nothing(index_elements=["call_id"])
+        )
+        inserted += session.execute(statement).rowcount or 0  # type: ignore[attr-defined]
+    session.flush()
+    return inserted
+
+
+def ledger_total(session: Session, user_id: str, period: str) -> int:
+    statement = select(func.coalesce(func.sum(UsageEvent.credits), 0)).where(
+        UsageEvent.user_id == user_id, UsageEvent.period == period
+    )
+    return int(session.exec(statement).one())
+
+
+def ledger_totals(session: Session, period: str, *, before: datetime) -> dict[str, tuple[int, int]]:
+    """Per account with events in `period`: (total, total of events created before `before`)."""
+    is_early = col(UsageEvent.created_at) < as_utc(before)
+    early = func.sum(case((is_early, UsageEvent.credits), else_=0))
+    statement = (
+        select(UsageEvent.user_id, func.sum(UsageEvent.credits), early)
+        .where(UsageEvent.period == period)
+        .group_by(col(UsageEvent.user_id))
+    )
+    return {user: (int(total), int(early or 0)) for user, total, early in session.exec(statement)}
+
+
+def totals_by_account(session: Session, periods: list[str]) -> list[tuple[str, str, int]]:
+    """(user_id, period, credits) for every account with events in the given periods."""
+    statement = (
+        select(UsageEvent.user_id, UsageEvent.period, func.sum(UsageEvent.credits))
+        .where(col(UsageEvent.period).in_(periods))
+        .group_by(col(UsageEvent.user_id), col(UsageEvent.period))
+    )
+    return [(user, period, int(total)) for user, period, total in session.exec(statement)]
+
+
+def ledger_total_before(session: Session, user_id: str, period: str, before: datetime) -> int:
+    statement = select(func.coalesce(func.sum(UsageEvent.credits), 0)).where(
+        UsageEvent.user_id == user_id,
+        UsageEvent.period == period,
+        col(UsageEvent.created_at) < as_utc(before),
+    )
+    return int(session.exec(statement).one())

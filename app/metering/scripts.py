@@ -1,0 +1,118 @@
+"""The Lua scripts behind reserve, commit, release and reconciliation: one call each.
+
+Reservations live in a per-account sorted set, scored by their expiry in Redis server time
+(`TIME`, so api processes with skewed clocks agree). Every script first removes expired
+reservations, so an abandoned reservation (its process died between reserve and
+commit/release) stops holding credit within `reservation_ttl_s` without any sweeper: the
+next script call on that account prunes it, and a reserve is such a call. The set itself
+expires with its newest reservation, so nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
+
+_PRUNE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+"""
+
+# KEYS: counter, reservations. ARGV: reservation id, ttl ms, quota, enforce (1|0).
+# Returns {granted 1|0, used, in_flight (after this reservation)}.
+RESERVE = (
+    _PRUNE
+    + """
+local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
+local in_flight = redis.call('ZCARD', KEYS[2])
+if ARGV[4] == '1' and used + in_flight >= tonumber(ARGV[3]) then
+  return {0, used, in_flight}
+end
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return {1, used, in_flight + 1}
+"""
+)
+
+# KEYS: counter, reservations. ARGV: reservation id, credits, counter ttl s.
+# Returns {reservation was live 1|0, used}. Counts the credits either way.
+COMMIT = (
+    _PRUNE
+    + """
+local live = redis.call('ZREM', KEYS[2], ARGV[1])
+local used = redis.call('HINCRBY', KEYS[1], 'used', tonumber(ARGV[2]))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return {live, used}
+"""
+)
+
+# KEYS: counter, reservations. ARGV: reservation id. Returns 1 if it was live.
+RELEASE = (
+    _PRUNE
+    + """
+return redis.call('ZREM', KEYS[2], ARGV[1])
+"""
+)
+
+# KEYS: counter. ARGV: ledger total, persistent excess, snapshot time it was measured
+# against, new snapshot time, counter ttl s. Returns {used before (-1: no counter), after}.
+# The excess is only taken off if the snapshot it was computed from is still the one in
+# the hash (a concurrent run or a flush replaced it otherwise); the result never goes
+# below the ledger total. Concurrent commits are kept: this is HINCRBY-like, not a blind SET.
+RECONCILE = """
+local ledger = tonumber(ARGV[1])
+local raw = redis.call('HGET', KEYS[1], 'used')
+local before = -1
+local after = ledger
+if raw then
+  before = tonumber(raw)
+  after = before
+  local excess = tonumber(ARGV[2])
+  if excess > 0 and redis.call('HGET', KEYS[1], 'snap_at') == ARGV[3] then
+    after = before - excess
+  end
+  if after < ledger then after = ledger end
+elseif ledger == 0 then
+  return {-1, 0}
+end
+redis.call('HSET', KEYS[1], 'used', after, 'snap_used', after, 'snap_at', ARGV[4])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+return {before, after}
+"""
+
+
+class LuaScript:
+    """EVALSHA with a fallback to EVAL when the server does not know the script yet."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def run(self, client: redis.Redis, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return client.eval(self.source, len(keys), *keys, *args)
+
+    async def run_async(
+        self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]
+    ) -> Any:
+        try:
+            return await client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[misc]
+        except NoScriptError:
+            return await client.eval(self.source, len(keys), *keys, *args)  # type: ignore[misc]
+
+
+reserve_script = LuaScript(RESERVE)
+commit_script = LuaScript(COMMIT)
+release_script = LuaScript(RELEASE)
+reconcile_script = LuaScript(RECONCILE)

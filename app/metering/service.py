@@ -1,0 +1,176 @@
+"""Credit metering: reserve, commit and release against Redis; the ledger; usage reads.
+
+The hot path (reserve, commit, release) is one Lua call each on the account's keys; see
+`app.metering.scripts` for how reservations expire by themselves. Redis is the fast path
+that enforces the free cap; the SQL ledger (`usage_events`, written by the `billing`
+Celery task) is the truth, and reconciliation keeps the two equal.
+
+A commit always counts, even when its reservation already expired or is unknown: the
+call succeeded and its usage event goes to the ledger anyway, so skipping it in Redis
+would only make the counter disagree with the ledger until reconciliation. Expiry cannot
+normally happen first (the api abandons a call after `tool_deadline_s`, well under
+`reservation_ttl_s`); when it does, a free account may end at most that many credits
+past its cap. Such commits are logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+import redis
+from sqlmodel import Session
+
+from app.billing.plans import Plan, quota_for
+from app.billing.service import plan_of
+from app.clock import iso_ms, period_end, period_of, utcnow
+from app.config import get_settings
+from app.errors import QuotaExceeded
+from app.metering.keys import counter_key, reservations_key
+from app.metering.ledger import ledger_total
+from app.metering.schemas import UsageEventIn, UsageResponse
+from app.metering.scripts import commit_script, release_script, reserve_script
+from app.redis_client import async_redis, sync_redis
+from workers.celery_app import BILLING_QUEUE, celery_app
+
+logger = logging.getLogger(__name__)
+
+CREDITS_PER_CALL = 1
+RECORD_USAGE_TASK = "billing.record_usage_events"
+# Counters stay readable for about three months after their period ends.
+COUNTER_RETENTION = timedelta(days=100)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    reservation_id: str
+    user_id: str
+    period: str
+    plan: Plan
+
+
+def counter_ttl_s(period: str) -> int:
+    """Seconds a counter of `period` is kept: until its end plus the retention."""
+    remaining = period_end(period) + COUNTER_RETENTION - utcnow()
+    return max(int(remaining.total_seconds()), int(COUNTER_RETENTION.total_seconds()))
+
+
+def quota_exceeded(*, quota: int, used: int, in_flight: int, period: str) -> QuotaExceeded:
+    resets_at = iso_ms(period_end(period))
+    busy = f" ({used} used, {in_flight} held by calls in progress)" if in_flight else ""
+    return QuotaExceeded(
+        f"The free plan's {quota} monthly credits for {period} are used up{busy}; "
+        f"credits reset at {resets_at}. The standard plan has no hard cap.",
+        quota=quota,
+        used=used,
+        period=period,
+        resetsAt=resets_at,
+    )
+
+
+async def reserve(user_id: str, plan: Plan, *, now: datetime | None = None) -> Reservation:
+    """Hold one credit for a call. Free plan: refuse when used + in flight >= quota."""
+    period = period_of(now or utcnow())
+    quota = quota_for(plan)
+    reservation_id = "res_" + secrets.token_hex(10)
+    ttl_ms = get_settings().reservation_ttl_s * 1000
+    enforce = 1 if plan is Plan.FREE else 0
+    granted, used, in_flight = await reserve_script.run_async(
+        async_redis(),
+        [counter_key(user_id, period), reservations_key(user_id, period)],
+        [reservation_id, ttl_ms, quota, enforce],
+    )
+    if not granted:
+        raise quota_exceeded(quota=quota, used=int(used), in_flight=int(in_flight), period=period)
+    return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
+
+
+async def commit(reservation: Reservation) -> None:
+    """The call succeeded: its credit becomes used (counted even if the hold expired)."""
+    user_id, period = reservation.user_id, reservation.period
+    live, _used = await commit_script.run_async(
+        async_redis(),
+        [counter_key(user_id, period), reservations_key(user_id, period)],
+        [reservation.reservation_id, CREDITS_PER_CALL, counter_ttl_s(period)],
+    )
+    if not live:
+        logger.warning(
+            "commit of expired or unknown reservation %s of %s (%s): counted anyway",
+            reservation.reservation_id,
+            user_id,
+            period,
+        )
+
+
+async def release(reservation: Reservation) -> None:
+    """The call failed or was abandoned: its credit is returned (costs 0)."""
+    user_id, period = reservation.user_id, reservation.period
+    await release_script.run_async(
+        async_redis(),
+        [counter_key(user_id, period), reservations_key(user_id, period)],
+        [reservation.reservation_id],
+    )
+
+
+def record_usage(
+    call_id: str, user_id: str, key_id: str | None, tool: str, period: str, now: datetime
+) -> None:
+    """Send the usage event of a successful call to the ledger (queue `billing`).
+
+    `period` is the reservation's period (a call reserved at 23:59:59 on the last day is
+    billed to that month); `now` is when the call succeeded. Idempotent by `call_id`.
+    """
+    event = UsageEventIn(
+        call_id=call_id,
+        user_id=user_id,
+        key_id=key_id,
+        tool=tool,
+        credits=CREDITS_PER_CALL,
+        period=period,
+        created_at=now,
+    )
+    celery_app.send_task(
+        RECORD_USAGE_TASK, args=[[event.model_dump(mode="json")]], queue=BILLING_QUEUE
+    )
+
+
+def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:
+    """ok below 80 % of quota, warning from 80 % up to and including 100 %, over above.
+
+    Compared in integers, so 79.999 % is still ok even though `percent` rounds it to 80.
+    """
+    if used * 100 < quota * 80:
+        return "ok"
+    if used <= quota:
+        return "warning"
+    return "over"
+
+
+def used_in_period(session: Session, user_id: str, period: str) -> int:
+    """The Redis counter; the ledger when Redis has no counter (cold, flushed, unreachable)."""
+    try:
+        raw = sync_redis().hget(counter_key(user_id, period), "used")
+    except redis.RedisError:
+        logger.warning("Redis unreachable; usage of %s read from the ledger", user_id)
+        raw = None
+    if raw is None:
+        return ledger_total(session, user_id, period)
+    return int(str(raw))
+
+
+def usage_for(session: Session, user_id: str, *, now: datetime | None = None) -> UsageResponse:
+    plan = plan_of(session, user_id)
+    quota = quota_for(plan)
+    period = period_of(now or utcnow())
+    used = used_in_period(session, user_id, period)
+    return UsageResponse(
+        period=period,
+        used=used,
+        quota=quota,
+        percent=round(used * 100 / quota, 2),
+        state=usage_state(used, quota),
+        mode=plan.value,
+    )
