@@ -120,8 +120,7 @@ def configure(settings: Settings | None = None) -> None:
     conf.update(config)
     if changed:
         # Celery caches these per app; its own after-fork hook resets the same attributes.
-        if celery_app._pool is not None:
-            celery_app._pool.force_close_all()
+        # The old pool is not closed: kombu shares pools between apps by connection URL.
         celery_app._pool = None
         if "amqp" in celery_app.__dict__:
             celery_app.amqp._producer_pool = None

@@ -34,8 +34,9 @@ def record_events(session: Session, events: Iterable[UsageEventIn]) -> int:
             insert(UsageEvent)
             .values(rows[start : start + INSERT_CHUNK])
             .on_conflict_do_nothing(index_elements=["call_id"])
+            .returning(col(UsageEvent.call_id))
         )
-        inserted += session.execute(statement).rowcount or 0  # type: ignore[attr-defined]
+        inserted += len(session.execute(statement).all())
     session.flush()
     return inserted
 

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from app.billing.plans import Plan, quota_for
 from app.billing.service import plan_of
@@ -64,8 +64,9 @@ def finalise_periods(session: Session, *, now: datetime, settle_s: float) -> Rol
             insert(UsagePeriod)
             .values(row)
             .on_conflict_do_nothing(index_elements=["user_id", "period"])
+            .returning(col(UsagePeriod.id))
         )
-        if session.execute(statement).rowcount:  # type: ignore[attr-defined]
+        if session.execute(statement).first() is not None:
             result.finalised.append((user_id, period))
     session.flush()
     return result
