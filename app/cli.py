@@ -80,6 +80,7 @@ def worker(
     queues: Annotated[str, typer.Option(help="comma-separated queues")] = "tools,billing",
     concurrency: Annotated[int | None, typer.Option(help="processes (default: CPUs)")] = None,
     pool: Annotated[str, typer.Option(help="prefork, threads or solo")] = "prefork",
+    hostname: Annotated[str | None, typer.Option(help="node name, e.g. w1@%h")] = None,
     loglevel: str = "info",
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger."""
@@ -88,6 +89,8 @@ def worker(
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
+    if hostname is not None:
+        argv += ["--hostname", hostname]
     celery_app.worker_main(argv)
 
 

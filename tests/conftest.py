@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.live_server import LiveServer, service_env, start_live_server
 from tests.support.services import (
     REQUIRE_SERVICES,
@@ -68,6 +69,19 @@ def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> I
     server = start_live_server(backend.env(), log_path)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CeleryWorker]:
+    """A real `geosvc worker` process (queues tools and billing) on the backend's database,
+    Redis and key prefix: what the live server enqueues to. `celery_worker.client` sends
+    tasks to it."""
+    log_path = tmp_path_factory.mktemp("logs") / f"worker-{backend.name}.log"
+    worker = start_celery_worker(backend.env(), log_path)
+    yield worker
+    worker.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,101 @@
+"""A real Celery worker process (`python -m app.cli worker`) for tests."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+from celery import Celery
+
+from app.config import Settings
+from workers.celery_app import celery_config
+
+
+def client_for(env: dict[str, str]) -> Celery:
+    """A Celery client on the broker and key prefix of `env` (independent of this process's
+    Settings): for pinging workers and sending tasks to them."""
+    settings = Settings(
+        redis_url=env["GEOSVC_REDIS_URL"], redis_key_prefix=env["GEOSVC_REDIS_KEY_PREFIX"]
+    )
+    app = Celery("geosvc-test-client", set_as_current=False)
+    app.conf.update(celery_config(settings))
+    return app
+
+
+@dataclass
+class CeleryWorker:
+    hostname: str
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    client: Celery
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def ping(self, timeout: float = 1.0) -> bool:
+        try:
+            replies = self.client.control.ping(destination=[self.hostname], timeout=timeout)
+        except redis.ConnectionError:
+            # fakeredis's TCP server drops a connection after NOSCRIPT; the next try works
+            return False
+        return any(self.hostname in reply for reply in replies)
+
+    def stop(self) -> None:
+        self.process.terminate()  # warm shutdown: finish running tasks
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.client.close()
+
+
+def start_celery_worker(
+    env: dict[str, str],
+    log_path: Path,
+    *,
+    queues: str = "tools,billing",
+    concurrency: int = 2,
+    deadline_s: float = 60.0,
+) -> CeleryWorker:
+    """Migrate the database of `env`, start a worker and wait until it answers a ping."""
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
+    )
+    hostname = f"test-{secrets.token_hex(4)}@localhost"
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "worker",
+            "--queues",
+            queues,
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            hostname,
+            "--loglevel",
+            "info",
+        ],
+        env={**env, "C_FORCE_ROOT": "1"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    worker = CeleryWorker(hostname, env, process, log_path, client_for(env))
+    deadline = time.monotonic() + deadline_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited early:\n{worker.log()}")
+        if worker.ping():
+            return worker
+        if time.monotonic() > deadline:
+            worker.stop()
+            raise RuntimeError(f"worker did not answer a ping:\n{worker.log()}")
