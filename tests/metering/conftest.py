@@ -1,0 +1,143 @@
+"""Metering fixtures: accounts whose Redis keys are deleted afterwards (the shared Redis is
+never flushed), and a Redis-only configuration for tests that need no database."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from sqlmodel import Session
+
+from app.billing.plans import Plan
+from app.cli import _reload_settings
+from app.config import get_settings
+from app.db import new_session
+from app.ids import new_user_id
+from app.metering.keys import counter_key, repairs_key
+from app.models import Subscription, User
+from tests.conftest import Backend
+from tests.support.live_server import TEST_RUN_PREFIX, service_env
+
+
+class Accounts:
+    """Makes account ids and forgets their Redis keys (all periods) at teardown."""
+
+    def __init__(self) -> None:
+        settings = get_settings()
+        assert settings.redis_url, "point Settings at a Redis first"
+        self.store = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+        self.prefix = settings.redis_key_prefix
+        self.user_ids: list[str] = []
+
+    def new_id(self) -> str:
+        user_id = new_user_id()
+        self.user_ids.append(user_id)
+        return user_id
+
+    def create(self, session: Session, plan: Plan = Plan.FREE) -> str:
+        """A user row (and an active subscription for the standard plan), committed."""
+        user_id = self.new_id()
+        session.add(User(id=user_id, email=f"{user_id}@example.com", password_hash="x"))
+        if plan is Plan.STANDARD:
+            session.flush()
+            session.add(Subscription(user_id=user_id, plan="standard", status="active"))
+        session.commit()
+        return user_id
+
+    def set_used(self, user_id: str, period: str, used: int) -> None:
+        """As if `used` credits had been committed (the counter, not the ledger)."""
+        self.store.hset(counter_key(user_id, period), "used", str(used))
+
+    def used(self, user_id: str, period: str) -> int | None:
+        raw = self.store.hget(counter_key(user_id, period), "used")
+        return None if raw is None else int(str(raw))
+
+    def pttl(self, key: str) -> int:
+        return int(str(self.store.pttl(key)))
+
+    def repairs(self, direction: str) -> int:
+        return int(str(self.store.hget(repairs_key(), direction) or 0))
+
+    def forget_counters(self, user_ids: list[str] | None = None) -> None:
+        """What a flushed Redis looks like to these accounts."""
+        for user_id in user_ids or self.user_ids:
+            keys = list(self.store.scan_iter(match=f"{self.prefix}usage:{{{user_id}}}:*"))
+            if keys:
+                self.store.delete(*keys)
+
+    def close(self) -> None:
+        self.forget_counters()
+        self.store.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _forget_metering_keys(redis_url: str) -> Iterator[None]:
+    """Reconciliation recreates counters from the ledger: at the end, drop every metering
+    key this test run made (they all carry the run's prefix)."""
+    yield
+    store = redis.Redis.from_url(redis_url)
+    for pattern in (f"{TEST_RUN_PREFIX}usage:*", f"{TEST_RUN_PREFIX}metering:*"):
+        keys = list(store.scan_iter(match=pattern, count=1000))
+        for start in range(0, len(keys), 500):
+            store.delete(*keys[start : start + 500])
+    store.close()
+
+
+def _point_settings_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in env.items():
+        if key.startswith("GEOSVC_"):
+            monkeypatch.setenv(key, value)
+    _reload_settings()
+
+
+@pytest.fixture
+def use_redis(
+    redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """Settings on the test Redis (and a throwaway SQLite) for Redis-only tests; yields env."""
+    env = service_env(
+        database_url=f"sqlite:///{tmp_path / 'geosvc.db'}", redis_url=redis_url, data_dir=tmp_path
+    )
+    _point_settings_at(env, monkeypatch)
+    yield env
+    for key in list(os.environ):
+        if key.startswith("GEOSVC_"):
+            monkeypatch.delenv(key, raising=False)
+    _reload_settings()
+
+
+@pytest.fixture
+def redis_accounts(use_redis: dict[str, str]) -> Iterator[Accounts]:
+    accounts = Accounts()
+    yield accounts
+    accounts.close()
+
+
+@pytest.fixture
+def accounts(use_backend: Backend) -> Iterator[Accounts]:
+    accounts = Accounts()
+    yield accounts
+    accounts.close()
+
+
+@pytest.fixture
+def session(use_backend: Backend) -> Iterator[Session]:
+    with new_session() as db:
+        yield db
+
+
+@pytest.fixture
+def small_quotas(use_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """Free 10, standard 20 credits in this process (not in worker processes)."""
+    monkeypatch.setenv("GEOSVC_FREE_QUOTA", "10")
+    monkeypatch.setenv("GEOSVC_STANDARD_QUOTA", "20")
+    _reload_settings()
+    return 10, 20
+
+
+def call_id() -> str:
+    return "call_" + secrets.token_hex(12)

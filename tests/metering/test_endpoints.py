@@ -1,0 +1,94 @@
+"""GET /usage on the live server (session cookie)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from sqlmodel import Session
+
+from app.clock import period_of, utcnow
+from app.metering.ledger import record_events
+from app.models import Subscription
+from tests.metering.conftest import Accounts
+from tests.metering.test_ledger import events_for
+from tests.support.factories import sign_up
+from tests.support.live_server import LiveServer
+
+
+@pytest.fixture
+def user_id(http: httpx.Client, accounts: Accounts) -> str:
+    user_id = str(sign_up(http)["userId"])
+    accounts.user_ids.append(user_id)
+    return user_id
+
+
+def make_standard(session: Session, user_id: str) -> None:
+    session.add(Subscription(user_id=user_id, plan="standard", status="active"))
+    session.commit()
+
+
+class TestGetUsage:
+    def test_needs_a_session(self, live_server: LiveServer) -> None:
+        with httpx.Client(base_url=live_server.url) as anonymous:
+            response = anonymous.get("/usage")
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+
+    def test_new_free_account(self, http: httpx.Client, user_id: str) -> None:
+        response = http.get("/usage")
+
+        assert response.status_code == 200
+        assert response.json() == {
+            "period": period_of(utcnow()),
+            "used": 0,
+            "quota": 1000,
+            "percent": 0,
+            "state": "ok",
+            "mode": "free",
+        }
+
+    @pytest.mark.parametrize(
+        ("used", "percent", "state"),
+        [
+            (79_990, 79.99, "ok"),
+            (80_000, 80.0, "warning"),
+            (100_000, 100.0, "warning"),
+            (100_100, 100.1, "over"),
+        ],
+    )
+    def test_states_of_the_standard_plan(
+        self,
+        http: httpx.Client,
+        user_id: str,
+        session: Session,
+        accounts: Accounts,
+        used: int,
+        percent: float,
+        state: str,
+    ) -> None:
+        make_standard(session, user_id)
+        accounts.set_used(user_id, period_of(utcnow()), used)
+
+        body = http.get("/usage").json()
+
+        assert (body["used"], body["quota"], body["mode"]) == (used, 100_000, "standard")
+        assert (body["percent"], body["state"]) == (percent, state)
+
+    def test_free_account_at_its_cap(
+        self, http: httpx.Client, user_id: str, accounts: Accounts
+    ) -> None:
+        accounts.set_used(user_id, period_of(utcnow()), 1000)
+
+        body = http.get("/usage").json()
+
+        assert (body["used"], body["percent"], body["state"]) == (1000, 100.0, "warning")
+
+    def test_falls_back_to_the_ledger_when_redis_has_no_counter(
+        self, http: httpx.Client, user_id: str, session: Session, accounts: Accounts
+    ) -> None:
+        record_events(session, events_for(user_id, 7))
+        session.commit()
+
+        assert http.get("/usage").json()["used"] == 7
+        accounts.set_used(user_id, period_of(utcnow()), 9)  # Redis is ahead: pending events
+        assert http.get("/usage").json()["used"] == 9

@@ -1,0 +1,195 @@
+"""reserve / commit / release against the real Redis (fakeredis without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+import pytest
+
+from app.billing.plans import Plan
+from app.clock import iso_ms, period_end, period_of, utcnow
+from app.config import get_settings
+from app.errors import QuotaExceeded
+from app.metering import service
+from app.metering.keys import counter_key, reservations_key
+from app.metering.service import Reservation, commit, release, reserve, usage_state
+from tests.metering.conftest import Accounts
+
+
+async def _try_reserve(user_id: str, plan: Plan = Plan.FREE) -> Reservation | QuotaExceeded:
+    try:
+        return await reserve(user_id, plan)
+    except QuotaExceeded as exc:
+        return exc
+
+
+class TestReserve:
+    async def test_200_concurrent_reservations_with_10_credits_left(
+        self, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        quota = get_settings().free_quota
+        redis_accounts.set_used(user_id, period, quota - 10)
+
+        outcomes = await asyncio.gather(*(_try_reserve(user_id) for _ in range(200)))
+
+        granted = [o for o in outcomes if isinstance(o, Reservation)]
+        refused = [o for o in outcomes if isinstance(o, QuotaExceeded)]
+        assert (len(granted), len(refused)) == (10, 190)
+        assert len({r.reservation_id for r in granted}) == 10
+        body = refused[0].to_body()
+        assert body["error"]["code"] == "QUOTA_EXCEEDED"
+        assert body["error"]["message"]
+        assert {k: body["error"][k] for k in ("quota", "used", "period", "resetsAt")} == {
+            "quota": quota,
+            "used": quota - 10,
+            "period": period,
+            "resetsAt": iso_ms(period_end(period)),
+        }
+        await asyncio.gather(*(commit(r) for r in granted))
+        assert redis_accounts.used(user_id, period) == quota
+        assert isinstance(await _try_reserve(user_id), QuotaExceeded)
+
+    async def test_released_reservations_cost_nothing(self, redis_accounts: Accounts) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        quota = get_settings().free_quota
+        redis_accounts.set_used(user_id, period, quota - 10)
+
+        first = await asyncio.gather(*(reserve(user_id, Plan.FREE) for _ in range(10)))
+        assert isinstance(await _try_reserve(user_id), QuotaExceeded)
+        await asyncio.gather(*(release(r) for r in first))
+
+        assert redis_accounts.used(user_id, period) == quota - 10
+        again = await asyncio.gather(*(reserve(user_id, Plan.FREE) for _ in range(10)))
+        assert len(again) == 10
+        await asyncio.gather(*(release(r) for r in again))
+
+    async def test_standard_plan_is_never_refused_and_overage_counts(
+        self, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        quota = get_settings().standard_quota
+        redis_accounts.set_used(user_id, period, quota - 2)
+
+        reservations = await asyncio.gather(*(reserve(user_id, Plan.STANDARD) for _ in range(5)))
+        await asyncio.gather(*(commit(r) for r in reservations))
+
+        assert redis_accounts.used(user_id, period) == quota + 3
+        assert usage_state(quota + 3, quota) == "over"
+
+    async def test_commit_of_expired_reservation_still_counts(
+        self, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        gone = Reservation("res_never_made", user_id, period, Plan.FREE)
+
+        await commit(gone)
+
+        assert redis_accounts.used(user_id, period) == 1
+
+    async def test_keys_share_the_account_hash_tag_and_expire(
+        self, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        reservation = await reserve(user_id, Plan.FREE)
+        counter, holds = counter_key(user_id, period), reservations_key(user_id, period)
+        assert f"{{{user_id}}}" in counter
+        assert f"{{{user_id}}}" in holds
+        ttl_ms = redis_accounts.pttl(holds)
+        assert 0 < ttl_ms <= get_settings().reservation_ttl_s * 1000
+
+        await commit(reservation)
+
+        assert redis_accounts.store.zcard(holds) == 0
+        # counters outlive their period by about three months
+        ttl = timedelta(milliseconds=redis_accounts.pttl(counter))
+        assert period_end(period) + timedelta(days=90) < utcnow() + ttl
+
+    async def test_reservation_of_a_killed_process_frees_itself(
+        self, redis_accounts: Accounts, use_redis: dict[str, str]
+    ) -> None:
+        ttl_s = 5
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        quota = get_settings().free_quota
+        redis_accounts.set_used(user_id, period, quota - 1)
+        script = (
+            "import asyncio, sys\n"
+            "from app.billing.plans import Plan\n"
+            "from app.metering.service import reserve\n"
+            "async def main():\n"
+            "    r = await reserve(sys.argv[1], Plan.FREE)\n"
+            "    print(r.reservation_id, flush=True)\n"
+            "    await asyncio.sleep(600)\n"
+            "asyncio.run(main())\n"
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, user_id],
+            env={**use_redis, "GEOSVC_RESERVATION_TTL_S": str(ttl_s)},
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert child.stdout is not None
+            line = child.stdout.readline()  # blocks until the child holds the credit
+            reserved_at = time.monotonic()
+            assert line.startswith(b"res_"), line
+            assert isinstance(await _try_reserve(user_id), QuotaExceeded)
+        finally:
+            child.kill()  # SIGKILL: no release, no cleanup
+            child.wait()
+
+        deadline = reserved_at + ttl_s + 2
+        while isinstance(outcome := await _try_reserve(user_id), QuotaExceeded):
+            assert time.monotonic() < deadline, "the dead process's credit never came back"
+            await asyncio.sleep(0.1)
+        assert time.monotonic() - reserved_at >= ttl_s - 0.5  # not before it expired
+        await release(outcome)
+        assert redis_accounts.used(user_id, period) == quota - 1
+
+
+class TestPeriodBoundary:
+    async def test_new_period_starts_at_zero(self, redis_accounts: Accounts) -> None:
+        user_id = redis_accounts.new_id()
+        old = period_of(utcnow())
+        last_moment = period_end(old) - timedelta(milliseconds=100)  # 23:59:59.9 UTC
+        first_moment = period_end(old)  # 00:00:00 UTC on the 1st
+        quota = get_settings().free_quota
+        redis_accounts.set_used(user_id, old, quota - 1)
+
+        late = await reserve(user_id, Plan.FREE, now=last_moment)
+        assert late.period == old
+        with pytest.raises(QuotaExceeded) as refused:
+            await reserve(user_id, Plan.FREE, now=last_moment)
+        assert refused.value.details["resetsAt"] == iso_ms(first_moment)
+
+        fresh = await reserve(user_id, Plan.FREE, now=first_moment)
+        assert fresh.period != old
+        await commit(late)
+        await commit(fresh)
+
+        assert redis_accounts.used(user_id, old) == quota
+        assert redis_accounts.used(user_id, fresh.period) == 1
+
+
+class TestUsageState:
+    @pytest.mark.parametrize(
+        ("used", "quota", "state"),
+        [
+            (0, 1000, "ok"),
+            (7999, 10_000, "ok"),  # 79.99 %
+            (79_999, 100_000, "ok"),  # 79.999 %: percent rounds to 80.0, state stays ok
+            (8000, 10_000, "warning"),  # 80 %
+            (10_000, 10_000, "warning"),  # 100 %
+            (10_010, 10_000, "over"),  # 100.1 %
+            (1001, 1000, "over"),
+        ],
+    )
+    def test_thresholds(self, used: int, quota: int, state: str) -> None:
+        assert usage_state(used, quota) == state
+
+
+def test_credits_per_call_is_one() -> None:
+    assert service.CREDITS_PER_CALL == 1

@@ -1,0 +1,178 @@
+"""Billing and beat tasks through the broker, run by a real `geosvc worker` process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TypeVar
+
+import pytest
+from sqlmodel import Session, func, select
+
+from app.billing.plans import Plan
+from app.clock import iso_ms, period_end, period_of, utcnow
+from app.db import new_session
+from app.errors import QuotaExceeded
+from app.metering.ledger import ledger_total
+from app.metering.service import RECORD_USAGE_TASK, commit, record_usage, reserve
+from app.models import UsageEvent, UsagePeriod
+from tests.metering.conftest import Accounts, call_id
+from tests.metering.test_ledger import events_for
+from tests.support.celery_worker import CeleryWorker
+
+T = TypeVar("T")
+DEADLINE_S = 30.0
+
+
+def wait_for(probe: Callable[[Session], T], done: Callable[[T], bool]) -> T:
+    """Poll the database (a fresh session each time) until `done`, with a deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        with new_session() as session:
+            value = probe(session)
+        if done(value):
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting; last value {value!r}"
+        time.sleep(0.05)
+
+
+def count_events(user_id: str) -> Callable[[Session], int]:
+    def probe(session: Session) -> int:
+        statement = select(func.count()).select_from(UsageEvent)
+        return int(session.exec(statement.where(UsageEvent.user_id == user_id)).one())
+
+    return probe
+
+
+@pytest.fixture
+def worker(celery_worker: CeleryWorker, accounts: Accounts) -> CeleryWorker:
+    return celery_worker
+
+
+class TestRecordUsageTask:
+    def test_same_batch_sent_twice_is_in_the_ledger_once(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        user_id = accounts.new_id()
+        batch = [event.model_dump(mode="json") for event in events_for(user_id, 40)]
+
+        sent = [
+            worker.client.send_task(
+                RECORD_USAGE_TASK, args=[batch], queue="billing", ignore_result=False
+            )
+            for _ in range(2)
+        ]
+        inserted = [result.get(timeout=DEADLINE_S) for result in sent]
+
+        assert sorted(inserted) == [0, 40] or sum(inserted) == 40
+        assert wait_for(count_events(user_id), lambda n: n >= 40) == 40
+
+    def test_record_usage_enqueues_one_event_per_call(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        user_id, now = accounts.new_id(), utcnow()
+        calls = [call_id() for _ in range(5)]
+        for call in [*calls, calls[0]]:  # the first one sent twice
+            record_usage(call, user_id, "k1", "geocode", period_of(now), now)
+
+        assert wait_for(count_events(user_id), lambda n: n >= 5) == 5
+        with new_session() as session:
+            assert ledger_total(session, user_id, period_of(now)) == 5
+
+    def test_invalid_events_are_skipped_not_the_batch(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        user_id = accounts.new_id()
+        good = [event.model_dump(mode="json") for event in events_for(user_id, 2)]
+        bad = {**good[0], "call_id": call_id(), "period": "2026-13"}
+
+        result = worker.client.send_task(
+            RECORD_USAGE_TASK, args=[[bad, *good]], queue="billing", ignore_result=False
+        )
+
+        assert result.get(timeout=DEADLINE_S) == 2
+
+
+class TestReconcileTask:
+    async def test_flushed_redis_is_repaired_and_the_free_cap_holds(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        now = utcnow()
+        period = period_of(now)
+        light, heavy = accounts.new_id(), accounts.new_id()
+        for user_id, calls in ((light, 7), (heavy, 1000)):
+            reservations = [await reserve(user_id, Plan.FREE) for _ in range(calls)]
+            for reservation in reservations:
+                await commit(reservation)
+            batch = [event.model_dump(mode="json") for event in events_for(user_id, calls)]
+            worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
+        wait_for(count_events(heavy), lambda n: n >= 1000)
+        wait_for(count_events(light), lambda n: n >= 7)
+        with pytest.raises(QuotaExceeded):
+            await reserve(heavy, Plan.FREE)
+
+        accounts.forget_counters()  # Redis flushed
+        escaped = await reserve(heavy, Plan.FREE)  # the cap is gone...
+        result = worker.client.send_task("metering.reconcile", queue="billing").get(
+            timeout=DEADLINE_S
+        )
+
+        assert result["period"] == period
+        repaired = {r["userId"]: (r["before"], r["after"]) for r in result["repairs"]}
+        assert repaired[light] == (None, 7)
+        assert repaired[heavy] == (None, 1000)
+        assert (accounts.used(light, period), accounts.used(heavy, period)) == (7, 1000)
+        with pytest.raises(QuotaExceeded):  # ...and back after one run
+            await reserve(heavy, Plan.FREE)
+        await commit(escaped)  # the escaped call finished: counted, never lost
+
+
+class TestRolloverTask:
+    def test_runs_twice_and_finalises_once(self, worker: CeleryWorker, accounts: Accounts) -> None:
+        period = period_of(utcnow())
+        midnight = period_end(period)
+        user_id = accounts.new_id()
+        last_moment = midnight - timedelta(milliseconds=100)
+        batch = [e.model_dump(mode="json") for e in events_for(user_id, 3, at=last_moment)]
+        worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
+        wait_for(count_events(user_id), lambda n: n >= 3)
+
+        kwargs = {"now": iso_ms(midnight + timedelta(minutes=2))}
+        runs = [
+            worker.client.send_task("metering.rollover", kwargs=kwargs, queue="billing")
+            for _ in range(2)
+        ]
+        summaries = [run.get(timeout=DEADLINE_S) for run in runs]
+
+        assert all(summary["settleAt"] is None for summary in summaries)
+        assert wait_for(self.rows(user_id), bool) == [(period, 3, 0)]
+
+    def test_at_midnight_it_waits_for_calls_in_flight(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        period = period_of(utcnow())
+        midnight = period_end(period)
+        user_id = accounts.new_id()
+        batch = [e.model_dump(mode="json") for e in events_for(user_id, 2, period=period)]
+        worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
+        wait_for(count_events(user_id), lambda n: n >= 2)
+
+        kwargs = {"now": iso_ms(midnight), "settle_s": 1}
+        runs = [
+            worker.client.send_task("metering.rollover", kwargs=kwargs, queue="billing")
+            for _ in range(2)
+        ]
+        summaries = [run.get(timeout=DEADLINE_S) for run in runs]
+
+        assert {s["settleAt"] for s in summaries} == {iso_ms(midnight + timedelta(seconds=1))}
+        # each run re-scheduled itself for the end of the settle window; one row results
+        assert wait_for(self.rows(user_id), bool) == [(period, 2, 0)]
+
+    @staticmethod
+    def rows(user_id: str) -> Callable[[Session], list[tuple[str, int, int]]]:
+        def probe(session: Session) -> list[tuple[str, int, int]]:
+            statement = select(UsagePeriod).where(UsagePeriod.user_id == user_id)
+            return [(row.period, row.used, row.overage) for row in session.exec(statement)]
+
+        return probe

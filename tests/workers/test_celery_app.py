@@ -1,0 +1,109 @@
+"""The Celery application's configuration and the beat schedule."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from celery.schedules import crontab
+
+from app.config import Settings
+from beat_schedule import BEAT_SCHEDULE
+from tests.support.live_server import service_env
+from workers.celery_app import (
+    MAINTENANCE_TIME_LIMIT_S,
+    TASK_TIME_LIMIT_S,
+    VISIBILITY_TIMEOUT_S,
+    celery_app,
+    celery_config,
+)
+
+
+def redis_settings() -> Settings:
+    return Settings(redis_url="redis://127.0.0.1:6379/0", redis_key_prefix="pfx:")
+
+
+class TestConfig:
+    def test_redis_broker_and_backend_with_the_key_prefix(self) -> None:
+        config = celery_config(redis_settings())
+
+        assert config["broker_url"] == config["result_backend"] == "redis://127.0.0.1:6379/0"
+        assert config["broker_transport_options"]["global_keyprefix"] == "pfx:"
+        assert config["result_backend_transport_options"] == {"global_keyprefix": "pfx:"}
+
+    def test_json_only_late_acks_and_limits(self) -> None:
+        config = celery_config(redis_settings())
+
+        assert config["accept_content"] == config["result_accept_content"] == ["json"]
+        assert config["task_serializer"] == config["result_serializer"] == "json"
+        assert config["task_acks_late"] is True
+        assert config["task_reject_on_worker_lost"] is True
+        assert config["worker_prefetch_multiplier"] == 1
+        assert config["task_soft_time_limit"] < config["task_time_limit"] == TASK_TIME_LIMIT_S
+        # a running task is never handed to a second worker
+        assert config["broker_transport_options"]["visibility_timeout"] == VISIBILITY_TIMEOUT_S
+        assert VISIBILITY_TIMEOUT_S > MAINTENANCE_TIME_LIMIT_S > TASK_TIME_LIMIT_S
+
+    def test_without_redis_it_runs_in_memory(self) -> None:
+        config = celery_config(Settings(redis_url=None))
+
+        assert (config["broker_url"], config["result_backend"]) == ("memory://", "cache+memory://")
+
+    def test_tasks_are_registered_and_routed(self) -> None:
+        celery_app.loader.import_default_modules()
+        router = celery_app.amqp.router
+
+        assert celery_app.main == "geosvc"
+        for name in ("billing.record_usage_events", "metering.rollover", "metering.reconcile"):
+            assert name in celery_app.tasks
+            assert router.route({}, name)["queue"].name == "billing"
+        assert router.route({}, "tools.run_tool")["queue"].name == "tools"
+        queues = {queue.name: queue for queue in celery_app.conf.task_queues}
+        assert {name: q.exchange.name for name, q in queues.items()} == {
+            "tools": "tools",
+            "billing": "billing",
+        }
+
+
+class TestBeatSchedule:
+    def test_rollover_at_midnight_utc_on_the_first(self) -> None:
+        entry = BEAT_SCHEDULE["monthly-rollover"]
+        schedule = entry["schedule"]
+
+        assert entry["task"] == "metering.rollover"
+        assert isinstance(schedule, crontab)
+        assert (schedule.minute, schedule.hour, schedule.day_of_month) == ({0}, {0}, {1})
+        assert schedule.month_of_year == set(range(1, 13))
+        assert celery_app.conf.timezone == "UTC"
+        assert celery_app.conf.enable_utc
+
+    def test_reconcile_every_five_minutes(self) -> None:
+        entry = BEAT_SCHEDULE["reconcile-usage"]
+
+        assert entry["task"] == "metering.reconcile"
+        assert entry["schedule"].minute == set(range(0, 60, 5))
+        assert entry["schedule"].hour == set(range(24))
+
+    def test_geosvc_beat_starts(self, redis_url: str, tmp_path: Path) -> None:
+        env = service_env(
+            database_url=f"sqlite:///{tmp_path / 'geosvc.db'}",
+            redis_url=redis_url,
+            data_dir=tmp_path,
+        )
+        log_path = tmp_path / "beat.log"
+        with log_path.open("wb") as log:
+            beat = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "beat"], env=env, stdout=log, stderr=log
+            )
+        try:
+            deadline = time.monotonic() + 30
+            while "beat: Starting" not in log_path.read_text(errors="replace"):
+                assert beat.poll() is None, log_path.read_text(errors="replace")
+                assert time.monotonic() < deadline, log_path.read_text(errors="replace")
+                time.sleep(0.1)
+        finally:
+            beat.terminate()
+            beat.wait(timeout=15)
+        assert list(tmp_path.glob("celerybeat-schedule*"))
