@@ -1,0 +1,116 @@
+"""Credit metering latency: reserve + commit (two Lua calls) beside a bare INCR.
+
+One run, one asyncio client, sequential calls, the two measurements interleaved in the
+same loop so both see the same server and noise. Uses GEOSVC_REDIS_URL, else the local
+Redis at 127.0.0.1:6379, else an embedded one. Keys go under a throwaway prefix and are
+deleted afterwards (never FLUSHDB: the Redis may be shared).
+
+    .venv/bin/python bench/metering.py [--iterations 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+@contextlib.contextmanager
+def redis_for_bench() -> Iterator[str]:
+    url = os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+        yield url
+        return
+    except redis.RedisError:
+        pass
+    from app.embedded_redis import embedded_redis
+
+    with embedded_redis() as embedded:
+        yield embedded
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(iterations: int, warmup: int) -> tuple[list[float], list[float]]:
+    from app.billing.plans import Plan
+    from app.ids import new_user_id
+    from app.metering.service import commit, reserve
+    from app.redis_client import async_redis
+
+    client = async_redis()
+    user_id = new_user_id()
+    incr_key = f"{os.environ['GEOSVC_REDIS_KEY_PREFIX']}incr:{{{user_id}}}"
+    metered: list[float] = []
+    bare: list[float] = []
+    for i in range(warmup + iterations):
+        start = time.perf_counter()
+        reservation = await reserve(user_id, Plan.FREE)
+        await commit(reservation)
+        middle = time.perf_counter()
+        await client.incr(incr_key)
+        end = time.perf_counter()
+        if i >= warmup:
+            metered.append((middle - start) * 1000)
+            bare.append((end - middle) * 1000)
+    await client.aclose()
+    return metered, bare
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=5000)
+    parser.add_argument("--warmup", type=int, default=500)
+    args = parser.parse_args()
+
+    with redis_for_bench() as url:
+        prefix = f"bench-{secrets.token_hex(4)}:"
+        os.environ.update(
+            GEOSVC_REDIS_URL=url,
+            GEOSVC_REDIS_KEY_PREFIX=prefix,
+            # the free plan's cap check runs on every reserve; make the cap unreachable
+            GEOSVC_FREE_QUOTA=str(10**9),
+        )
+        store = redis.Redis.from_url(url, decode_responses=True)
+        info: dict[str, object] = store.info("server")  # type: ignore[assignment]
+        version = info["redis_version"]
+        try:
+            metered, bare = asyncio.run(measure(args.iterations, args.warmup))
+        finally:
+            keys = list(store.scan_iter(match=f"{prefix}*", count=1000))
+            if keys:
+                store.delete(*keys)
+
+    rows = [
+        ("reserve+commit (free plan, 2 Lua calls)", metered),
+        ("bare INCR (1 call)", bare),
+    ]
+    print(
+        f"metering bench: Redis {version} at {url}; {args.iterations} iterations after "
+        f"{args.warmup} warm-up; sequential, one asyncio client; latency in ms"
+    )
+    for label, samples in rows:
+        p50, p99 = percentile(samples, 0.50), percentile(samples, 0.99)
+        mean = statistics.fmean(samples)
+        print(f"  {label:<42} p50 {p50:7.3f}   p99 {p99:7.3f}   mean {mean:7.3f}")
+    ratio50 = percentile(metered, 0.50) / percentile(bare, 0.50)
+    ratio99 = percentile(metered, 0.99) / percentile(bare, 0.99)
+    print(f"  {'ratio reserve+commit / INCR':<42} p50 {ratio50:7.2f}x  p99 {ratio99:7.2f}x")
+
+
+if __name__ == "__main__":
+    main()
