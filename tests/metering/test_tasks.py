@@ -65,7 +65,7 @@ class TestRecordUsageTask:
         ]
         inserted = [result.get(timeout=DEADLINE_S) for result in sent]
 
-        assert sorted(inserted) == [0, 40] or sum(inserted) == 40
+        assert sum(inserted) == 40  # whichever ran second found every call id stored
         assert wait_for(count_events(user_id), lambda n: n >= 40) == 40
 
     def test_record_usage_enqueues_one_event_per_call(
