@@ -9,16 +9,20 @@ credits of calls whose events are still pending, so the two directions differ:
   A counter missing altogether is recreated from the ledger, so a cold Redis enforces the
   free cap again after one run.
 - Down (Redis above the ledger: a commit whose event was never enqueued, a double commit):
-  only what *persisted* is taken off. Each run stores a snapshot (used, time) in the
-  counter hash; the next run compares that snapshot with the ledger's events created
-  before the snapshot time. Credits counted at the snapshot that still have no event
-  five minutes later were lost, and are removed with a relative decrement, so commits
-  made since are kept. The task runs on the `billing` queue behind the events it waits
-  for. A flush or a concurrent run replaces the snapshot, and then no down repair is
-  made that round.
+  only what *persisted* is taken off. At the end of each run every counter's (used, time)
+  is snapshotted in one pipeline; the next run compares that snapshot with the ledger's
+  events created before the snapshot time (plus `SNAPSHOT_MARGIN` for clock skew).
+  Credits counted at the snapshot that still have no such event five minutes later were
+  lost, and are removed with a relative decrement, so commits made since are kept. The
+  task runs on the `billing` queue, behind the events it waits for. The repair consumes
+  the snapshot it used, so overlapping runs cannot take the same excess off twice, and
+  a flush (which takes the snapshot with it) means no down repair that round.
 
-Clock skew between api and worker hosts can misplace an event around the snapshot time;
-the error is bounded by the skew and the next run's up repair undoes a wrong decrement.
+What can still go wrong is bounded and self-correcting: an event stamped more than the
+margin after its commit (skew, a stalled api thread) looks lost and is taken off, and
+the next run's up repair puts it back once the event is in the ledger; a lost credit on
+an account whose newer events land within the margin after a snapshot is hidden by them
+that round (an undercount of the repair, never of usage).
 Every repair is logged and counted in the Redis hash `keys.repairs_key()`.
 """
 
@@ -27,18 +31,22 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import redis
 from sqlmodel import Session
 
-from app.clock import iso_ms, period_of
+from app.clock import iso_ms, period_of, utcnow
 from app.metering.keys import counter_key, counter_pattern, repairs_key, user_of_counter
 from app.metering.ledger import ledger_total_before, ledger_totals
-from app.metering.scripts import reconcile_script
+from app.metering.scripts import reconcile_script, snapshot_script
 from app.metering.service import counter_ttl_s
 
 logger = logging.getLogger(__name__)
+
+# Clock skew between api hosts (which stamp events) and the worker (which stamps
+# snapshots) that is tolerated without mistaking an event for a lost one.
+SNAPSHOT_MARGIN = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -73,10 +81,9 @@ def reconcile(session: Session, store: redis.Redis, *, now: datetime) -> Reconci
     period = period_of(now)
     snapshots = _snapshots(store, period)
     snap_times = Counter(snap[1] for snap in snapshots.values() if snap is not None)
-    common = snap_times.most_common(1)[0][0] if snap_times else iso_ms(now)
-    totals = ledger_totals(session, period, before=datetime.fromisoformat(common))
+    common = snap_times.most_common(1)[0][0] if snap_times else None
+    totals = ledger_totals(session, period, before=_cutoff(common) if common else now)
     result = ReconcileResult(period=period)
-    taken_at = iso_ms(now)
     for user_id in sorted(set(snapshots) | set(totals)):
         total, early = totals.get(user_id, (0, 0))
         snapshot = snapshots.get(user_id)
@@ -84,22 +91,38 @@ def reconcile(session: Session, store: redis.Redis, *, now: datetime) -> Reconci
         if snapshot is not None:
             snap_used, snap_at = snapshot
             if snap_at != common:
-                early = ledger_total_before(
-                    session, user_id, period, datetime.fromisoformat(snap_at)
-                )
+                early = ledger_total_before(session, user_id, period, _cutoff(snap_at))
             excess = max(0, snap_used - early)
         before, after = reconcile_script.run(
-            store,
-            [counter_key(user_id, period)],
-            [total, excess, snap_at, taken_at, counter_ttl_s(period)],
+            store, [counter_key(user_id, period)], [total, excess, snap_at, counter_ttl_s(period)]
         )
         result.checked += 1
         before, after = int(before), int(after)
-        if before != after and not (before == -1 and after == 0):
+        if before != after:
             repair = Repair(user_id, period, None if before == -1 else before, after)
             result.repairs.append(repair)
             _count(store, repair)
+    _take_snapshots(store, period, sorted(set(snapshots) | set(totals)), now)
     return result
+
+
+def _cutoff(snap_at: str) -> datetime:
+    """Events created before this are the ones a snapshot taken at `snap_at` counted."""
+    return datetime.fromisoformat(snap_at) + SNAPSHOT_MARGIN
+
+
+def _take_snapshots(store: redis.Redis, period: str, user_ids: list[str], now: datetime) -> None:
+    """Snapshot every counter in one pipeline, so the label is true for all of them.
+
+    Taken after the repairs (which can take a while over many accounts), not at the
+    start of the run: a commit between the label's time and the snapshot would otherwise
+    be counted without its event being "before" the label, and look lost next time.
+    """
+    taken_at = iso_ms(max(now, utcnow()))
+    pipe = store.pipeline(transaction=False)
+    for user_id in user_ids:
+        snapshot_script.queue(store, pipe, [counter_key(user_id, period)], [taken_at])
+    pipe.execute()
 
 
 def _count(store: redis.Redis, repair: Repair) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 
 _PRUNE = """
@@ -64,30 +65,41 @@ return redis.call('ZREM', KEYS[2], ARGV[1])
 """
 )
 
-# KEYS: counter. ARGV: ledger total, persistent excess, snapshot time it was measured
-# against, new snapshot time, counter ttl s. Returns {used before (-1: no counter), after}.
-# The excess is only taken off if the snapshot it was computed from is still the one in
-# the hash (a concurrent run or a flush replaced it otherwise); the result never goes
-# below the ledger total. Concurrent commits are kept: this is HINCRBY-like, not a blind SET.
+# KEYS: counter. ARGV: ledger total, persistent excess, the snapshot time it was measured
+# against, counter ttl s. Returns {used before (-1: no counter), used after}.
+# The excess is only taken off if that snapshot is still the one in the hash (a flush or
+# a concurrent run replaced it otherwise), and the snapshot is consumed, so two runs can
+# never take the same excess off twice. The result never goes below the ledger total.
+# Commits made meanwhile are kept: the decrement is relative, not a blind SET.
 RECONCILE = """
 local ledger = tonumber(ARGV[1])
 local raw = redis.call('HGET', KEYS[1], 'used')
-local before = -1
-local after = ledger
-if raw then
-  before = tonumber(raw)
-  after = before
-  local excess = tonumber(ARGV[2])
-  if excess > 0 and redis.call('HGET', KEYS[1], 'snap_at') == ARGV[3] then
-    after = before - excess
-  end
-  if after < ledger then after = ledger end
-elseif ledger == 0 then
-  return {-1, 0}
+if not raw then
+  if ledger == 0 then return {-1, 0} end
+  redis.call('HSET', KEYS[1], 'used', ledger)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+  return {-1, ledger}
 end
-redis.call('HSET', KEYS[1], 'used', after, 'snap_used', after, 'snap_at', ARGV[4])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+local before = tonumber(raw)
+local after = before
+if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'snap_at') == ARGV[3] then
+  after = before - tonumber(ARGV[2])
+  redis.call('HDEL', KEYS[1], 'snap_used', 'snap_at')
+end
+if after < ledger then after = ledger end
+if after ~= before then
+  redis.call('HSET', KEYS[1], 'used', after)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+end
 return {before, after}
+"""
+
+# KEYS: counter. ARGV: snapshot time. Records (used, time) for the next reconciliation.
+SNAPSHOT = """
+local used = redis.call('HGET', KEYS[1], 'used')
+if not used then return 0 end
+redis.call('HSET', KEYS[1], 'snap_used', used, 'snap_at', ARGV[1])
+return 1
 """
 
 
@@ -112,6 +124,15 @@ class LuaScript:
         except NoScriptError:
             return client.eval(self.source, len(keys), *keys, *args)
 
+    def queue(
+        self, client: redis.Redis, pipe: Pipeline, keys: Sequence[str], args: Sequence[Any]
+    ) -> None:
+        """Add a call to `pipe` (a pipeline of `client`)."""
+        if client not in self._loaded:
+            client.script_load(self.source)
+            self._loaded.add(client)
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
     async def run_async(
         self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]
     ) -> Any:
@@ -128,3 +149,4 @@ reserve_script = LuaScript(RESERVE)
 commit_script = LuaScript(COMMIT)
 release_script = LuaScript(RELEASE)
 reconcile_script = LuaScript(RECONCILE)
+snapshot_script = LuaScript(SNAPSHOT)

@@ -10,8 +10,10 @@ from sqlmodel import Session
 from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.errors import QuotaExceeded
+from app.metering.keys import counter_key
 from app.metering.ledger import record_events
 from app.metering.reconcile import ReconcileResult, reconcile
+from app.metering.scripts import reconcile_script
 from app.metering.service import reserve
 from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts
@@ -132,4 +134,20 @@ def test_running_twice_changes_nothing_more(session: Session, accounts: Accounts
 
     assert repairs_of(first, user_id) == [(None, 4)]
     assert repairs_of(again, user_id) == []
+    assert accounts.used(user_id, period) == 4
+
+
+def test_overlapping_runs_take_an_excess_off_once(session: Session, accounts: Accounts) -> None:
+    """Two runs that read the same snapshot: the first repair consumes it."""
+    user_id, period = accounts.new_id(), period_of(utcnow())
+    accounts.set_used(user_id, period, 5)  # 5 commits, never in the ledger
+    reconcile(session, sync_redis(), now=utcnow())
+    snap_at = sync_redis().hget(counter_key(user_id, period), "snap_at")
+    accounts.set_used(user_id, period, 9)  # 4 newer commits, events still pending
+    args = [0, 5, snap_at, 3600]  # ledger 0, excess 5 against that snapshot
+
+    first = reconcile_script.run(sync_redis(), [counter_key(user_id, period)], args)
+    second = reconcile_script.run(sync_redis(), [counter_key(user_id, period)], args)
+
+    assert (first, second) == ([9, 4], [4, 4])
     assert accounts.used(user_id, period) == 4
