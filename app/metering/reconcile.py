@@ -121,7 +121,7 @@ def _take_snapshots(store: redis.Redis, period: str, user_ids: list[str], now: d
     taken_at = iso_ms(max(now, utcnow()))
     pipe = store.pipeline(transaction=False)
     for user_id in user_ids:
-        snapshot_script.queue(store, pipe, [counter_key(user_id, period)], [taken_at])
+        snapshot_script.queue(pipe, [counter_key(user_id, period)], [taken_at])
     pipe.execute()
 
 

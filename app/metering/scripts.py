@@ -124,14 +124,9 @@ class LuaScript:
         except NoScriptError:
             return client.eval(self.source, len(keys), *keys, *args)
 
-    def queue(
-        self, client: redis.Redis, pipe: Pipeline, keys: Sequence[str], args: Sequence[Any]
-    ) -> None:
-        """Add a call to `pipe` (a pipeline of `client`)."""
-        if client not in self._loaded:
-            client.script_load(self.source)
-            self._loaded.add(client)
-        pipe.evalsha(self.sha, len(keys), *keys, *args)
+    def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[Any]) -> None:
+        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
+        pipe.eval(self.source, len(keys), *keys, *args)
 
     async def run_async(
         self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]
