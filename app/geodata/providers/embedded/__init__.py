@@ -1,0 +1,96 @@
+"""The embedded provider: answers every tool from the packaged datasets, no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.geodata.providers.embedded import attribution, demographics, nearest
+from app.geodata.providers.embedded.data import GeoData, load
+from app.geodata.providers.embedded.geocoder import Geocoder
+from app.geodata.rendering.static_map import Basemap, MapMarker, render
+from app.geodata.rendering.view import fit
+from app.geodata.schemas import (
+    BBox,
+    GeocodeArgs,
+    GeocodeResult,
+    IncomeArgs,
+    IncomeResult,
+    LatLon,
+    PopulationArgs,
+    PopulationResult,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
+    SearchNearbyArgs,
+    SearchNearbyResult,
+    StaticMapArgs,
+    StaticMapResult,
+)
+
+
+class _LocalityNames:
+    """Names of the labelled places, looked up only for the few labels drawn."""
+
+    def __init__(self, data: GeoData) -> None:
+        self._data = data
+        self._features = data.localities.features
+
+    def __len__(self) -> int:
+        return len(self._features)
+
+    def __getitem__(self, index: int) -> str:
+        return self._data.names[int(self._features[index])]
+
+
+class EmbeddedProvider:
+    def __init__(self, data: GeoData) -> None:
+        self.data = data
+        self.geocoder = Geocoder(data)
+        features = data.localities.features
+        self.basemap = Basemap(data.basemap, data.lat[features], data.lon[features])
+        self.place_names = _LocalityNames(data)
+
+    @classmethod
+    def from_data_dir(cls, data_dir: Path) -> EmbeddedProvider:
+        return cls(load(data_dir))
+
+    def get_population(self, args: PopulationArgs) -> PopulationResult:
+        return demographics.population(self.data, args)
+
+    def get_average_income(self, args: IncomeArgs) -> IncomeResult:
+        return demographics.income(self.data, args)
+
+    def geocode(self, args: GeocodeArgs) -> GeocodeResult:
+        return self.geocoder.geocode(args)
+
+    def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
+        return nearest.reverse(self.data, args)
+
+    def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
+        return nearest.nearby(self.data, args)
+
+    def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
+        box = args.bbox
+        view = fit(
+            [(m.lat, m.lon) for m in args.markers],
+            width=args.width,
+            height=args.height,
+            center=(args.center.lat, args.center.lon) if args.center else None,
+            zoom=args.zoom,
+            bbox=(box.west, box.south, box.east, box.north) if box else None,
+        )
+        markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
+        png = render(self.basemap, view, markers, self.place_names, attribution.MAP_ATTRIBUTION)
+        west, south, east, north = view.bbox()
+        lon, lat = view.center_lonlat()
+        result = StaticMapResult(
+            width=args.width,
+            height=args.height,
+            center=LatLon(lat=lat, lon=lon),
+            zoom=view.zoom,
+            bbox=BBox(west=west, south=south, east=east, north=north),
+            markers=len(markers),
+            bytes=len(png),
+            attribution=attribution.MAP_ATTRIBUTION,
+            source=attribution.basemap(self.data.meta),
+        )
+        return result, png

@@ -1,0 +1,150 @@
+"""The indices in memory: arrays (memory-mapped), KD-trees over unit vectors, small tables."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from app.geodata.geometry import unit_vectors
+from app.geodata.indices import store
+from app.geodata.indices.build import KIND_ADMIN1, KIND_AIRPORT, KIND_COUNTRY, KIND_POSTAL, build
+from app.geodata.indices.store import StringTable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PointSet:
+    """A subset of features with a KD-tree over their unit vectors."""
+
+    features: npt.NDArray[np.int32]
+    tree: cKDTree
+
+    @classmethod
+    def of(cls, features: npt.NDArray[np.int32], lat: Any, lon: Any) -> PointSet:
+        features = np.asarray(features, dtype=np.int32)
+        xyz = unit_vectors(lat[features], lon[features])
+        return cls(features=features, tree=cKDTree(xyz, balanced_tree=False, compact_nodes=False))
+
+
+class GeoData:
+    def __init__(self, raw: store.RawIndex) -> None:
+        a = raw.arrays
+        self.meta = raw.meta
+        self.kind = a["f_kind"]
+        self.lat = np.asarray(a["f_lat"])
+        self.lon = np.asarray(a["f_lon"])
+        self.population = a["f_population"]
+        self.country = a["f_country"]
+        self.admin1 = a["f_admin1"]
+        self.admin2 = a["f_admin2"]
+        self.names = StringTable.from_arrays(a, "f_name")
+        self.codes = StringTable.from_arrays(a, "f_code")
+        self.admin2_names = StringTable.from_arrays(a, "admin2")
+        self.key_hash = a["key_hash"]
+        self.key_feature = a["key_feature"]
+        self.key_quality = a["key_quality"]
+        self.zip_code = a["zip_code"]
+        self.zip_population = a["zip_population"]
+        self.zip_income = a["zip_income"]
+        self.zip_kind = a["zip_kind"]
+        self.zip_feature = a["zip_feature"]
+        self.zip_city = StringTable.from_arrays(a, "zip_city")
+        self.zip_state = StringTable.from_arrays(a, "zip_state")
+        self.zip_county = StringTable.from_arrays(a, "zip_county")
+        self.countries: list[dict[str, Any]] = raw.tables["countries"]
+        self.admin1_rows: list[dict[str, Any]] = raw.tables["admin1"]
+        self.income_meta: dict[str, Any] = raw.tables["income"]
+        self.country_by_code = {row["code"]: i for i, row in enumerate(self.countries)}
+        self.localities = PointSet.of(a["reverse_features"], self.lat, self.lon)
+        self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
+        self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
+        self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}
+
+    # -- naming -------------------------------------------------------------------------------
+
+    def country_code(self, feature: int) -> str | None:
+        index = int(self.country[feature])
+        return self.countries[index]["code"] if index >= 0 else None
+
+    def country_name(self, feature: int) -> str | None:
+        index = int(self.country[feature])
+        return self.countries[index]["name"] if index >= 0 else None
+
+    def admin1_name(self, feature: int) -> str | None:
+        index = int(self.admin1[feature])
+        return self.admin1_rows[index]["name"] if index >= 0 else None
+
+    def admin1_code(self, feature: int) -> str | None:
+        index = int(self.admin1[feature])
+        return (self.admin1_rows[index]["code"] or None) if index >= 0 else None
+
+    def admin2_name(self, feature: int) -> str | None:
+        index = int(self.admin2[feature])
+        return self.admin2_names[index] if index >= 0 else None
+
+    def label(self, feature: int) -> str:
+        """'Austin, Texas, US'; ZIPs read '78701, Austin, TX, US' as on an envelope."""
+        kind = int(self.kind[feature])
+        name = self.names[feature]
+        country = self.country_code(feature)
+        if kind == KIND_COUNTRY:
+            return name
+        if kind == KIND_POSTAL:
+            parts = [name, self.zip_place(name), self.zip_state_code(name), country]
+        elif kind == KIND_AIRPORT:
+            code = self.codes[feature]
+            parts = [f"{name} ({code})" if code else name, country]
+        elif kind == KIND_ADMIN1:
+            parts = [name, country]
+        else:
+            parts = [name, self.admin1_name(feature), country]
+        return ", ".join(p for p in parts if p)
+
+    # -- ZIP codes ----------------------------------------------------------------------------
+
+    def zip_row(self, code: str) -> int | None:
+        value = int(code)
+        row = int(np.searchsorted(self.zip_code, value))
+        if row < len(self.zip_code) and int(self.zip_code[row]) == value:
+            return row
+        return None
+
+    def zip_place(self, code: str) -> str | None:
+        row = self.zip_row(code)
+        return (self.zip_city[row] or None) if row is not None else None
+
+    def zip_state_code(self, code: str) -> str | None:
+        row = self.zip_row(code)
+        return (self.zip_state[row] or None) if row is not None else None
+
+    # -- names --------------------------------------------------------------------------------
+
+    def lookup_key(self, key: int) -> list[tuple[int, int]]:
+        """(feature, quality) pairs whose normalised name hashes to `key`."""
+        keys = self.key_hash
+        target = np.uint64(key)
+        lo = int(np.searchsorted(keys, target, side="left"))
+        hi = int(np.searchsorted(keys, target, side="right"))
+        return [(int(self.key_feature[i]), int(self.key_quality[i])) for i in range(lo, hi)]
+
+
+def load(data_dir: Path) -> GeoData:
+    """Read the indices, building them first when missing or stale."""
+    directory = store.index_dir(data_dir)
+    if not store.is_current(directory):
+        with store.build_lock(data_dir):
+            if not store.is_current(directory):
+                logger.info("building geodata indices in %s", directory)
+                build(data_dir)
+    started = time.monotonic()
+    data = GeoData(store.read_index(directory))
+    logger.info("geodata indices loaded in %.2f s", time.monotonic() - started)
+    return data

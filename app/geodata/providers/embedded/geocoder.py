@@ -1,0 +1,197 @@
+"""geocode: names to places, ranked by match quality, then population.
+
+A query is split at commas into parts, most specific first as in an address
+("350 5th Ave, New York, NY 10118"). ZIP codes anywhere in it match first. Then each part
+is tried as a name, with the parts after it (or the words after it: "Austin TX") as
+context: a country or admin1 that a match must lie in. The leftmost part that matches
+gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.errors import InvalidArgument, NotFound
+from app.geodata.indices.build import (
+    KIND_ADMIN1,
+    KIND_AIRPORT,
+    KIND_CITY,
+    KIND_COUNTRY,
+    KIND_POSTAL,
+    Q_CODE,
+    Q_NAME,
+)
+from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.schemas import GeocodeArgs, GeocodeMatch, GeocodeResult, Kind
+from app.geodata.text import key_hash, normalize
+
+_ZIP = re.compile(r"(?<!\d)(\d{5})(?:-\d{4})?(?!\d)")
+_KINDS: dict[int, Kind] = {
+    KIND_CITY: "city",
+    KIND_ADMIN1: "admin1",
+    KIND_COUNTRY: "country",
+    KIND_POSTAL: "postal_code",
+    KIND_AIRPORT: "poi",
+}
+MAX_WORDS = 8  # longest place name tried, in words
+
+# base confidence by how a feature matched
+ZIP_MATCH = 1.0
+NAME_IN_CONTEXT = 0.95
+ALTERNATE_IN_CONTEXT = 0.9
+NAME = 0.9
+ALTERNATE = 0.8
+FALLBACK = 0.65  # factor for matches of a less specific part
+ALTERNATE_RANK = 0.1  # an alternate name ranks as if its place were 10x smaller
+
+
+@dataclass
+class _Candidate:
+    feature: int
+    base: float
+    rank: float
+
+
+Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
+Offer = Callable[[int, float, float], None]
+
+
+class Geocoder:
+    def __init__(self, data: GeoData) -> None:
+        self.data = data
+
+    def geocode(self, args: GeocodeArgs) -> GeocodeResult:
+        country = None
+        if args.country is not None:
+            if args.country not in self.data.country_by_code:
+                raise InvalidArgument(f"country: {args.country!r} is not an ISO 3166-1 code")
+            country = self.data.country_by_code[args.country]
+        candidates = self._candidates(args.query)
+        if country is not None:
+            candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
+        if not candidates:
+            raise NotFound(f"No place matches {args.query!r}")
+        candidates.sort(key=lambda c: (-c.base, -c.rank, c.feature))
+        # within a tier of equal match quality, less populous namesakes are less likely meant
+        top_rank: dict[float, float] = {}
+        for c in candidates:
+            top_rank.setdefault(c.base, c.rank)
+        results = []
+        for c in candidates[: args.limit]:
+            share = c.rank / top_rank[c.base] if top_rank[c.base] > 0 else 1.0
+            results.append(self._match(c, c.base * (0.6 + 0.4 * min(1.0, share))))
+        return GeocodeResult(
+            query=args.query, results=results, source=attribution.places(self.data.meta)
+        )
+
+    # -- matching -----------------------------------------------------------------------------
+
+    def _candidates(self, query: str) -> list[_Candidate]:
+        found: dict[int, _Candidate] = {}
+
+        def offer(feature: int, base: float, rank: float) -> None:
+            current = found.get(feature)
+            if current is None or (base, rank) > (current.base, current.rank):
+                found[feature] = _Candidate(feature, base, rank)
+
+        for code in _ZIP.findall(query):
+            row = self.data.zip_row(code)
+            if row is not None and int(self.data.zip_feature[row]) >= 0:
+                feature = int(self.data.zip_feature[row])
+                offer(feature, ZIP_MATCH, float(self.data.population[feature]))
+        parts = [normalize(_ZIP.sub(" ", part)) for part in query.split(",")]
+        parts = [p for p in parts if p]
+        fallback = False
+        for i, part in enumerate(parts):
+            context = [c for c in (self._context(p) for p in parts[i + 1 :]) if c is not None]
+            fallback = self._match_part(part, context, fallback, offer) or fallback
+        return list(found.values())
+
+    def _match_part(self, part: str, context: list[Context], fallback: bool, offer: Offer) -> bool:
+        words = part.split()[:MAX_WORDS]
+        for k in range(len(words), 0, -1):
+            name, rest = " ".join(words[:k]), " ".join(words[k:])
+            constraints = list(context)
+            if rest:
+                inline = self._context(rest)
+                if inline is None:
+                    continue
+                constraints.insert(0, inline)
+            if self._match_name(name, constraints, fallback, offer):
+                return True
+        return False
+
+    def _match_name(self, name: str, context: list[Context], fallback: bool, offer: Offer) -> bool:
+        """Offer the features called `name` that lie in every context. A fallback part (one
+        after the part that matched) only adds the subdivisions and countries it names."""
+        data = self.data
+        hits = [(f, q) for f, q in data.lookup_key(key_hash(name)) if q < Q_CODE]
+        if fallback:
+            hits = [(f, q) for f, q in hits if int(data.kind[f]) in (KIND_ADMIN1, KIND_COUNTRY)]
+        if context:
+            hits = [(f, q) for f, q in hits if all(self._inside(f, c) for c in context)]
+        if not hits:
+            return False
+        scores: dict[int, tuple[float, float]] = {}
+        for feature, quality in hits:
+            if context:
+                base = NAME_IN_CONTEXT if quality == Q_NAME else ALTERNATE_IN_CONTEXT
+            else:
+                base = NAME if quality == Q_NAME else ALTERNATE
+            rank = float(data.population[feature]) * (1.0 if quality == Q_NAME else ALTERNATE_RANK)
+            scores[feature] = (base * (FALLBACK if fallback else 1.0), rank)
+        # an admin1 yields to a namesake city inside it: 'New York' is the city first
+        for feature, _quality in hits:
+            if int(data.kind[feature]) != KIND_ADMIN1:
+                continue
+            namesakes = [
+                scores[f]
+                for f, _q in hits
+                if int(data.kind[f]) == KIND_CITY
+                and int(data.admin1[f]) == int(data.admin1[feature])
+            ]
+            if namesakes:
+                base, rank = max(namesakes)
+                scores[feature] = min(scores[feature], (base, rank * 0.99))
+        for feature, (base, rank) in scores.items():
+            offer(feature, base, rank)
+        return True
+
+    def _context(self, text: str) -> Context | None:
+        """The countries and admin1s a part names ('TX', 'Texas', 'France', 'FR'), if any."""
+        countries: set[int] = set()
+        admin1s: set[int] = set()
+        for feature, _quality in self.data.lookup_key(key_hash(normalize(text))):
+            kind = int(self.data.kind[feature])
+            if kind == KIND_COUNTRY:
+                countries.add(int(self.data.country[feature]))
+            elif kind == KIND_ADMIN1:
+                admin1s.add(int(self.data.admin1[feature]))
+        return (countries, admin1s) if countries or admin1s else None
+
+    def _inside(self, feature: int, context: Context) -> bool:
+        countries, admin1s = context
+        return (
+            int(self.data.country[feature]) in countries
+            or int(self.data.admin1[feature]) in admin1s
+        )
+
+    # -- output -------------------------------------------------------------------------------
+
+    def _match(self, candidate: _Candidate, confidence: float) -> GeocodeMatch:
+        data, feature = self.data, candidate.feature
+        kind = int(data.kind[feature])
+        return GeocodeMatch(
+            name=data.names[feature],
+            label=data.label(feature),
+            lat=float(data.lat[feature]),
+            lon=float(data.lon[feature]),
+            kind=_KINDS[kind],
+            country_code=data.country_code(feature),
+            admin1=data.admin1_name(feature),
+            postal_code=data.names[feature] if kind == KIND_POSTAL else None,
+            confidence=round(confidence, 3),
+        )

@@ -1,0 +1,1 @@
+"""static_map rendering: our own Web Mercator, vector basemap, Pillow."""

@@ -1,0 +1,292 @@
+"""Arguments and results of the six tools.
+
+Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong
+(and numbers where a ZIP string belongs), NaN, Infinity and out-of-range values are
+rejected. Results use camelCase JSON names (`model_dump(by_alias=True)`) and always say
+where their data came from in `source`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+# --- shared argument types ---------------------------------------------------------------------
+
+Latitude = Annotated[
+    float,
+    Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Latitude, WGS84 degrees"),
+]
+Longitude = Annotated[
+    float,
+    Field(
+        strict=True, ge=-180, le=180, allow_inf_nan=False, description="Longitude, WGS84 degrees"
+    ),
+]
+CountryCode = Annotated[
+    str,
+    StringConstraints(strict=True, strip_whitespace=True, to_upper=True, pattern=r"^[A-Za-z]{2}$"),
+    Field(description="ISO 3166-1 alpha-2 country code, e.g. US, FR"),
+]
+
+_ZIP = re.compile(r"^(\d{5})(?:-\d{4})?$")
+_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
+NAMED_COLORS = {
+    "red": "#d7263d",
+    "blue": "#1b4f9c",
+    "green": "#1e8c45",
+    "orange": "#f08a24",
+    "purple": "#7b3fa0",
+    "black": "#111111",
+    "white": "#ffffff",
+    "gray": "#6b6b6b",
+    "yellow": "#f2c500",
+}
+
+
+class Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ZipArguments(Arguments):
+    postal_code: str = Field(
+        strict=True,
+        max_length=10,
+        description='US ZIP code as a JSON string of 5 digits, e.g. "94103" (ZIP+4 accepted)',
+    )
+    country: Literal["US"] = Field("US", description="Only US is available")
+
+    @field_validator("postal_code", mode="after")
+    @classmethod
+    def _five_digits(cls, value: str) -> str:
+        match = _ZIP.match(value.strip())
+        if not match:
+            raise ValueError('must be a US ZIP code of 5 digits such as "94103"')
+        return match.group(1)
+
+    @field_validator("country", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+class PopulationArgs(ZipArguments):
+    pass
+
+
+class IncomeArgs(ZipArguments):
+    pass
+
+
+class GeocodeArgs(Arguments):
+    query: str = Field(
+        strict=True,
+        min_length=1,
+        max_length=256,
+        description='A place to find: "Austin, TX", "Paris, France", "10001", "Texas", '
+        "a country, an airport code, or an address (resolved to its most precise known part)",
+    )
+    country: CountryCode | None = Field(None, description="Only results in this country")
+    limit: int = Field(5, strict=True, ge=1, le=10, description="At most this many results")
+
+    @field_validator("query", mode="after")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not value:
+            raise ValueError("must not be blank")
+        if any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
+
+class PointArgs(Arguments):
+    lat: Latitude
+    lon: Longitude
+
+
+class ReverseGeocodeArgs(PointArgs):
+    pass
+
+
+class SearchNearbyArgs(PointArgs):
+    radius_m: float = Field(
+        5000,
+        strict=True,
+        ge=1,
+        le=50_000,
+        allow_inf_nan=False,
+        description="Search radius in metres, 1 to 50000",
+    )
+    category: str = Field(
+        "city",
+        strict=True,
+        pattern=r"^[a-z][a-z0-9_]{0,39}$",
+        description="What to find: city, airport or postal_code",
+    )
+    limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
+
+
+class LatLon(Arguments):
+    lat: Latitude
+    lon: Longitude
+
+
+class BBox(Arguments):
+    west: Longitude
+    south: Latitude
+    east: Longitude
+    north: Latitude
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BBox:
+        if self.south >= self.north:
+            raise ValueError("south must be less than north")
+        if self.west == self.east:
+            raise ValueError("west and east must differ (west > east crosses the antimeridian)")
+        return self
+
+
+class Marker(Arguments):
+    lat: Latitude
+    lon: Longitude
+    label: str | None = Field(None, strict=True, max_length=32, description="Short text beside it")
+    color: str = Field(
+        "red",
+        strict=True,
+        max_length=16,
+        description="#RRGGBB or one of " + ", ".join(NAMED_COLORS),
+    )
+
+    @field_validator("color", mode="after")
+    @classmethod
+    def _color(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value in NAMED_COLORS:
+            return NAMED_COLORS[value]
+        if _COLOR.match(value):
+            return value
+        raise ValueError("must be #RRGGBB or one of " + ", ".join(NAMED_COLORS))
+
+
+class StaticMapArgs(Arguments):
+    center: LatLon | None = Field(None, description="Map centre; fitted to markers/bbox if absent")
+    zoom: int | None = Field(
+        None, strict=True, ge=0, le=18, description="0 (world) to 18; fitted if absent"
+    )
+    bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
+    markers: list[Marker] = Field(default_factory=list, max_length=50)
+    width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
+    height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
+
+    @model_validator(mode="after")
+    def _something_to_show(self) -> StaticMapArgs:
+        if self.center is None and self.bbox is None and not self.markers:
+            raise ValueError("give center (with zoom), markers or bbox")
+        return self
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class PopulationResult(Result):
+    postal_code: str
+    country_code: Literal["US"] = "US"
+    population: int = Field(description="Residents counted in the ZIP code's area")
+    measure: Literal["total_population"] = "total_population"
+    year: int
+    place_name: str | None = Field(None, description="Main city of the ZIP code")
+    state: str | None = Field(None, description="US state code")
+    county: str | None = None
+    source: str
+
+
+class IncomeResult(Result):
+    postal_code: str
+    country_code: Literal["US"] = "US"
+    amount: int
+    currency: Literal["USD"] = "USD"
+    measure: Literal["median_household_income", "mean_household_income"]
+    year: int = Field(description="Last year of the survey period")
+    period: str | None = Field(None, description='Survey period, e.g. "2020-2024"')
+    source: str
+
+
+Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
+
+
+class GeocodeMatch(Result):
+    name: str
+    label: str
+    lat: float
+    lon: float
+    kind: Kind
+    country_code: str | None = None
+    admin1: str | None = None
+    postal_code: str | None = None
+    confidence: float = Field(ge=0, le=1)
+
+
+class GeocodeResult(Result):
+    query: str
+    results: list[GeocodeMatch]
+    source: str
+
+
+class ReverseGeocodeResult(Result):
+    name: str
+    label: str
+    kind: Kind
+    lat: float = Field(description="Where the named place is")
+    lon: float
+    country_code: str | None = None
+    country: str | None = None
+    admin1: str | None = None
+    admin2: str | None = None
+    postal_code: str | None = Field(None, description="Nearest US ZIP code (US only)")
+    distance_km: float = Field(description="Great-circle distance from the query point")
+    source: str
+
+
+class NearbyPlace(Result):
+    name: str
+    category: str
+    lat: float
+    lon: float
+    distance_m: float
+    code: str | None = Field(None, description="IATA/ICAO code or ZIP code")
+    country_code: str | None = None
+
+
+class SearchNearbyResult(Result):
+    category: str
+    radius_m: float
+    results: list[NearbyPlace]
+    source: str
+
+
+class StaticMapResult(Result):
+    width: int
+    height: int
+    center: LatLon
+    zoom: int
+    bbox: BBox
+    markers: int
+    format: Literal["image/png"] = "image/png"
+    bytes: int
+    attribution: str
+    source: str
