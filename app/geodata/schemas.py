@@ -61,7 +61,7 @@ class Arguments(BaseModel):
 class ZipArguments(Arguments):
     postal_code: str = Field(
         strict=True,
-        max_length=10,
+        max_length=16,
         description='US ZIP code as a JSON string of 5 digits, e.g. "94103" (ZIP+4 accepted)',
     )
     country: Literal["US"] = Field("US", description="Only US is available")

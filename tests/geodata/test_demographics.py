@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.errors import InvalidArgument, NotFound
+from app.geodata.service import execute
+
+
+@pytest.fixture(autouse=True)
+def _indices(geodata_dir: Path) -> None:
+    pass
+
+
+class TestPopulation:
+    def test_zip_10001(self) -> None:
+        result = execute("get_population", {"postal_code": "10001"}).structured
+        assert result["postalCode"] == "10001"
+        assert result["population"] == 21102  # 2010 Census, ZCTA 10001
+        assert result["year"] == 2010
+        assert result["measure"] == "total_population"
+        assert (result["placeName"], result["state"]) == ("New York", "NY")
+        assert "2010 Census" in result["source"]
+        assert "zipsearch" in result["source"]
+
+    def test_well_formed_unknown_zip_is_not_found(self) -> None:
+        with pytest.raises(NotFound, match="00000"):
+            execute("get_population", {"postal_code": "00000"})
+
+    def test_zip_without_residents_is_not_found(self) -> None:
+        with pytest.raises(NotFound, match="10118"):  # the Empire State Building's own ZIP
+            execute("get_population", {"postal_code": "10118"})
+
+    def test_malformed_zip_is_invalid(self) -> None:
+        with pytest.raises(InvalidArgument):
+            execute("get_population", {"postal_code": "1000"})
+
+
+class TestIncome:
+    def test_zip_10001_is_a_median_and_says_so(self) -> None:
+        result = execute("get_average_income", {"postal_code": "10001"}).structured
+        assert result["amount"] == 129852  # ACS 5-year 2020-2024, table S1903
+        assert result["currency"] == "USD"
+        assert result["measure"] == "median_household_income"
+        assert (result["year"], result["period"]) == (2024, "2020-2024")
+        assert "ACS 5-Year" in result["source"]
+
+    def test_zip_with_no_estimate_is_not_found(self) -> None:
+        with pytest.raises(NotFound):
+            execute("get_average_income", {"postal_code": "10118"})

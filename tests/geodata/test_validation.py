@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.errors import InvalidArgument, NotFound
+from app.geodata.service import TOOL_SPECS, validate_arguments
+
+
+def invalid(name: str, arguments: dict[str, object]) -> str:
+    with pytest.raises(InvalidArgument) as caught:
+        validate_arguments(name, arguments)
+    return caught.value.message
+
+
+class TestToolSpecs:
+    def test_six_tools_with_descriptions_for_agents(self) -> None:
+        assert set(TOOL_SPECS) == {
+            "get_population",
+            "get_average_income",
+            "geocode",
+            "reverse_geocode",
+            "search_nearby",
+            "static_map",
+        }
+        for spec in TOOL_SPECS.values():
+            assert "1 credit" in spec.description
+            assert spec.args_model.model_json_schema()["additionalProperties"] is False
+
+    def test_unknown_tool_is_not_found(self) -> None:
+        with pytest.raises(NotFound, match="Unknown tool"):
+            validate_arguments("teleport", {})
+
+
+class TestZipArguments:
+    def test_normalised_with_defaults(self) -> None:
+        assert validate_arguments("get_population", {"postal_code": " 94103-1234 "}) == {
+            "postal_code": "94103",
+            "country": "US",
+        }
+
+    def test_number_instead_of_string_says_so(self) -> None:
+        message = invalid("get_population", {"postal_code": 94103})
+        assert message.startswith("postal_code:")
+        assert "string" in message
+        assert "number" in message
+
+    @pytest.mark.parametrize("code", ["9410", "941033", "ABCDE", "", "94 103"])
+    def test_malformed_zip(self, code: str) -> None:
+        assert "5 digits" in invalid("get_average_income", {"postal_code": code})
+
+    def test_only_us(self) -> None:
+        assert invalid("get_population", {"postal_code": "10001", "country": "FR"}).startswith(
+            "country:"
+        )
+
+    def test_missing_and_unknown_fields(self) -> None:
+        assert invalid("get_population", {}) == "postal_code: is required"
+        message = invalid("get_population", {"postal_code": "10001", "zip": "1"})
+        assert message.startswith("zip: is not a known argument")
+
+
+class TestCoordinates:
+    @pytest.mark.parametrize(
+        ("field", "value", "expected"),
+        [
+            ("lat", 90.0001, "at most 90"),
+            ("lat", -91, "at least -90"),
+            ("lon", 180.5, "at most 180"),
+            ("lon", -181, "at least -180"),
+            ("lat", math.nan, "finite"),
+            ("lon", math.inf, "finite"),
+            ("lat", "48.8", "must be a number"),
+            ("lat", True, "must be a number"),
+        ],
+    )
+    def test_out_of_range_or_not_a_number(self, field: str, value: object, expected: str) -> None:
+        arguments: dict[str, object] = {"lat": 10.0, "lon": 10.0, field: value}
+        message = invalid("reverse_geocode", arguments)
+        assert message.startswith(f"{field}:")
+        assert expected in message
+
+    def test_integers_are_numbers(self) -> None:
+        assert validate_arguments("reverse_geocode", {"lat": 0, "lon": 180}) == {
+            "lat": 0.0,
+            "lon": 180.0,
+        }
+
+
+class TestSearchNearbyArguments:
+    def test_defaults(self) -> None:
+        assert validate_arguments("search_nearby", {"lat": 1.0, "lon": 2.0}) == {
+            "lat": 1.0,
+            "lon": 2.0,
+            "radius_m": 5000.0,
+            "category": "city",
+            "limit": 10,
+        }
+
+    @pytest.mark.parametrize(
+        ("arguments", "expected"),
+        [
+            ({"radius_m": 50_001}, "radius_m: must be at most 50000"),
+            ({"radius_m": 0}, "radius_m: must be at least 1"),
+            ({"radius_m": math.inf}, "radius_m: must be a finite number"),
+            ({"limit": 51}, "limit: must be at most 50"),
+            ({"limit": 2.5}, "limit: must be an integer"),
+            ({"category": "Bad Category"}, "category: must be a category"),
+        ],
+    )
+    def test_limits(self, arguments: dict[str, object], expected: str) -> None:
+        assert invalid("search_nearby", {"lat": 1.0, "lon": 2.0, **arguments}).startswith(expected)
+
+
+class TestGeocodeArguments:
+    def test_query_length(self) -> None:
+        assert invalid("geocode", {"query": ""}) == "query: must not be empty"
+        assert invalid("geocode", {"query": "   "}) == "query: must not be blank"
+        assert "256 characters" in invalid("geocode", {"query": "x" * 257})
+
+    def test_country_code_and_limit(self) -> None:
+        assert validate_arguments("geocode", {"query": "Paris", "country": "fr"})["country"] == "FR"
+        assert invalid("geocode", {"query": "Paris", "country": "FRA"}).startswith("country:")
+        assert invalid("geocode", {"query": "Paris", "limit": 11}).startswith("limit:")
+
+
+class TestStaticMapArguments:
+    def test_needs_something_to_show(self) -> None:
+        assert "center" in invalid("static_map", {})
+
+    def test_size_limits(self) -> None:
+        center = {"lat": 0.0, "lon": 0.0}
+        assert invalid("static_map", {"center": center, "width": 63}).startswith("width:")
+        assert invalid("static_map", {"center": center, "height": 1281}).startswith("height:")
+        assert invalid("static_map", {"center": center, "zoom": 19}).startswith("zoom:")
+
+    def test_marker_count_label_and_colour(self) -> None:
+        markers = [{"lat": 0.0, "lon": float(i)} for i in range(51)]
+        assert invalid("static_map", {"markers": markers}) == "markers: at most 50 items allowed"
+        long_label = [{"lat": 0.0, "lon": 0.0, "label": "x" * 33}]
+        assert invalid("static_map", {"markers": long_label}).startswith("markers.0.label:")
+        bad_colour = [{"lat": 0.0, "lon": 0.0, "color": "rouge"}]
+        assert invalid("static_map", {"markers": bad_colour}).startswith("markers.0.color:")
+        nested_extra = [{"lat": 0.0, "lon": 0.0, "size": 3}]
+        assert invalid("static_map", {"markers": nested_extra}).startswith("markers.0.size:")
+
+    def test_colours_are_normalised(self) -> None:
+        arguments = validate_arguments(
+            "static_map", {"markers": [{"lat": 1.0, "lon": 2.0, "color": "Blue"}]}
+        )
+        assert arguments["markers"][0]["color"] == "#1b4f9c"
+
+    def test_bbox_order(self) -> None:
+        bbox = {"west": 0.0, "south": 10.0, "east": 5.0, "north": 5.0}
+        assert "south must be less than north" in invalid("static_map", {"bbox": bbox})
