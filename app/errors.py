@@ -63,6 +63,20 @@ class Conflict(AppError):
     default_message = "Conflict"
 
 
+class KeyLimitReached(AppError):
+    """The account already has the maximum number of active API keys."""
+
+    code = "KEY_LIMIT_REACHED"
+    status = 409
+    default_message = "Active API key limit reached; revoke a key first"
+
+
+class PaymentProviderUnavailable(AppError):
+    code = "PAYMENT_PROVIDER_UNAVAILABLE"
+    status = 503
+    default_message = "The payment provider is not available"
+
+
 class LimitExceeded(AppError):
     code = "LIMIT_EXCEEDED"
     status = 422

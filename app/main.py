@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.accounts.endpoints import router as accounts_router
+from app.api_keys.endpoints import router as api_keys_router
 from app.errors import install_http_error_handlers
 from app.metering.endpoints import router as metering_router
 from app.security import CrossSiteGuard
@@ -29,6 +30,7 @@ def create_app() -> FastAPI:
     app.add_middleware(CrossSiteGuard)
     app.include_router(accounts_router)
     app.include_router(metering_router)
+    app.include_router(api_keys_router)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from app.accounts.deps import CurrentUser
+from app.api_keys import service
+from app.api_keys.schemas import CreateApiKeyRequest, CreateApiKeyResponse, ListApiKeysResponse
+from app.db import SessionDep
+
+router = APIRouter(prefix="/api-keys", tags=["api-keys"])
+
+
+@router.post("", status_code=201)
+def create_api_key(
+    body: CreateApiKeyRequest, user: CurrentUser, session: SessionDep
+) -> CreateApiKeyResponse:
+    """Create a key. The plaintext is in this response only; store it now."""
+    key, plaintext = service.create_key(session, user.id, body.name)
+    session.commit()
+    return CreateApiKeyResponse(plaintext=plaintext, key=service.to_record(key))
+
+
+@router.get("")
+def list_api_keys(user: CurrentUser, session: SessionDep) -> ListApiKeysResponse:
+    """Active keys, newest first (metadata only)."""
+    keys = service.list_keys(session, user.id)
+    return ListApiKeysResponse(keys=[service.to_record(key) for key in keys])
+
+
+@router.delete("/{key_id}", status_code=204)
+def revoke_api_key(key_id: str, user: CurrentUser, session: SessionDep) -> Response:
+    """Revoke a key; it stops working on every api process within a second."""
+    service.revoke_key(session, user.id, key_id)
+    session.commit()
+    return Response(status_code=204)
