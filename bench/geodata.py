@@ -92,9 +92,16 @@ def bench_reverse(points: list[tuple[float, float]]) -> list[tuple[str, str]]:
 
     data = service.provider().data
     rows = []
-    start = time.perf_counter()
-    ours = [nearest_locality(data, lat, lon) for lat, lon in points]
-    ours_s = time.perf_counter() - start
+    rg.get((0.0, 0.0), mode=1, verbose=False)  # build its tree outside the timing
+    # best of 3 interleaved rounds each: the machine is shared, the minimum is the signal
+    ours_s = rg_s = float("inf")
+    for _round in range(3):
+        start = time.perf_counter()
+        ours = [nearest_locality(data, lat, lon) for lat, lon in points]
+        ours_s = min(ours_s, time.perf_counter() - start)
+        start = time.perf_counter()
+        theirs = [rg.get((lat, lon), mode=1, verbose=False) for lat, lon in points]
+        rg_s = min(rg_s, time.perf_counter() - start)
 
     start = time.perf_counter()
     full_ok = 0
@@ -105,11 +112,6 @@ def bench_reverse(points: list[tuple[float, float]]) -> list[tuple[str, str]]:
         except Exception:  # NOT_FOUND over open sea
             pass
     full_s = time.perf_counter() - start
-
-    rg.get((0.0, 0.0), mode=1, verbose=False)  # build its tree outside the timing
-    start = time.perf_counter()
-    theirs = [rg.get((lat, lon), mode=1, verbose=False) for lat, lon in points]
-    rg_s = time.perf_counter() - start
 
     n = len(points)
     rows.append(("reverse: nearest place, ours (cell lists + KD-tree)", f"{n / ours_s:,.0f} q/s"))
