@@ -1,10 +1,33 @@
-"""Subscriptions: which plan an account is on."""
+"""Subscriptions: which plan an account is on, checkout, cancellation, period ends.
+
+One `subscriptions` row per account, moved through these states:
+
+    (no row) ── start_checkout ──> incomplete ── complete_checkout ──> active
+    canceled ── start_checkout ──> incomplete
+    active ── cancel_subscription ──> active, cancel_at_period_end
+    active, cancel_at_period_end ── period end ──> canceled (plan free)
+    active ── period end ──> active, next period (provider renews) | past_due (declined)
+
+A period is the calendar month (UTC) in which the checkout completed, then each
+following month. Period-end moves are applied lazily whenever a subscription is read
+through this module (`settle`) and in bulk by `expire_ended_subscriptions` (for the
+beat). `plan_of` and `has_subscription` never write: they judge the row as it will be
+once settled, so a subscription that ended a second ago is already `free`.
+"""
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from datetime import datetime
+from typing import cast
 
+from sqlmodel import Session, col, select
+
+from app.accounts.locks import lock_account
 from app.billing.plans import Plan
+from app.billing.providers import get_provider
+from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
+from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
+from app.errors import Conflict, NotFound
 from app.models import Subscription
 
 # A subscription cancelled at period end stays in force until then.
@@ -15,13 +38,202 @@ def get_subscription(session: Session, user_id: str) -> Subscription | None:
     return session.get(Subscription, user_id)
 
 
-def has_subscription(session: Session, user_id: str) -> bool:
-    subscription = get_subscription(session, user_id)
-    return subscription is not None and subscription.status in ENTITLED_STATUSES
+def _ended(subscription: Subscription, now: datetime) -> bool:
+    end = subscription.current_period_end
+    return end is not None and as_utc(end) <= now
 
 
-def plan_of(session: Session, user_id: str) -> Plan:
+def in_force(subscription: Subscription | None, now: datetime | None = None) -> bool:
+    """Entitled now: active or past due, and not past the end of a cancelled period."""
+    if subscription is None or subscription.status not in ENTITLED_STATUSES:
+        return False
+    return not (subscription.cancel_at_period_end and _ended(subscription, now or utcnow()))
+
+
+def has_subscription(session: Session, user_id: str, *, now: datetime | None = None) -> bool:
+    return in_force(get_subscription(session, user_id), now)
+
+
+def plan_of(session: Session, user_id: str, *, now: datetime | None = None) -> Plan:
     subscription = get_subscription(session, user_id)
-    if subscription is not None and subscription.status in ENTITLED_STATUSES:
+    if in_force(subscription, now):
+        assert subscription is not None
         return Plan(subscription.plan)
     return Plan.FREE
+
+
+def _set_period(subscription: Subscription, now: datetime) -> None:
+    period = period_of(now)
+    subscription.current_period_start = period_start(period)
+    subscription.current_period_end = period_end(period)
+
+
+def settle(subscription: Subscription, now: datetime) -> bool:
+    """Apply a period end that has passed; True when the row changed (not flushed)."""
+    if subscription.status not in ENTITLED_STATUSES or not _ended(subscription, now):
+        return False
+    if subscription.cancel_at_period_end:
+        subscription.status = "canceled"
+        subscription.plan = Plan.FREE.value
+    elif subscription.status == "active":
+        if get_provider(subscription.provider).renew(subscription):
+            _set_period(subscription, now)
+        else:
+            subscription.status = "past_due"
+    else:
+        return False  # past due: the provider's retries decide
+    subscription.updated_at = now
+    return True
+
+
+def _settled(session: Session, user_id: str, now: datetime) -> Subscription | None:
+    subscription = get_subscription(session, user_id)
+    if subscription is not None and settle(subscription, now):
+        session.add(subscription)
+        session.flush()
+    return subscription
+
+
+def to_response(subscription: Subscription | None, now: datetime) -> SubscriptionResponse:
+    if subscription is None:
+        return SubscriptionResponse(
+            plan="free",
+            status="none",
+            currentPeriodStart=None,
+            currentPeriodEnd=None,
+            cancelAtPeriodEnd=False,
+            checkoutUrl=None,
+        )
+    start, end = subscription.current_period_start, subscription.current_period_end
+    pending = subscription.status == "incomplete" and subscription.checkout_id is not None
+    checkout_url = None
+    if pending:
+        assert subscription.checkout_id is not None
+        checkout_url = get_provider(subscription.provider).checkout_url(subscription.checkout_id)
+    standard = in_force(subscription, now) and subscription.plan == Plan.STANDARD.value
+    return SubscriptionResponse(
+        plan="standard" if standard else "free",
+        status=cast(SubscriptionStatus, subscription.status),  # only known values are stored
+        currentPeriodStart=iso_ms(start) if start else None,
+        currentPeriodEnd=iso_ms(end) if end else None,
+        cancelAtPeriodEnd=subscription.cancel_at_period_end,
+        checkoutUrl=checkout_url,
+    )
+
+
+def subscription_of(
+    session: Session, user_id: str, *, now: datetime | None = None
+) -> SubscriptionResponse:
+    """The account's subscription as the API shows it (settled first; flushes)."""
+    now = now or utcnow()
+    return to_response(_settled(session, user_id, now), now)
+
+
+def start_checkout(
+    session: Session, user_id: str, *, now: datetime | None = None
+) -> tuple[SubscriptionResponse, bool]:
+    """Start (or return the pending) checkout of the standard plan.
+
+    Returns the response and whether a new checkout was opened. Conflict when a
+    subscription is already in force. Flushes only.
+    """
+    now = now or utcnow()
+    lock_account(session, user_id)  # two clicks open one checkout, not two
+    subscription = _settled(session, user_id, now)
+    if in_force(subscription, now):
+        raise Conflict("A subscription is already active on this account")
+    if subscription is not None and subscription.status == "incomplete":
+        return to_response(subscription, now), False
+    provider = get_provider()
+    checkout_id = provider.create_checkout(user_id)
+    if subscription is None:
+        subscription = Subscription(user_id=user_id)
+    subscription.status = "incomplete"
+    subscription.plan = Plan.FREE.value
+    subscription.provider = provider.name
+    subscription.checkout_id = checkout_id
+    subscription.cancel_at_period_end = False
+    subscription.updated_at = now
+    session.add(subscription)
+    session.flush()
+    return to_response(subscription, now), True
+
+
+def pending_checkout(session: Session, user_id: str, checkout_id: str) -> Subscription:
+    """The account's open checkout with this id (for the local checkout page)."""
+    subscription = get_subscription(session, user_id)
+    if (
+        subscription is None
+        or subscription.checkout_id != checkout_id
+        or subscription.status != "incomplete"
+    ):
+        raise NotFound("No open checkout with this id")
+    return subscription
+
+
+def complete_checkout(
+    session: Session, user_id: str, checkout_id: str, *, now: datetime | None = None
+) -> Subscription:
+    """The checkout was paid: active on the standard plan for the current calendar month.
+
+    Completing the same checkout twice (a double-submitted form) is a quiet no-op.
+    Flushes only.
+    """
+    now = now or utcnow()
+    lock_account(session, user_id)
+    subscription = _settled(session, user_id, now)
+    if subscription is None or subscription.checkout_id != checkout_id:
+        raise NotFound("No open checkout with this id")
+    if subscription.status in ENTITLED_STATUSES:
+        return subscription
+    if subscription.status != "incomplete":
+        raise Conflict("This checkout is closed; start a new one")
+    subscription.status = "active"
+    subscription.plan = Plan.STANDARD.value
+    subscription.provider_ref = checkout_id
+    subscription.cancel_at_period_end = False
+    _set_period(subscription, now)
+    subscription.updated_at = now
+    session.add(subscription)
+    session.flush()
+    return subscription
+
+
+def cancel_subscription(
+    session: Session, user_id: str, *, now: datetime | None = None
+) -> SubscriptionResponse:
+    """Cancel at the end of the current period (it stays active until then); cancelling
+    again is a no-op. NotFound when no subscription is in force. Flushes only."""
+    now = now or utcnow()
+    lock_account(session, user_id)
+    subscription = _settled(session, user_id, now)
+    if subscription is None or not in_force(subscription, now):
+        raise NotFound("No active subscription to cancel")
+    if not subscription.cancel_at_period_end:
+        get_provider(subscription.provider).cancel_at_period_end(subscription)
+        subscription.cancel_at_period_end = True
+        subscription.updated_at = now
+        session.add(subscription)
+        session.flush()
+    return to_response(subscription, now)
+
+
+def portal_url(session: Session, user_id: str) -> str:
+    return get_provider().portal_url(user_id)
+
+
+def expire_ended_subscriptions(session: Session, now: datetime | None = None) -> int:
+    """Settle every subscription whose period has ended (cancel or renew); returns how
+    many changed. Safe to run twice or late. Flushes only."""
+    now = now or utcnow()
+    query = select(Subscription).where(
+        col(Subscription.status).in_(ENTITLED_STATUSES),
+        col(Subscription.current_period_end) <= now,
+    )
+    changed = 0
+    for subscription in session.exec(query):
+        if settle(subscription, now):
+            session.add(subscription)
+            changed += 1
+    session.flush()
+    return changed
