@@ -10,6 +10,8 @@ from fastapi import FastAPI
 from app.accounts.endpoints import router as accounts_router
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
+from app.dashboard.auth_pages import router as dashboard_auth_router
+from app.dashboard.pages import router as dashboard_router
 from app.errors import install_http_error_handlers
 from app.metering.endpoints import router as metering_router
 from app.security import CrossSiteGuard
@@ -33,6 +35,8 @@ def create_app() -> FastAPI:
     app.include_router(metering_router)
     app.include_router(api_keys_router)
     app.include_router(billing_router)
+    app.include_router(dashboard_auth_router)
+    app.include_router(dashboard_router)
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

@@ -14,7 +14,7 @@ from app.redis_client import sync_redis
 router = APIRouter(tags=["accounts"])
 
 
-def _set_session_cookie(response: Response, token: str) -> None:
+def set_session_cookie(response: Response, token: str) -> None:
     settings = get_settings()
     response.set_cookie(
         SESSION_COOKIE,
@@ -33,7 +33,7 @@ def sign_up(body: SignUpRequest, session: SessionDep, response: Response) -> MeR
     token = service.start_session(session, user)
     me = service.me(session, user)
     session.commit()
-    _set_session_cookie(response, token)
+    set_session_cookie(response, token)
     return me
 
 
@@ -43,7 +43,7 @@ def sign_in(body: SignInRequest, session: SessionDep, response: Response) -> MeR
     token = service.start_session(session, user)
     me = service.me(session, user)
     session.commit()
-    _set_session_cookie(response, token)
+    set_session_cookie(response, token)
     return me
 
 

@@ -1,0 +1,146 @@
+"""Dashboard pages as a browser uses them: HTML forms posted same-origin, both backends."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from app.clock import period_of, utcnow
+from tests.support.factories import PASSWORD, sign_up, unique_email
+
+PLAINTEXT = re.compile(r"svc_live_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}")
+
+
+def same_origin(client: httpx.Client) -> dict[str, str]:
+    return {"Origin": str(client.base_url).rstrip("/")}
+
+
+def form_post(
+    client: httpx.Client, path: str, data: dict[str, str] | None = None
+) -> httpx.Response:
+    return client.post(path, data=data or {}, headers=same_origin(client))
+
+
+class TestSignedOut:
+    @pytest.mark.parametrize(
+        "path", ["/", "/dashboard/keys", "/dashboard/subscription", "/dashboard/billing"]
+    )
+    def test_pages_send_you_to_sign_in(self, http: httpx.Client, path: str) -> None:
+        response = http.get(path)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/dashboard/signin"
+
+    def test_sign_in_and_sign_up_pages(self, http: httpx.Client) -> None:
+        for path, action in [("/dashboard/signin", "signin"), ("/dashboard/signup", "signup")]:
+            page = http.get(path)
+            assert page.status_code == 200
+            assert page.headers["content-type"].startswith("text/html")
+            assert f'action="/dashboard/{action}"' in page.text
+
+
+class TestAccountForms:
+    def test_sign_up_then_home_shows_usage_and_plan(self, http: httpx.Client) -> None:
+        response = form_post(
+            http,
+            "/dashboard/signup",
+            {"email": unique_email(), "password": PASSWORD, "name": "Ada <b>"},
+        )
+        assert response.status_code == 303
+        assert response.headers["location"] == "/"
+
+        home = http.get("/")
+
+        assert home.status_code == 200
+        assert f"Usage in {period_of(utcnow())}" in home.text
+        assert "<strong>0</strong> of 1,000 credits" in home.text
+        assert "Hello, Ada &lt;b&gt;" in home.text  # escaped
+
+    def test_bad_sign_up_re_renders_with_the_error(self, http: httpx.Client) -> None:
+        response = form_post(http, "/dashboard/signup", {"email": "nope", "password": "short"})
+        assert response.status_code == 422
+        assert 'role="alert"' in response.text
+        assert "svc_session" not in response.headers.get("set-cookie", "")
+
+    def test_sign_in_wrong_then_right_then_out(self, http: httpx.Client) -> None:
+        email = unique_email()
+        with httpx.Client(base_url=http.base_url) as other:
+            sign_up(other, email=email)
+
+        wrong = form_post(http, "/dashboard/signin", {"email": email, "password": "wrong-pass"})
+        assert wrong.status_code == 401
+        assert "Wrong e-mail or password" in wrong.text
+
+        right = form_post(http, "/dashboard/signin", {"email": email, "password": PASSWORD})
+        assert right.status_code == 303
+        assert http.get("/").status_code == 200
+
+        out = form_post(http, "/dashboard/signout")
+        assert out.status_code == 303
+        assert http.get("/").status_code == 303
+
+
+class TestKeysPage:
+    def test_create_shows_the_plaintext_once_then_revoke(self, http: httpx.Client) -> None:
+        sign_up(http)
+
+        created = form_post(http, "/dashboard/keys", {"name": "notebook"})
+
+        assert created.status_code == 201
+        plaintexts = PLAINTEXT.findall(created.text)
+        assert len(plaintexts) == 1
+        key_id = plaintexts[0].split("_")[3]
+        listing = http.get("/dashboard/keys")
+        assert key_id in listing.text
+        assert plaintexts[0] not in listing.text
+        assert http.get("/api-keys").json()["keys"][0]["name"] == "notebook"
+
+        revoked = form_post(http, f"/dashboard/keys/{key_id}/revoke")
+
+        assert revoked.status_code == 303
+        assert http.get("/api-keys").json() == {"keys": []}
+        assert form_post(http, f"/dashboard/keys/{key_id}/revoke").headers["location"] == (
+            "/dashboard/keys?notice=key_gone"
+        )
+
+    def test_empty_name_re_renders_with_the_error(self, http: httpx.Client) -> None:
+        sign_up(http)
+        response = form_post(http, "/dashboard/keys", {"name": "  "})
+        assert response.status_code == 422
+        assert "1 to 64 characters" in response.text
+        assert http.get("/api-keys").json() == {"keys": []}
+
+    def test_cross_site_form_is_refused(self, http: httpx.Client) -> None:
+        sign_up(http)
+        response = http.post(
+            "/dashboard/keys", data={"name": "x"}, headers={"Origin": "https://evil.example"}
+        )
+        assert response.status_code == 403
+        assert http.get("/api-keys").json() == {"keys": []}
+
+
+class TestSubscriptionPages:
+    def test_subscribe_pay_and_cancel(self, http: httpx.Client) -> None:
+        sign_up(http)
+        assert "Subscribe" in http.get("/dashboard/subscription").text
+
+        started = form_post(http, "/dashboard/subscription")
+        assert started.status_code == 303
+        checkout_url = started.headers["location"]
+        assert "/billing/checkout/chk_" in checkout_url
+        assert "Pay and subscribe" in http.get(checkout_url).text
+
+        paid = form_post(http, checkout_url)
+        assert paid.status_code == 303
+        page = http.get(paid.headers["location"])
+        assert "Payment received" in page.text
+        assert "Cancel at period end" in page.text
+
+        cancelled = form_post(http, "/dashboard/subscription/cancel")
+        assert cancelled.status_code == 303
+        assert "stays in force until" in http.get(cancelled.headers["location"]).text
+        assert http.get("/subscription").json()["cancelAtPeriodEnd"] is True
+        billing = http.get("/dashboard/billing")
+        assert billing.status_code == 200
+        assert "standard" in billing.text
