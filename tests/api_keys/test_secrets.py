@@ -22,7 +22,7 @@ def every_value_in_the_database(database_url: str) -> list[str]:
     try:
         metadata = MetaData()
         metadata.reflect(engine)
-        values = []
+        values: list[str] = []
         with engine.connect() as connection:
             for table in metadata.sorted_tables:
                 for row in connection.execute(select(table)):
