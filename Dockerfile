@@ -1,0 +1,32 @@
+# One image for every process: api, worker, beat and flower differ only in their command
+# (see docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    GEOSVC_DATA_DIR=/data
+
+WORKDIR /srv/geosvc
+
+# Dependencies first, so code changes do not reinstall them.
+COPY pyproject.toml README.md ./
+RUN mkdir -p app workers && touch app/__init__.py workers/__init__.py beat_schedule.py \
+    && pip install . \
+    && pip uninstall -y geosvc
+
+COPY app ./app
+COPY workers ./workers
+COPY beat_schedule.py ./
+# Editable: the Alembic migrations and the dashboard templates are read from the tree.
+RUN pip install --no-deps -e .
+
+RUN useradd --create-home --uid 10001 geosvc \
+    && mkdir -p /data \
+    && chown geosvc /data
+USER geosvc
+VOLUME ["/data"]
+
+EXPOSE 8000
+CMD ["geosvc", "api", "--host", "0.0.0.0", "--port", "8000"]

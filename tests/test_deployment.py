@@ -1,0 +1,46 @@
+"""docker-compose.yml is valid YAML and every process command is one the CLI accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from app.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return dict(yaml.safe_load((ROOT / "docker-compose.yml").read_text()))
+
+
+def test_has_the_services(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"redis", "postgres", "api", "worker", "beat", "flower"}
+
+
+@pytest.mark.parametrize("service", ["api", "worker", "beat"])
+def test_geosvc_commands_parse(compose: dict[str, Any], service: str) -> None:
+    command = compose["services"][service]["command"]
+    assert command[:2] == ["geosvc", service]
+    # --help is handled after parsing: an unknown option or bad value still fails first
+    result = CliRunner().invoke(cli, [*command[1:], "--help"])
+    assert result.exit_code == 0, result.output
+    bad = CliRunner().invoke(cli, [*command[1:], "--no-such-option", "--help"])
+    assert bad.exit_code != 0
+
+
+def test_app_services_share_the_configuration(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in ("api", "worker", "beat", "flower"):
+        env = services[name]["environment"]
+        assert env["GEOSVC_DATABASE_URL"].startswith("postgresql://")
+        assert env["GEOSVC_REDIS_URL"] == "redis://redis:6379/0"
+        assert env["GEOSVC_ENV"] == "production"
+        assert "GEOSVC_SECRET_PEPPER" in env
+    assert services["flower"]["command"][:4] == ["celery", "-A", "workers.celery_app", "flower"]
+    assert (ROOT / "Dockerfile").exists()
