@@ -1,48 +1,83 @@
-"""Basemap vectors for static_map: country outlines and US states, pre-projected to Web
-Mercator in world units (x, y in [0, 1], y down), with a bounding box per ring so a render
-only touches the rings in view."""
+"""Basemap vectors for static_map: Natural Earth 1:10m country outlines and US state lines,
+pre-projected to Web Mercator world units (x, y in [0, 1], y down), each ring with its
+bounding box so a render only touches what is in view.
+
+Rings are stored at several levels of detail, simplified (Douglas-Peucker, GEOS) to under
+a pixel at the highest zoom of their level: a world map draws a few thousand vertices,
+a city map the full 1:10m coastline near it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import shapely
 
-from app.geodata.indices.sources import CountryShape
 from app.geodata.indices.wkb import Ring
-from app.geodata.rendering.mercator import lonlat_to_world
+from app.geodata.rendering.mercator import TILE_SIZE, lonlat_to_world
 
 LAYER_COUNTRY, LAYER_STATE = 0, 1
+# (highest zoom served by the level); the last level keeps every vertex
+LEVEL_MAX_ZOOM = (2, 5, 8, 18)
+TOLERANCE_PX = 0.6
+
+
+def level_for_zoom(zoom: int) -> int:
+    return next(i for i, top in enumerate(LEVEL_MAX_ZOOM) if zoom <= top)
 
 
 def basemap_arrays(
-    countries: Mapping[str, CountryShape], states: Mapping[str, list[Ring]]
+    countries: Sequence[Ring], states: Mapping[str, list[Ring]]
 ) -> dict[str, npt.NDArray[Any]]:
-    rings: list[tuple[int, Ring]] = []
-    for shape in countries.values():
-        rings.extend((LAYER_COUNTRY, ring) for ring in shape.rings if len(ring) >= 3)
-    for state_rings in states.values():
-        rings.extend((LAYER_STATE, ring) for ring in state_rings if len(ring) >= 3)
-    return _pack(rings)
+    layers = [(LAYER_COUNTRY, list(countries))]
+    layers.append((LAYER_STATE, [ring for rings in states.values() for ring in rings]))
+    packed: list[tuple[int, int, npt.NDArray[np.float64]]] = []
+    for layer, rings in layers:
+        projected = [_project(ring) for ring in rings if len(ring) >= 4]
+        for level, top in enumerate(LEVEL_MAX_ZOOM):
+            last = level == len(LEVEL_MAX_ZOOM) - 1
+            tolerance = 0.0 if last else TOLERANCE_PX / (TILE_SIZE * 2.0**top)
+            packed.extend((layer, level, ring) for ring in _simplify(projected, tolerance))
+    return _pack(packed)
 
 
-def _pack(rings: Iterable[tuple[int, Ring]]) -> dict[str, npt.NDArray[Any]]:
-    layers, projected = [], []
-    for layer, ring in rings:
-        x, y = lonlat_to_world(ring[:, 0], ring[:, 1])
-        layers.append(layer)
-        projected.append(np.stack([x, y], axis=1))
-    offsets = np.zeros(len(projected) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in projected], out=offsets[1:])
+def _project(ring: Ring) -> npt.NDArray[np.float64]:
+    x, y = lonlat_to_world(ring[:, 0], ring[:, 1])
+    return np.stack([x, y], axis=1)
+
+
+def _simplify(
+    rings: list[npt.NDArray[np.float64]], tolerance: float
+) -> Iterable[npt.NDArray[np.float64]]:
+    if tolerance == 0.0:
+        yield from rings
+        return
+    simplified = shapely.simplify(
+        np.array([shapely.LineString(r) for r in rings], dtype=object),
+        tolerance,
+        preserve_topology=False,
+    )
+    for geometry in simplified:
+        coords = shapely.get_coordinates(geometry)
+        span = coords.max(axis=0) - coords.min(axis=0) if len(coords) else np.zeros(2)
+        if len(coords) >= 4 and max(span) >= tolerance * 2:  # drop specks below a pixel
+            yield coords
+
+
+def _pack(rings: list[tuple[int, int, npt.NDArray[np.float64]]]) -> dict[str, npt.NDArray[Any]]:
+    offsets = np.zeros(len(rings) + 1, dtype=np.int64)
+    np.cumsum([len(r) for _l, _v, r in rings], out=offsets[1:])
     bbox = np.asarray(
-        [(p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()) for p in projected],
+        [(r[:, 0].min(), r[:, 1].min(), r[:, 0].max(), r[:, 1].max()) for _l, _v, r in rings],
         dtype=np.float64,
     )
     return {
-        "bm_xy": np.concatenate(projected).astype(np.float64),
+        "bm_xy": np.concatenate([r for _l, _v, r in rings]).astype(np.float64),
         "bm_ring_off": offsets,
         "bm_ring_bbox": bbox,
-        "bm_ring_layer": np.asarray(layers, dtype=np.uint8),
+        "bm_ring_layer": np.asarray([layer for layer, _v, _r in rings], dtype=np.uint8),
+        "bm_ring_level": np.asarray([level for _l, level, _r in rings], dtype=np.uint8),
     }

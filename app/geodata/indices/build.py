@@ -124,8 +124,7 @@ class _Builder:
     # -- reference tables first: countries and subdivisions ---------------------------------
 
     def load_reference(self) -> None:
-        shapes = {shape.iso2: shape for shape in sources.countryinfo_countries()}
-        self.country_shapes = shapes
+        shapes = {info.iso2: info for info in sources.countryinfo_countries()}
         for iso, row in sorted(sources.geonames_countries().items()):
             shape = shapes.get(iso)
             self.country_index[iso] = len(self.countries)
@@ -424,7 +423,9 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
         )
     )
     report("basemap")
-    builder.arrays.update(basemap_arrays(builder.country_shapes, sources.us_state_shapes()))
+    builder.arrays.update(
+        basemap_arrays(sources.natural_earth_country_rings(), sources.us_state_shapes())
+    )
     report("write")
     counts = {
         "features": len(builder.features.kind),

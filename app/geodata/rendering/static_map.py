@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
+from app.geodata.indices.basemap_build import level_for_zoom
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
 
@@ -70,6 +71,7 @@ class Basemap:
         self.offsets = np.asarray(arrays["bm_ring_off"])
         self.bbox = np.asarray(arrays["bm_ring_bbox"])
         self.layer = np.asarray(arrays["bm_ring_layer"])
+        self.level = np.asarray(arrays["bm_ring_level"])
         self.place_x, self.place_y = lonlat_to_world(place_lon, place_lat)
 
 
@@ -119,6 +121,7 @@ def _draw_rings(
     box = basemap.bbox
     visible = np.nonzero(
         (basemap.layer == layer)
+        & (basemap.level == level_for_zoom(view.zoom))
         & (box[:, 0] <= x1)
         & (box[:, 2] >= x0)
         & (box[:, 1] <= y1)

