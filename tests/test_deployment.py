@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 from typer.testing import CliRunner
 
 from app.cli import cli
