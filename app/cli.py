@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from app.geodata.cli import register as register_geodata_commands
+
 cli = typer.Typer(no_args_is_help=True, add_completion=False, help="Geospatial Data Service")
 console = Console()
 
@@ -119,6 +121,9 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
         from app.devserver import serve
 
         serve(get_settings(), host=host, port=port, console=console)
+
+
+register_geodata_commands(cli)
 
 
 def main() -> None:

@@ -10,6 +10,10 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+UpstreamTool = Literal[
+    "get_population", "get_average_income", "geocode", "reverse_geocode", "search_nearby"
+]
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GEOSVC_", env_file=".env", extra="ignore")
@@ -45,6 +49,17 @@ class Settings(BaseSettings):
     reservation_ttl_s: int = Field(60, ge=5)
 
     payment_provider: Literal["local", "stripe"] = "local"
+
+    # Tools answered by the upstream HTTP providers instead of the embedded datasets,
+    # e.g. GEOSVC_UPSTREAM_TOOLS='["geocode","reverse_geocode"]'. static_map is embedded only.
+    upstream_tools: set[UpstreamTool] = set()
+    nominatim_url: str = "https://nominatim.openstreetmap.org"
+    overpass_url: str = "https://overpass-api.de/api"
+    census_url: str = "https://api.census.gov/data"
+    census_year: int = 2023
+    census_api_key: SecretStr | None = None
+    upstream_timeout_s: float = Field(5.0, gt=0)
+    upstream_attempts: int = Field(3, ge=1, le=10)
 
     @property
     def is_development(self) -> bool:

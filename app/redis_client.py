@@ -30,6 +30,15 @@ def sync_redis() -> redis.Redis:
 
 
 @lru_cache
+def sync_redis_bytes() -> redis.Redis:
+    """For binary values (the upstream answer cache)."""
+    url = get_settings().redis_url
+    if url is None:
+        return fakeredis.FakeRedis(server=_fake_server())
+    return redis.Redis.from_url(url)
+
+
+@lru_cache
 def async_redis() -> aioredis.Redis:
     url = get_settings().redis_url
     if url is None:
@@ -40,4 +49,5 @@ def async_redis() -> aioredis.Redis:
 def reset_clients() -> None:
     """Forget cached clients (after Settings change, e.g. in tests)."""
     sync_redis.cache_clear()
+    sync_redis_bytes.cache_clear()
     async_redis.cache_clear()

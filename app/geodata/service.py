@@ -20,7 +20,9 @@ from app.config import get_settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata import schemas
 from app.geodata.errors import describe_validation_error
+from app.geodata.providers.base import GeodataProvider
 from app.geodata.providers.embedded import EmbeddedProvider
+from app.geodata.providers.upstream import UpstreamProvider
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
 
@@ -134,14 +136,16 @@ def validate_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any
 
 _lock = threading.Lock()
 _provider: EmbeddedProvider | None = None
+_upstream: UpstreamProvider | None = None
 _data_dir: Path | None = None
 
 
 def configure(data_dir: Path | None) -> None:
-    """Use indices under `data_dir` (None: Settings.data_dir) from the next call on."""
-    global _provider, _data_dir
+    """Use indices under `data_dir` (None: Settings.data_dir) and the current Settings'
+    upstreams from the next call on."""
+    global _provider, _upstream, _data_dir
     with _lock:
-        _provider, _data_dir = None, data_dir
+        _provider, _upstream, _data_dir = None, None, data_dir
 
 
 def provider() -> EmbeddedProvider:
@@ -155,25 +159,39 @@ def provider() -> EmbeddedProvider:
         return _provider
 
 
+def upstream_provider() -> UpstreamProvider:
+    global _upstream
+    with _lock:
+        if _upstream is None:
+            _upstream = UpstreamProvider(get_settings())
+        return _upstream
+
+
+def provider_for(name: str) -> GeodataProvider:
+    """The upstream provider for the tools `GEOSVC_UPSTREAM_TOOLS` names, else embedded."""
+    if name in get_settings().upstream_tools:
+        return upstream_provider()
+    return provider()
+
+
 def warm_up() -> None:
     """Load (building if needed) the indices now rather than on the first call."""
     provider()
 
 
-_HANDLERS: dict[str, Callable[[EmbeddedProvider, Any], BaseModel]] = {
-    "get_population": EmbeddedProvider.get_population,
-    "get_average_income": EmbeddedProvider.get_average_income,
-    "geocode": EmbeddedProvider.geocode,
-    "reverse_geocode": EmbeddedProvider.reverse_geocode,
-    "search_nearby": EmbeddedProvider.search_nearby,
+_HANDLERS: dict[str, Callable[[GeodataProvider, Any], BaseModel]] = {
+    "get_population": lambda p, a: p.get_population(a),
+    "get_average_income": lambda p, a: p.get_average_income(a),
+    "geocode": lambda p, a: p.geocode(a),
+    "reverse_geocode": lambda p, a: p.reverse_geocode(a),
+    "search_nearby": lambda p, a: p.search_nearby(a),
 }
 
 
 def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:
     args = _parse(name, arguments)
-    current = provider()
     if isinstance(args, schemas.StaticMapArgs):
-        image, png = current.static_map(args)
+        image, png = provider().static_map(args)
         return ToolResult(structured=image.model_dump(mode="json", by_alias=True), png=png)
-    result = _HANDLERS[name](current, args)
+    result = _HANDLERS[name](provider_for(name), args)
     return ToolResult(structured=result.model_dump(mode="json", by_alias=True))

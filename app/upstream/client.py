@@ -93,12 +93,14 @@ class UpstreamClient:
         policy: RetryPolicy | None = None,
         cache: redis.Redis | None = None,
         cache_ttl_s: int = 86_400,
+        cache_prefix: str = "",
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.policy = policy or RetryPolicy()
         self.cache = cache
         self.cache_ttl_s = cache_ttl_s
+        self.cache_prefix = cache_prefix
         self._http = httpx.Client(
             base_url=base_url,
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0)),
@@ -158,7 +160,10 @@ class UpstreamClient:
         """Answer from the shared cache, or fetch and remember (answers, never errors)."""
         if self.cache is None:
             return fetch()
-        key = f"upstream:{self.name}:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
+        key = (
+            f"{self.cache_prefix}upstream:{self.name}:"
+            + hashlib.sha256(repr(key_parts).encode()).hexdigest()
+        )
         try:
             hit = self.cache.get(key)
         except redis.RedisError:

@@ -33,6 +33,8 @@ class GeodataProvider(Protocol):
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult: ...
 
+
+class MapProvider(Protocol):
     def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
         """The result and the PNG bytes."""
         ...

@@ -1,0 +1,182 @@
+"""The upstream provider: the production path over HTTP (Nominatim, Overpass, Census ACS).
+
+Selected per tool by `GEOSVC_UPSTREAM_TOOLS`. The adapters in `app.upstream` speak the
+wire formats (timeouts, tenacity retries, Redis answer cache); this class turns their
+answers into the tools' results. An outage surfaces as `UpstreamUnavailable` (0 credits).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from app.config import Settings
+from app.errors import InvalidArgument, NotFound
+from app.geodata.geometry import haversine_km
+from app.geodata.schemas import (
+    GeocodeArgs,
+    GeocodeMatch,
+    GeocodeResult,
+    IncomeArgs,
+    IncomeResult,
+    Kind,
+    NearbyPlace,
+    PopulationArgs,
+    PopulationResult,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
+    SearchNearbyArgs,
+    SearchNearbyResult,
+)
+from app.redis_client import sync_redis_bytes
+from app.upstream import nominatim, overpass
+from app.upstream.census import AcsZcta, CensusAcsApi
+from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError
+from app.upstream.nominatim import NominatimApi, OsmPlace
+from app.upstream.overpass import OverpassApi
+
+
+def _acs_source(year: int, table: str) -> str:
+    return (
+        f"U.S. Census Bureau, American Community Survey 5-year estimates {year - 4}-{year}, "
+        f"table {table} by ZIP Code Tabulation Area (public domain), via the Census Data API"
+    )
+
+
+def _kind(place: OsmPlace) -> Kind:
+    # `app.upstream.nominatim` maps OSM address types onto exactly these kinds.
+    return cast(Kind, place.kind)
+
+
+class UpstreamProvider:
+    def __init__(self, settings: Settings) -> None:
+        policy = RetryPolicy(attempts=settings.upstream_attempts)
+        cache = sync_redis_bytes()
+
+        def client(name: str, url: str) -> UpstreamClient:
+            return UpstreamClient(
+                name,
+                url,
+                timeout_s=settings.upstream_timeout_s,
+                policy=policy,
+                cache=cache,
+                cache_prefix=settings.redis_key_prefix,
+            )
+
+        api_key = settings.census_api_key.get_secret_value() if settings.census_api_key else None
+        self.census = CensusAcsApi(
+            client("census", settings.census_url), year=settings.census_year, api_key=api_key
+        )
+        self.nominatim = NominatimApi(client("nominatim", settings.nominatim_url))
+        self.overpass = OverpassApi(client("overpass", settings.overpass_url))
+
+    def _zcta(self, postal_code: str) -> AcsZcta:
+        try:
+            return self.census.zcta(postal_code)
+        except UpstreamStatusError as exc:
+            raise NotFound(f"No ACS estimates for ZIP {postal_code}") from exc
+
+    def get_population(self, args: PopulationArgs) -> PopulationResult:
+        row = self._zcta(args.postal_code)
+        if not row.population:
+            raise NotFound(f"No population estimate for ZIP {args.postal_code}")
+        return PopulationResult(
+            postal_code=args.postal_code,
+            population=row.population,
+            year=row.year,
+            source=_acs_source(row.year, "B01003"),
+        )
+
+    def get_average_income(self, args: IncomeArgs) -> IncomeResult:
+        row = self._zcta(args.postal_code)
+        if row.median_household_income is None:
+            raise NotFound(f"No household income estimate for ZIP {args.postal_code}")
+        return IncomeResult(
+            postal_code=args.postal_code,
+            amount=row.median_household_income,
+            measure="median_household_income",
+            year=row.year,
+            period=f"{row.year - 4}-{row.year}",
+            source=_acs_source(row.year, "B19013"),
+        )
+
+    def geocode(self, args: GeocodeArgs) -> GeocodeResult:
+        try:
+            places = self.nominatim.search(args.query, country=args.country, limit=args.limit)
+        except UpstreamStatusError as exc:
+            raise InvalidArgument(f"The geocoder rejected the query ({exc.status})") from exc
+        if not places:
+            raise NotFound(f"No place matches {args.query!r}")
+        matches = [
+            GeocodeMatch(
+                name=place.name,
+                label=place.label,
+                lat=place.lat,
+                lon=place.lon,
+                kind=_kind(place),
+                country_code=place.country_code,
+                admin1=place.admin1,
+                postal_code=place.postal_code,
+                confidence=round(min(1.0, max(0.0, place.importance)), 3),
+            )
+            for place in places
+        ]
+        return GeocodeResult(query=args.query, results=matches, source=nominatim.ATTRIBUTION)
+
+    def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
+        try:
+            place = self.nominatim.reverse(args.lat, args.lon)
+        except UpstreamStatusError as exc:
+            raise InvalidArgument(f"The geocoder rejected the point ({exc.status})") from exc
+        if place is None:
+            raise NotFound(f"No place known near ({args.lat}, {args.lon})")
+        return ReverseGeocodeResult(
+            name=place.name,
+            label=place.label,
+            kind=_kind(place),
+            lat=place.lat,
+            lon=place.lon,
+            country_code=place.country_code,
+            admin1=place.admin1,
+            admin2=place.admin2,
+            postal_code=place.postal_code if place.country_code == "US" else None,
+            distance_km=round(haversine_km(args.lat, args.lon, place.lat, place.lon), 3),
+            source=nominatim.ATTRIBUTION,
+        )
+
+    def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
+        try:
+            features = self.overpass.nearby(
+                args.lat,
+                args.lon,
+                radius_m=round(args.radius_m),
+                amenity=args.category,
+                limit=args.limit,
+            )
+        except UpstreamStatusError as exc:
+            raise InvalidArgument(f"The place search rejected the query ({exc.status})") from exc
+        ranked = sorted(
+            ((haversine_km(args.lat, args.lon, f.lat, f.lon) * 1000, f) for f in features),
+            key=lambda pair: pair[0],
+        )
+        places = [
+            NearbyPlace(
+                name=feature.name or feature.category,
+                category=feature.category,
+                lat=feature.lat,
+                lon=feature.lon,
+                distance_m=round(distance_m, 1),
+                code=feature.osm_id,
+            )
+            for distance_m, feature in ranked
+            if distance_m <= args.radius_m
+        ][: args.limit]
+        if not places:
+            raise NotFound(
+                f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})"
+            )
+        return SearchNearbyResult(
+            category=args.category,
+            radius_m=args.radius_m,
+            results=places,
+            source=overpass.ATTRIBUTION,
+        )
