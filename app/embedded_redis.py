@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 
 import redis
+
+
+def die_with_parent() -> None:
+    """Linux: a child process gets SIGTERM when `geosvc dev` exits, however it exits
+    (uvicorn re-raises SIGTERM after its shutdown, which skips `finally` blocks)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -60,6 +72,7 @@ def embedded_redis() -> Iterator[str]:
                     workdir,
                 ],
                 stdout=subprocess.DEVNULL,
+                preexec_fn=die_with_parent,
             )
             try:
                 _wait_for_ping(url)

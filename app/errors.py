@@ -103,8 +103,30 @@ class UpstreamUnavailable(AppError):
     default_message = "Upstream data provider unavailable"
 
 
+class DeadlineExceeded(AppError):
+    """A tool call was not answered in time (workers busy or down); it costs nothing."""
+
+    code = "DEADLINE_EXCEEDED"
+    status = 504
+    default_message = "The call did not finish in time; no credit was charged. Retry shortly."
+
+
 class Internal(AppError):
     pass
+
+
+def _subclasses(cls: type[AppError]) -> list[type[AppError]]:
+    return [cls, *(sub for direct in cls.__subclasses__() for sub in _subclasses(direct))]
+
+
+def error_from_body(error: Mapping[str, Any]) -> AppError:
+    """The AppError of an `{"code", "message", ...}` object (e.g. from a worker); unknown
+    codes become INTERNAL."""
+    details = {k: v for k, v in error.items() if k not in ("code", "message")}
+    for cls in _subclasses(AppError):
+        if cls.code == error.get("code") and cls is not AppError:
+            return cls(str(error.get("message") or cls.default_message), **details)
+    return Internal()
 
 
 # --- HTTP mapping: every error of every endpoint has the same body ---------------------

@@ -6,23 +6,31 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from app.accounts.endpoints import router as accounts_router
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
+from app.config import get_settings
 from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.pages import router as dashboard_router
 from app.errors import install_http_error_handlers
+from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
 from app.security import CrossSiteGuard
-
-
-@asynccontextmanager
-async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-    yield
+from app.tool_calls.dispatch import close_waiter
 
 
 def create_app() -> FastAPI:
+    mcp_sessions, mcp_app = mcp_transport(get_settings())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Mounted apps' lifespans do not run: the MCP session manager is run here.
+        async with mcp_sessions.run():
+            yield
+            await close_waiter()
+
     app = FastAPI(
         title="Geospatial Data Service",
         lifespan=lifespan,
@@ -37,6 +45,7 @@ def create_app() -> FastAPI:
     app.include_router(billing_router)
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
+    app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

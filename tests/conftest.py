@@ -13,7 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from app.cli import cli
+from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.live_server import LiveServer, service_env, start_live_server
 from tests.support.services import (
@@ -29,6 +32,7 @@ class Backend:
     name: str
     database_url: str
     redis_url: str
+    # GEOSVC_DATA_DIR: the geodata indices, built once per session and shared.
     data_dir: Path
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -46,17 +50,47 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def geodata_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Indices built once by the real `geosvc data build`; this process reads them too."""
+    from app.geodata import service
+
+    data_dir = tmp_path_factory.mktemp("geodata")
+    result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    service.configure(data_dir)
+    yield data_dir
+    service.configure(None)
+
+
+@pytest.fixture(scope="session")
+def fake_upstream() -> Iterator[FakeUpstream]:
+    server = FakeUpstream().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def upstream(fake_upstream: FakeUpstream) -> Iterator[FakeUpstream]:
+    fake_upstream.clear()
+    yield fake_upstream
+    fake_upstream.clear()
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def backend(
-    request: pytest.FixtureRequest, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    geodata_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Backend]:
-    data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
     if request.param == "sqlite":
-        yield Backend("sqlite", f"sqlite:///{data_dir / 'geosvc.db'}", redis_url, data_dir)
+        database = tmp_path_factory.mktemp("sqlite") / "geosvc.db"
+        yield Backend("sqlite", f"sqlite:///{database}", redis_url, geodata_dir)
         return
     try:
         with fresh_postgres_database() as url:
-            yield Backend("postgres", url, redis_url, data_dir)
+            yield Backend("postgres", url, redis_url, geodata_dir)
     except ServiceUnavailable as exc:
         if REQUIRE_SERVICES:
             raise

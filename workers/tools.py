@@ -1,3 +1,29 @@
-"""Tool tasks (queue `tools`). Placeholder: the MCP/geodata side defines the tool task here."""
+"""Tool tasks (queue `tools`): one task runs any of the six tools.
+
+No Celery retries: the api awaits the answer under `tool_deadline_s`, and the upstream
+client already retries short failures (tenacity). The task is sent with `expires` at that
+deadline, so a message redelivered after a worker died is dropped, not run for nobody.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+from celery.signals import worker_init
+
+from app.geodata import service as geodata
+from app.tool_calls.dispatch import RUN_TOOL_TASK
+from app.tool_calls.service import perform
+from workers.celery_app import celery_app
+
+
+@worker_init.connect
+def load_geodata(**_kwargs: Any) -> None:
+    """Load (or build) the indices before the pool forks: children share them, and no
+    call waits for a load."""
+    geodata.warm_up()
+
+
+@celery_app.task(name=RUN_TOOL_TASK)
+def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return perform(name, arguments)

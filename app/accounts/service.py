@@ -51,6 +51,10 @@ def create_user(session: Session, *, email: str, password: str, name: str | None
     return user
 
 
+def set_password(user: User, password: str) -> None:
+    user.password_hash = _hasher.hash(password)
+
+
 def _failures_key(email: str) -> str:
     return f"signin_failures:{hashlib.sha256(email.encode()).hexdigest()[:32]}"
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -46,7 +48,20 @@ class CeleryWorker:
             return False
         return any(self.hostname in reply for reply in replies)
 
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool processes at once (no warm shutdown)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def tasks_run(self, name: str) -> int:
+        """How many `name` tasks this worker has started, from its own stats."""
+        stats = self.client.control.inspect([self.hostname], timeout=2.0).stats() or {}
+        return int(stats.get(self.hostname, {}).get("total", {}).get(name, 0))
+
     def stop(self) -> None:
+        if self.process.poll() is not None:
+            self.client.close()
+            return
         self.process.terminate()  # warm shutdown: finish running tasks
         try:
             self.process.wait(timeout=30)
@@ -88,6 +103,7 @@ def start_celery_worker(
         env={**env, "C_FORCE_ROOT": "1"},
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so `kill` reaches the pool too
     )
     worker = CeleryWorker(hostname, env, process, log_path, client_for(env))
     deadline = time.monotonic() + deadline_s

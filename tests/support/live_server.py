@@ -47,8 +47,8 @@ def service_env(
         GEOSVC_DATA_DIR=str(data_dir),
         GEOSVC_SECRET_PEPPER="test-pepper-not-secret",
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
-        **extra,
     )
+    env.update(extra)
     return env
 
 

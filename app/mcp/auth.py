@@ -1,0 +1,76 @@
+"""Bearer API-key authentication in front of the MCP transport (pure ASGI).
+
+A request reaches the MCP SDK only with a valid, unrevoked key that has `read:data`;
+its principal rides along in the ASGI scope state (`principal_of` reads it back in a
+tool handler). Everything else is answered here in the spec's error shape: 401 with
+`WWW-Authenticate: Bearer error="invalid_token"` (what MCP clients and proxies expect
+before they would try OAuth discovery), or 403 for a key without the scope.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.api_keys.service import ApiKeyPrincipal, averify_bearer
+from app.errors import AppError, Forbidden, Unauthenticated
+
+REQUIRED_SCOPE = "read:data"
+
+
+class BearerKeyAuth:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        authorization = _header(scope, b"authorization")
+        try:
+            principal = await averify_bearer(authorization)
+            if REQUIRED_SCOPE not in principal.scopes:
+                raise Forbidden(f"This API key lacks the {REQUIRED_SCOPE} scope")
+        except AppError as exc:
+            await _refuse(exc, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+def principal_of(request: Any) -> ApiKeyPrincipal:
+    """The principal `BearerKeyAuth` put on this request (a Starlette request)."""
+    principal = request.state.principal if isinstance(request, Request) else None
+    if not isinstance(principal, ApiKeyPrincipal):
+        raise Unauthenticated()
+    return principal
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _refuse(exc: AppError, send: Send) -> None:
+    if exc.status == 401:
+        challenge = 'Bearer error="invalid_token"'
+    else:
+        challenge = f'Bearer error="insufficient_scope", scope="{REQUIRED_SCOPE}"'
+    body = json.dumps(exc.to_body()).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": exc.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", challenge.encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,154 @@
+"""The hosted MCP server: six metered tools over stateless Streamable HTTP.
+
+Built on the SDK's low-level `Server` so the wire shape is ours to state: each tool's
+input schema is its strict argument model, its output schema admits the result or the
+error envelope, and every failure is a result with `isError` carrying
+`{"error": {"code", "message", ...}}` as text and as `structuredContent`. The handlers
+are thin: the metered call lives in `app.tool_calls.service`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel
+
+from app.config import Settings
+from app.errors import AppError
+from app.geodata.service import TOOL_SPECS, ToolSpec
+from app.mcp.auth import BearerKeyAuth, principal_of
+from app.tool_calls.service import call_tool
+
+SERVER_NAME = "geosvc"
+INSTRUCTIONS = (
+    "Geospatial and demographic data: US population and household income by ZIP code, "
+    "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
+    "Each successful call costs 1 credit; failed calls cost nothing. Errors are results "
+    'with isError and {"error": {"code", "message"}}; QUOTA_EXCEEDED means the monthly '
+    "credits of the free plan are used up until `resetsAt`."
+)
+
+ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        }
+    },
+}
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The result model's schema, or the error envelope (strict clients validate errors too)."""
+    schema = model.model_json_schema(by_alias=True, mode="serialization")
+    defs = schema.pop("$defs", None)
+    combined: dict[str, Any] = {"type": "object", "anyOf": [schema, ERROR_ENVELOPE_SCHEMA]}
+    if defs:
+        combined["$defs"] = defs
+    return combined
+
+
+def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.args_model.model_json_schema(),
+        output_schema=output_schema(spec.result_model),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=spec.name in settings.upstream_tools,
+        ),
+    )
+
+
+def success_result(structured: dict[str, Any], png: bytes | None) -> types.CallToolResult:
+    content: list[types.ContentBlock] = [
+        types.TextContent(type="text", text=json.dumps(structured))
+    ]
+    if png is not None:
+        data = base64.b64encode(png).decode("ascii")
+        content.append(types.ImageContent(type="image", data=data, mime_type="image/png"))
+    return types.CallToolResult(content=content, structured_content=structured)
+
+
+def error_result(exc: AppError) -> types.CallToolResult:
+    body = exc.to_body()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(body))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+async def handle_call_tool(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    try:
+        answer = await call_tool(principal_of(ctx.request), params.name, params.arguments)
+    except AppError as exc:
+        return error_result(exc)
+    return success_result(answer.structured, answer.png)
+
+
+def build_server(settings: Settings) -> Server[Any]:
+    # Built once: the modern transport looks input schemas up on every call.
+    listing = types.ListToolsResult(
+        tools=[tool_definition(spec, settings) for spec in TOOL_SPECS.values()]
+    )
+    input_schemas = {tool.name: tool.input_schema for tool in listing.tools}
+
+    async def list_tools(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    return Server(
+        SERVER_NAME,
+        version="0.1.0",
+        title="Geospatial Data Service",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=handle_call_tool,
+    )
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """Allowed hosts and origins from Settings, plus the service's own public address."""
+    public = urlsplit(settings.base_url)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*settings.allowed_hosts, public.netloc],
+        allowed_origins=[*settings.allowed_origins, f"{public.scheme}://{public.netloc}"],
+    )
+
+
+def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, BearerKeyAuth]:
+    """The session manager (run it in the app lifespan) and the authenticated ASGI app.
+
+    Stateless with JSON responses: any api replica can answer any request.
+    """
+    manager = StreamableHTTPSessionManager(
+        app=build_server(settings),
+        json_response=True,
+        stateless=True,
+        security_settings=transport_security(settings),
+    )
+    return manager, BearerKeyAuth(StreamableHTTPASGIApp(manager))

@@ -1,0 +1,174 @@
+"""Run a tool on a Celery worker and await its result without holding a thread.
+
+The Redis result backend stores a result under `<prefix>celery-task-meta-<id>` and
+publishes it on the channel of the same name. Each api process keeps one pub/sub
+connection (`ResultWaiter`, one per event loop) subscribed to the channels of its own
+task ids. Should a publish be missed anyway (the pub/sub connection dropped and
+reconnected), the stored key is read every `POLL_FALLBACK_S` until the deadline.
+
+At the deadline the call is abandoned: the caller releases its credit, and the task was
+sent with `expires` equal to the deadline, so a worker that picks it up later discards it
+instead of running it. A result that still arrives late is never read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis.asyncio as aioredis
+from celery import states
+from redis.exceptions import RedisError
+
+from app.errors import DeadlineExceeded, Internal
+from app.redis_client import async_redis
+from workers.celery_app import TOOLS_QUEUE, celery_app
+
+logger = logging.getLogger(__name__)
+
+RUN_TOOL_TASK = "tools.run"
+POLL_FALLBACK_S = 1.0
+
+
+class ResultWaiter:
+    """Futures keyed by result key, fed by one reader task on one pub/sub connection.
+
+    Task ids start with this waiter's own token, and the connection holds one pattern
+    subscription to the result channels of exactly those ids, made (and confirmed) before
+    the first task is sent: no per-call subscribe, and no window in which a result could
+    be published unheard.
+    """
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._client = client
+        self._token = secrets.token_hex(6)
+        self._pubsub = client.pubsub()
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._ready = asyncio.Lock()
+        self._cleanup: set[asyncio.Task[Any]] = set()
+
+    def new_task_id(self, prefix: str) -> str:
+        return f"{prefix}_{self._token}_{secrets.token_hex(8)}"
+
+    async def run_task(
+        self, task_id: str, name: str, args: list[Any], *, deadline_s: float
+    ) -> dict[str, Any]:
+        """Send `name(*args)` as task `task_id` (from `new_task_id`); its result, or
+        DeadlineExceeded / Internal."""
+        await self._start()
+        key = result_key(task_id)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            celery_app.send_task(
+                name, args=args, task_id=task_id, queue=TOOLS_QUEUE, expires=deadline_s
+            )
+            meta = await self._await(key, future, time.monotonic() + deadline_s)
+        finally:
+            self._pending.pop(key, None)
+            # The stored copy is not needed once read (or once abandoned).
+            self._forget(key)
+        return _result_of(meta)
+
+    async def _start(self) -> None:
+        if self._reader is not None and not self._reader.done():
+            return
+        async with self._ready:
+            if self._reader is not None and not self._reader.done():
+                return
+            await self._pubsub.psubscribe(result_key(f"*_{self._token}_*"))
+            confirmation = await self._pubsub.get_message(timeout=5.0)
+            if confirmation is None or confirmation.get("type") != "psubscribe":
+                raise Internal("The result channel could not be subscribed")
+            self._reader = asyncio.create_task(self._read(), name="celery-result-reader")
+
+    async def _await(
+        self, key: str, future: asyncio.Future[dict[str, Any]], deadline: float
+    ) -> dict[str, Any]:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeadlineExceeded()
+            try:
+                return await asyncio.wait_for(
+                    asyncio.shield(future), timeout=min(remaining, POLL_FALLBACK_S)
+                )
+            except TimeoutError:
+                meta = _decode(await self._client.get(key))
+                if meta is not None and meta.get("status") in states.READY_STATES:
+                    return meta
+
+    async def _read(self) -> None:
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=None)
+            except RedisError as exc:
+                logger.warning("result pub/sub connection failed (%s); reconnecting", exc)
+                await asyncio.sleep(0.1)
+                continue
+            if message is None or message.get("type") != "pmessage":
+                continue
+            future = self._pending.get(str(message["channel"]))
+            meta = _decode(message["data"])
+            if future is not None and meta is not None and not future.done():
+                if meta.get("status") in states.READY_STATES:
+                    future.set_result(meta)
+
+    def _forget(self, key: str) -> None:
+        async def delete() -> None:
+            await self._client.delete(key)
+
+        task = asyncio.create_task(delete())
+        self._cleanup.add(task)
+        task.add_done_callback(self._cleanup.discard)
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        await self._pubsub.aclose()
+
+
+def result_key(task_id: str) -> str:
+    key = celery_app.backend.get_key_for_task(task_id)
+    return key.decode() if isinstance(key, bytes) else str(key)
+
+
+def _decode(raw: object) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw if isinstance(raw, str | bytes) else str(raw))
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _result_of(meta: Mapping[str, Any]) -> dict[str, Any]:
+    if meta.get("status") != states.SUCCESS or not isinstance(meta.get("result"), dict):
+        logger.error("tool task %s ended %s", meta.get("task_id"), meta.get("status"))
+        raise Internal("The tool failed unexpectedly; no credit was charged.")
+    return dict(meta["result"])
+
+
+_waiters: dict[asyncio.AbstractEventLoop, ResultWaiter] = {}
+
+
+def waiter() -> ResultWaiter:
+    """This event loop's waiter (an api process has one loop; tests may have several)."""
+    loop = asyncio.get_running_loop()
+    current = _waiters.get(loop)
+    if current is None:
+        current = _waiters[loop] = ResultWaiter(async_redis())
+    return current
+
+
+async def close_waiter() -> None:
+    current = _waiters.pop(asyncio.get_running_loop(), None)
+    if current is not None:
+        await current.close()

@@ -1,0 +1,87 @@
+"""A metered tool call: validate, reserve a credit, run on a worker, charge or release.
+
+Every data surface (the MCP server now, the announced HTTP data API later) calls
+`call_tool`; the Celery task calls `perform`. Only a call that returns data costs a
+credit: invalid arguments are refused before anything is reserved, and every failure
+after the reservation (NOT_FOUND, an upstream outage, the deadline, a crash, the client
+going away) releases it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from app.api_keys.service import ApiKeyPrincipal
+from app.billing.service import current_plan
+from app.clock import utcnow
+from app.config import get_settings
+from app.errors import AppError, Internal, error_from_body
+from app.geodata import service as geodata
+from app.metering import service as metering
+from app.tool_calls.dispatch import RUN_TOOL_TASK, waiter
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    call_id: str
+    structured: dict[str, Any]
+    png: bytes | None
+
+
+async def call_tool(
+    principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
+) -> ToolAnswer:
+    """Run one metered call for `principal`; raises an AppError for anything but data."""
+    args = geodata.validate_arguments(name, arguments or {})
+    plan = await current_plan(principal.user_id)
+    reservation = await metering.reserve(principal.user_id, plan)
+    dispatcher = waiter()
+    call_id = dispatcher.new_task_id("call")
+    try:
+        reply = await dispatcher.run_task(
+            call_id, RUN_TOOL_TASK, [name, args], deadline_s=get_settings().tool_deadline_s
+        )
+        if "error" in reply:
+            raise error_from_body(reply["error"])
+        answer = ToolAnswer(
+            call_id=call_id,
+            structured=reply["structured"],
+            png=base64.b64decode(reply["png"]) if reply.get("png") else None,
+        )
+    except BaseException:
+        with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
+            await metering.release(reservation)
+        raise
+    await metering.commit(reservation)
+    metering.record_usage(
+        call_id, principal.user_id, principal.key_id, name, reservation.period, utcnow()
+    )
+    return answer
+
+
+def perform(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The worker's side: run the tool, answer `{"structured", "png"}` or `{"error"}`.
+
+    Expected failures are answers, not task failures, so they reach the caller intact.
+    """
+    try:
+        result = geodata.execute(name, arguments)
+    except AppError as exc:
+        return {"error": exc.to_body()["error"]}
+    except Exception:
+        logger.exception("tool %s failed", name)
+        return {
+            "error": Internal("The tool failed unexpectedly; no credit was charged.").to_body()[
+                "error"
+            ]
+        }
+    png = base64.b64encode(result.png).decode("ascii") if result.png else None
+    return {"structured": result.structured, "png": png}

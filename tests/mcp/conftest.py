@@ -1,0 +1,116 @@
+"""The MCP surface end to end: a real uvicorn server and a real Celery worker process on
+the real Redis (fakeredis's TCP server on a bare machine), talked to with the official
+`mcp` client. Tools run on the embedded data except `get_average_income`, which goes to
+the fake Census API, so provider outages and slow providers can be injected."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from sqlalchemy import create_engine, func
+from sqlmodel import Session, col, select
+
+from app.models import UsageEvent
+from tests.conftest import Backend
+from tests.fakes.upstream import FakeUpstream
+from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.factories import sign_up
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
+
+FREE_QUOTA = 8
+STANDARD_QUOTA = 4
+DEADLINE_S = 4.0
+
+
+def mcp_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, str]:
+    return backend.env(
+        **upstream.env(),
+        GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}{prefix}-{backend.name}:",
+        GEOSVC_UPSTREAM_TOOLS='["get_average_income"]',
+        GEOSVC_UPSTREAM_ATTEMPTS="2",
+        GEOSVC_TOOL_DEADLINE_S=str(DEADLINE_S),
+        GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
+        GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
+    )
+
+
+@dataclass
+class Stack:
+    """An api server and its worker, on their own key prefix."""
+
+    server: LiveServer
+    worker: CeleryWorker
+    database_url: str
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.server.url}/mcp"
+
+    def ledger_count(self, user_id: str) -> int:
+        engine = create_engine(self.database_url)
+        try:
+            with Session(engine) as session:
+                query = select(func.count()).where(col(UsageEvent.user_id) == user_id)
+                return int(session.exec(query).one())
+        finally:
+            engine.dispose()
+
+
+def start_stack(env: dict[str, str], logs: Path) -> Stack:
+    worker = start_celery_worker(env, logs / "worker.log")
+    try:
+        server = start_live_server(env, logs / "server.log")
+    except Exception:
+        worker.stop()
+        raise
+    return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
+
+
+@pytest.fixture(scope="session")
+def stack(
+    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    env = mcp_env(backend, fake_upstream, "mcp")
+    running = start_stack(env, tmp_path_factory.mktemp(f"mcp-{backend.name}"))
+    yield running
+    running.server.stop()
+    running.worker.stop()
+
+
+@dataclass
+class Account:
+    user_id: str
+    api_key: str
+    key_id: str
+    http: httpx.Client  # signed in to the control plane
+
+
+@pytest.fixture
+def account(stack: Stack) -> Iterator[Account]:
+    with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+        user_id = str(sign_up(http)["userId"])
+        created = http.post("/api-keys", json={"name": "agent"}).json()
+        yield Account(user_id, created["plaintext"], created["key"]["keyId"], http)
+
+
+@asynccontextmanager
+async def connect(url: str, api_key: str, mode: str = "auto") -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        yield client
+
+
+def structured(result: object) -> dict:
+    """The structured content of a tool result, checked against its JSON text."""
+    content = result.structured_content  # type: ignore[attr-defined]
+    assert json.loads(result.content[0].text) == content  # type: ignore[attr-defined]
+    return dict(content)

@@ -1,0 +1,261 @@
+"""Six metered tools over /mcp: answers, errors, credits, quotas, keys."""
+
+from __future__ import annotations
+
+import base64
+import io
+import time
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+from PIL import Image
+
+from tests.billing.conftest import subscribe
+from tests.fakes.upstream import FakeUpstream
+from tests.mcp.conftest import (
+    FREE_QUOTA,
+    STANDARD_QUOTA,
+    Account,
+    Stack,
+    connect,
+    structured,
+)
+
+TOOL_NAMES = {
+    "get_population",
+    "get_average_income",
+    "geocode",
+    "reverse_geocode",
+    "search_nearby",
+    "static_map",
+}
+
+# One successful call of every tool (get_average_income goes to the fake Census API).
+GOOD_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("get_population", {"postal_code": "10001"}),
+    ("get_average_income", {"postal_code": "94103"}),
+    ("geocode", {"query": "Austin, TX", "limit": 1}),
+    ("reverse_geocode", {"lat": 48.8566, "lon": 2.3522}),
+    ("search_nearby", {"lat": 30.2672, "lon": -97.7431, "radius_m": 50000, "category": "airport"}),
+    ("static_map", {"markers": [{"lat": 30.27, "lon": -97.74, "color": "#ff0000"}]}),
+]
+
+
+def usage(account: Account) -> dict[str, Any]:
+    response = account.http.get("/usage")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def wait_for_ledger(stack: Stack, user_id: str, expected: int, deadline_s: float = 20) -> int:
+    deadline = time.monotonic() + deadline_s
+    while (count := stack.ledger_count(user_id)) != expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return count
+
+
+def raw_call(url: str, authorization: str | None, **headers: str) -> httpx.Response:
+    """A tools/call JSON-RPC POST without an MCP client (to see HTTP-level answers)."""
+    sent = {"Accept": "application/json, text/event-stream", **headers}
+    if authorization is not None:
+        sent["Authorization"] = authorization
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_population", "arguments": {"postal_code": "10001"}},
+    }
+    return httpx.post(url, json=body, headers=sent, timeout=30)
+
+
+class TestListTools:
+    @pytest.mark.parametrize("mode", ["legacy", "auto"])
+    async def test_six_tools_with_schemas_and_annotations(
+        self, stack: Stack, account: Account, mode: str
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key, mode) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+
+        assert set(tools) == TOOL_NAMES
+        for tool in tools.values():
+            assert "1 credit" in (tool.description or "")
+            assert tool.input_schema["type"] == "object"
+            assert tool.output_schema is not None
+            assert tool.output_schema["type"] == "object"
+            assert tool.annotations is not None
+            assert tool.annotations.read_only_hint is True
+        assert tools["get_average_income"].annotations.open_world_hint is True  # upstream here
+        assert tools["geocode"].annotations.open_world_hint is False
+        radius = tools["search_nearby"].input_schema["properties"]["radius_m"]
+        assert (radius["minimum"], radius["maximum"]) == (1, 50000)
+        assert tools["geocode"].input_schema["additionalProperties"] is False
+
+
+class TestCalls:
+    @pytest.mark.parametrize("mode", ["legacy", "auto"])
+    async def test_every_tool_answers_and_each_costs_one_credit(
+        self, stack: Stack, account: Account, mode: str
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key, mode) as client:
+            results = {name: await client.call_tool(name, args) for name, args in GOOD_CALLS}
+
+        for name, result in results.items():
+            assert not result.is_error, (name, result.content)
+            assert "source" in structured(result)
+        assert structured(results["get_population"])["population"] == 21102
+        assert structured(results["get_average_income"])["amount"] == 94_354
+        assert structured(results["reverse_geocode"])["countryCode"] == "FR"
+        assert usage(account)["used"] == len(GOOD_CALLS)
+        assert wait_for_ledger(stack, account.user_id, len(GOOD_CALLS)) == len(GOOD_CALLS)
+
+    async def test_static_map_has_a_png_image_block(self, stack: Stack, account: Account) -> None:
+        arguments = {"center": {"lat": 40.7, "lon": -74.0}, "zoom": 9, "width": 320, "height": 200}
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("static_map", arguments)
+
+        image_blocks = [block for block in result.content if block.type == "image"]
+        assert len(image_blocks) == 1
+        assert image_blocks[0].mime_type == "image/png"
+        image = Image.open(io.BytesIO(base64.b64decode(image_blocks[0].data)))
+        assert image.size == (320, 200)
+        assert structured(result)["zoom"] == 9
+
+    async def test_failed_calls_cost_nothing(
+        self, stack: Stack, account: Account, upstream: FakeUpstream
+    ) -> None:
+        upstream.fail("census", status=503, count=-1)
+        async with connect(stack.mcp_url, account.api_key) as client:
+            invalid = await client.call_tool("get_population", {"postal_code": 10001})
+            unknown_field = await client.call_tool("geocode", {"query": "Paris", "lang": "fr"})
+            bad_latitude = await client.call_tool("reverse_geocode", {"lat": 91, "lon": 0})
+            not_found = await client.call_tool("get_population", {"postal_code": "00000"})
+            outage = await client.call_tool("get_average_income", {"postal_code": "10001"})
+            unknown_tool = await client.call_tool("get_weather", {})
+            ok = await client.call_tool("get_population", {"postal_code": "94103"})
+
+        codes = [
+            structured(r)["error"]["code"] if r.is_error else None
+            for r in (invalid, unknown_field, bad_latitude, not_found, outage, unknown_tool, ok)
+        ]
+        assert codes == [
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "NOT_FOUND",
+            "UPSTREAM_UNAVAILABLE",
+            "NOT_FOUND",
+            None,
+        ]
+        assert upstream.requests("census") == 2  # tried twice (GEOSVC_UPSTREAM_ATTEMPTS)
+        assert usage(account)["used"] == 1
+        assert wait_for_ledger(stack, account.user_id, 1) == 1
+
+    async def test_error_results_match_the_output_schema(
+        self, stack: Stack, account: Account, upstream: FakeUpstream
+    ) -> None:
+        upstream.fail("census", status=500, count=-1)
+        calls = [
+            ("get_population", {"postal_code": "123"}),
+            ("get_population", {"postal_code": "00000"}),
+            ("get_average_income", {"postal_code": "10001"}),
+            ("geocode", {"query": "zzzzqqqqxxxx nowhere"}),
+            ("search_nearby", {"lat": 0, "lon": -140, "radius_m": 1000}),
+            ("static_map", {"width": 10}),
+        ]
+        async with connect(stack.mcp_url, account.api_key) as client:
+            schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+            results = [(name, await client.call_tool(name, args)) for name, args in calls]
+
+        for name, result in results:
+            assert result.is_error, name
+            body = structured(result)
+            assert set(body["error"]) >= {"code", "message"}
+            jsonschema.validate(body, schemas[name])
+        assert usage(account)["used"] == 0
+
+
+class TestQuota:
+    async def test_free_account_at_its_cap_is_refused_before_any_work(
+        self, stack: Stack, account: Account
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key) as client:
+            for _ in range(FREE_QUOTA):
+                result = await client.call_tool("get_population", {"postal_code": "10001"})
+                assert not result.is_error
+            ran_before = stack.worker.tasks_run("tools.run")
+            refused = await client.call_tool("get_population", {"postal_code": "10001"})
+            ran_after = stack.worker.tasks_run("tools.run")
+            schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+
+        assert refused.is_error
+        error = structured(refused)["error"]
+        assert error["code"] == "QUOTA_EXCEEDED"
+        assert (error["quota"], error["used"]) == (FREE_QUOTA, FREE_QUOTA)
+        assert error["period"] == usage(account)["period"]
+        assert error["resetsAt"].endswith("-01T00:00:00.000Z")
+        jsonschema.validate(structured(refused), schemas["get_population"])
+        assert ran_after == ran_before  # the refused call never reached a worker
+        assert usage(account) | {"percent": 0} == usage(account) | {
+            "used": FREE_QUOTA,
+            "state": "warning",
+            "percent": 0,
+        }
+
+    async def test_standard_account_goes_over_its_quota(
+        self, stack: Stack, account: Account
+    ) -> None:
+        subscribe(account.http)
+        calls = STANDARD_QUOTA + 2
+        async with connect(stack.mcp_url, account.api_key) as client:
+            for _ in range(calls):
+                result = await client.call_tool("geocode", {"query": "Denver"})
+                assert not result.is_error, result.content
+
+        state = usage(account)
+        assert (state["mode"], state["used"], state["state"]) == ("standard", calls, "over")
+        assert wait_for_ledger(stack, account.user_id, calls) == calls
+
+
+class TestAuthentication:
+    @pytest.mark.parametrize(
+        "authorization",
+        [
+            None,
+            "Basic dXNlcjpwYXNz",
+            "Bearer not-a-key",
+            "Bearer svc_live_ak_unknownkey123_" + "A" * 40,
+        ],
+    )
+    def test_missing_malformed_and_unknown_keys_get_401(
+        self, stack: Stack, authorization: str | None
+    ) -> None:
+        response = raw_call(stack.mcp_url, authorization)
+
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+        assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+
+    async def test_a_revoked_key_gets_401_on_its_next_call(
+        self, stack: Stack, account: Account
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key, "legacy") as client:
+            result = await client.call_tool("get_population", {"postal_code": "10001"})
+            assert not result.is_error
+        assert account.http.delete(f"/api-keys/{account.key_id}").status_code == 204
+
+        response = raw_call(stack.mcp_url, f"Bearer {account.api_key}")
+
+        assert response.status_code == 401
+        assert "revoked" in response.json()["error"]["message"]
+        assert usage(account)["used"] == 1
+
+    def test_the_control_plane_session_is_not_a_key(self, stack: Stack, account: Account) -> None:
+        cookie = account.http.cookies.get("svc_session")
+        response = raw_call(stack.mcp_url, None, Cookie=f"svc_session={cookie}")
+        assert response.status_code == 401
+
+    def test_a_foreign_host_is_refused(self, stack: Stack, account: Account) -> None:
+        response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", Host="evil.example")
+        assert response.status_code == 421
