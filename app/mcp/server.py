@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,10 +25,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
 from app.config import Settings
-from app.errors import AppError
+from app.errors import AppError, Internal
 from app.geodata.service import TOOL_SPECS, ToolSpec
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.tool_calls.service import call_tool
+
+logger = logging.getLogger(__name__)
 
 SERVER_NAME = "geosvc"
 INSTRUCTIONS = (
@@ -104,6 +107,9 @@ async def handle_call_tool(
         answer = await call_tool(principal_of(ctx.request), params.name, params.arguments)
     except AppError as exc:
         return error_result(exc)
+    except Exception:  # e.g. Redis unreachable: the cap fails closed, the caller gets a result
+        logger.exception("tool call %s failed", params.name)
+        return error_result(Internal("The service could not run this call; no credit was charged."))
     return success_result(answer.structured, answer.png)
 
 
