@@ -1,0 +1,313 @@
+"""End-to-end MCP latency and throughput, against two baselines, from one run.
+
+  (a) a bare `MCPServer` with a trivial tool over stateless Streamable HTTP (JSON responses)
+  (b) a bare Celery round trip (send a trivial task, await its result) on the same Redis
+      and the same `geosvc worker`
+  (c) our `geocode` through /mcp: bearer auth, credit reservation, the Celery worker,
+      commit and the usage event
+
+Each is measured sequentially (p50, p99 over --calls, after a warm-up), then with
+--clients concurrent clients for --seconds (calls per second). The rounds run side by
+side in one process against servers started here: uvicorn for (a) and for our api, one
+`geosvc worker` (prefork, 2 processes) for (b) and (c), the local Redis (or an embedded
+one) under a throwaway key prefix, and a throwaway SQLite database. The geodata indices
+come from GEOSVC_DATA_DIR (default .geosvc; built on first use).
+
+    .venv/bin/python bench/mcp_e2e.py [--calls 300] [--clients 16] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import redis
+from celery import Celery
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.embedded_redis import embedded_redis, free_port  # noqa: E402
+
+BARE_MCP_APP = """
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bare")
+
+
+@server.tool()
+def echo(text: str) -> dict[str, str]:
+    return {"text": text}
+
+
+app = server.streamable_http_app(json_response=True, stateless_http=True)
+"""
+
+
+@contextlib.contextmanager
+def redis_for_bench() -> Iterator[str]:
+    url = os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+        yield url
+        return
+    except redis.RedisError:
+        pass
+    with embedded_redis() as embedded:
+        yield embedded
+
+
+def wait_until_up(url: str, deadline_s: float = 90) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+@contextlib.contextmanager
+def processes(*commands: tuple[list[str], dict[str, str], Path]) -> Iterator[None]:
+    started = []
+    try:
+        for argv, env, log in commands:
+            started.append(
+                subprocess.Popen(argv, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+            )
+        yield
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+Call = Callable[[], Awaitable[object]]
+
+
+async def sequential(call: Call, calls: int, warmup: int) -> list[float]:
+    for _ in range(warmup):
+        await call()
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+async def throughput(
+    make_call: Callable[[], AsyncIterator[Call]], clients: int, seconds: float
+) -> float:
+    done = 0
+    stop_at = 0.0
+
+    async def one_client(ready: asyncio.Event) -> None:
+        nonlocal done
+        async for call in make_call():
+            await call()  # warm the connection
+            await ready.wait()
+            while time.monotonic() < stop_at:
+                await call()
+                done += 1
+
+    ready = asyncio.Event()
+    tasks = [asyncio.create_task(one_client(ready)) for _ in range(clients)]
+    await asyncio.sleep(2.0)  # let every client connect
+    stop_at = time.monotonic() + seconds
+    started = time.monotonic()
+    ready.set()
+    await asyncio.gather(*tasks)
+    return done / (time.monotonic() - started)
+
+
+def mcp_client_factory(
+    url: str, headers: dict[str, str], tool: str, args: dict
+) -> Callable[[], AsyncIterator[Call]]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def make() -> AsyncIterator[Call]:
+        http = httpx2.AsyncClient(headers=headers, timeout=60)
+        async with (
+            http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
+
+            async def call() -> object:
+                result = await client.call_tool(tool, args)
+                if result.is_error:
+                    raise RuntimeError(result.content)
+                return result
+
+            yield call
+
+    return make
+
+
+def celery_client_factory(env: dict[str, str]) -> Callable[[], AsyncIterator[Call]]:
+    app = celery_app_for(env)
+
+    async def make() -> AsyncIterator[Call]:
+        async def call() -> object:
+            # The built-in `celery.accumulate` echoes its argument: a trivial task.
+            result = app.send_task("celery.accumulate", args=[1], queue="tools")
+            return await asyncio.to_thread(result.get, timeout=30)
+
+        yield call
+
+    return make
+
+
+def celery_app_for(env: dict[str, str]) -> Celery:
+    from app.config import Settings
+    from workers.celery_app import celery_config
+
+    settings = Settings(
+        redis_url=env["GEOSVC_REDIS_URL"], redis_key_prefix=env["GEOSVC_REDIS_KEY_PREFIX"]
+    )
+    app = Celery("bench", set_as_current=False)
+    app.conf.update(celery_config(settings))
+    return app
+
+
+def wait_for_worker(env: dict[str, str], deadline_s: float = 90) -> None:
+    app = celery_app_for(env)
+    deadline = time.monotonic() + deadline_s
+    while not app.control.ping(timeout=1.0):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker did not answer a ping")
+
+
+def account(base_url: str) -> str:
+    """A standard-plan account (no cap) and its API key, through the control plane."""
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        http.post(
+            "/auth/signup",
+            json={
+                "email": f"bench-{secrets.token_hex(4)}@example.com",
+                "password": "bench-password",
+            },
+        ).raise_for_status()
+        checkout = http.post("/subscription").json()["checkoutUrl"]
+        http.post(checkout, headers={"Origin": base_url})
+        return str(http.post("/api-keys", json={"name": "bench"}).json()["plaintext"])
+
+
+def row(label: str, samples: list[float], rate: float) -> None:
+    p50, p99 = statistics.median(samples), percentile(samples, 0.99)
+    print(f"  {label:<48} p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   {rate:8.1f} calls/s")
+
+
+async def measure(
+    urls: dict[str, str], env: dict[str, str], api_key: str, args: argparse.Namespace
+) -> None:
+    bare = mcp_client_factory(urls["bare"], {}, "echo", {"text": "hello"})
+    celery = celery_client_factory(env)
+    ours = mcp_client_factory(
+        urls["ours"],
+        {"Authorization": f"Bearer {api_key}"},
+        "geocode",
+        {"query": "Austin, TX", "limit": 1},
+    )
+    results = {}
+    for name, factory in (("a", bare), ("b", celery), ("c", ours)):
+        async for call in factory():
+            samples = await sequential(call, args.calls, warmup=30)
+        rate = await throughput(factory, args.clients, args.seconds)
+        results[name] = (samples, rate)
+    print(
+        f"mcp e2e bench: {args.calls} sequential calls each, "
+        f"then {args.clients} concurrent clients for {args.seconds:g} s"
+    )
+    row("(a) bare MCPServer, trivial tool", *results["a"])
+    row("(b) bare Celery round trip, same Redis", *results["b"])
+    row("(c) our geocode via /mcp (auth+metering+Celery)", *results["c"])
+    a50, b50, c50 = (statistics.median(results[k][0]) for k in "abc")
+    print(f"  p50 ratio c/(a+b)            {c50 / (a50 + b50):5.2f}   (goal <= 1.3)")
+    print(
+        f"  throughput ratio c/a         {results['c'][1] / results['a'][1]:5.2f}   (goal >= 0.6)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    with redis_for_bench() as redis_url, tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "bare_mcp.py").write_text(BARE_MCP_APP)
+        env = {
+            **os.environ,
+            "GEOSVC_REDIS_URL": redis_url,
+            "GEOSVC_REDIS_KEY_PREFIX": f"bench-{secrets.token_hex(4)}:",
+            "GEOSVC_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
+            "GEOSVC_DATA_DIR": os.environ.get("GEOSVC_DATA_DIR", str(ROOT / ".geosvc")),
+            "GEOSVC_SECRET_PEPPER": "bench-pepper",
+            "C_FORCE_ROOT": "1",
+        }
+        bare_port, api_port = free_port(), free_port()
+        urls = {
+            "bare": f"http://127.0.0.1:{bare_port}/mcp",
+            "ours": f"http://127.0.0.1:{api_port}/mcp",
+        }
+        env["GEOSVC_BASE_URL"] = f"http://127.0.0.1:{api_port}"
+        python = sys.executable
+        subprocess.run(
+            [python, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
+        )
+        subprocess.run([python, "-m", "app.cli", "data", "build"], env=env, check=True)
+        uvicorn = [python, "-m", "uvicorn", "--log-level", "warning", "--host", "127.0.0.1"]
+        with processes(
+            (
+                [*uvicorn, "--app-dir", tmp, "bare_mcp:app", "--port", str(bare_port)],
+                env,
+                work / "bare.log",
+            ),
+            (
+                [*uvicorn, "--factory", "app.main:create_app", "--port", str(api_port)],
+                env,
+                work / "api.log",
+            ),
+            (
+                [python, "-m", "app.cli", "worker", "--concurrency", "2", "--loglevel", "warning"],
+                env,
+                work / "worker.log",
+            ),
+        ):
+            print("waiting for the servers and the worker ...", flush=True)
+            for url in urls.values():
+                wait_until_up(url.removesuffix("/mcp") + "/")
+            wait_for_worker(env)
+            api_key = account(env["GEOSVC_BASE_URL"])
+            asyncio.run(measure(urls, env, api_key, args))
+
+
+if __name__ == "__main__":
+    main()
