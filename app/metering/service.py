@@ -133,7 +133,11 @@ def record_usage(
         created_at=now,
     )
     celery_app.send_task(
-        RECORD_USAGE_TASK, args=[[event.model_dump(mode="json")]], queue=BILLING_QUEUE
+        RECORD_USAGE_TASK,
+        args=[[event.model_dump(mode="json")]],
+        queue=BILLING_QUEUE,
+        argsrepr=f"[{call_id}]",  # short log line; also skips Celery's saferepr of the args
+        kwargsrepr="{}",
     )
 
 

@@ -67,7 +67,13 @@ class ResultWaiter:
         self._pending[key] = future
         try:
             celery_app.send_task(
-                name, args=args, task_id=task_id, queue=TOOLS_QUEUE, expires=deadline_s
+                name,
+                args=args,
+                task_id=task_id,
+                queue=TOOLS_QUEUE,
+                expires=deadline_s,
+                argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
+                kwargsrepr="{}",
             )
             meta = await self._await(key, future, time.monotonic() + deadline_s)
         finally:
