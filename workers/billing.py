@@ -1,4 +1,4 @@
-"""Billing tasks (queue `billing`): the usage ledger.
+"""Billing tasks (queue `billing`): the usage ledger, from event batches or the outbox.
 
 Idempotent by call id (late acks may deliver a batch twice). Database outages and time
 limits are retried with capped exponential backoff and no retry limit: usage is money,
@@ -17,8 +17,10 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from app.db import new_session
 from app.metering.ledger import record_events
+from app.metering.outbox import DRAIN_TASK, drain
 from app.metering.schemas import UsageEventIn
 from app.metering.service import RECORD_USAGE_TASK
+from app.redis_client import sync_redis
 from workers.celery_app import celery_app
 
 logger = logging.getLogger(__name__)
@@ -45,3 +47,17 @@ def record_usage_events(events: list[dict[str, Any]]) -> int:
         inserted = record_events(session, valid)
         session.commit()
     return inserted
+
+
+@celery_app.task(
+    name=DRAIN_TASK,
+    autoretry_for=(OperationalError, InterfaceError, SoftTimeLimitExceeded),
+    retry_backoff=2,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=None,
+    ignore_result=True,
+)
+def drain_usage_outbox() -> int:
+    """Move the usage outbox into the ledger; returns how many events were new."""
+    return drain(new_session, sync_redis())

@@ -35,3 +35,12 @@ def user_of_counter(key: str) -> str:
 def repairs_key() -> str:
     """Hash of reconciliation repair counts (fields up, down, credits_up, credits_down)."""
     return f"{get_settings().redis_key_prefix}metering:reconcile:repairs"
+
+
+def outbox_key() -> str:
+    """List of usage events (JSON) committed in Redis and not yet in the SQL ledger."""
+    return f"{get_settings().redis_key_prefix}usage:outbox"
+
+
+def outbox_lock_key() -> str:
+    return f"{get_settings().redis_key_prefix}usage:outbox:lock"

@@ -29,12 +29,12 @@ from app.billing.service import plan_of
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.errors import QuotaExceeded
-from app.metering.keys import counter_key, reservations_key
+from app.metering import outbox
+from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.metering.schemas import UsageEventIn, UsageResponse
 from app.metering.scripts import commit_script, release_script, reserve_script
 from app.redis_client import async_redis, sync_redis
-from workers.celery_app import BILLING_QUEUE, celery_app
 
 logger = logging.getLogger(__name__)
 
@@ -115,14 +115,16 @@ async def release(reservation: Reservation) -> None:
     )
 
 
-def record_usage(
-    call_id: str, user_id: str, key_id: str | None, tool: str, period: str, now: datetime
+async def commit_and_record(
+    reservation: Reservation, *, call_id: str, key_id: str | None, tool: str
 ) -> None:
-    """Send the usage event of a successful call to the ledger (queue `billing`).
+    """The call succeeded: commit its credit and put its usage event in the outbox, in one
+    pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
 
-    `period` is the reservation's period (a call reserved at 23:59:59 on the last day is
-    billed to that month); `now` is when the call succeeded. Idempotent by `call_id`.
+    The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
+    day is billed to that month). Idempotent by `call_id` in the ledger.
     """
+    user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
         call_id=call_id,
         user_id=user_id,
@@ -130,15 +132,27 @@ def record_usage(
         tool=tool,
         credits=CREDITS_PER_CALL,
         period=period,
-        created_at=now,
+        created_at=utcnow(),
     )
-    celery_app.send_task(
-        RECORD_USAGE_TASK,
-        args=[[event.model_dump(mode="json")]],
-        queue=BILLING_QUEUE,
-        argsrepr=f"[{call_id}]",  # short log line; also skips Celery's saferepr of the args
-        kwargsrepr="{}",
-    )
+    async with async_redis().pipeline(transaction=False) as pipe:
+        keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+        args: list[str | int] = [
+            reservation.reservation_id,
+            CREDITS_PER_CALL,
+            counter_ttl_s(period),
+        ]
+        # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
+        pipe.eval(commit_script.source, len(keys), *keys, *args)
+        pipe.rpush(outbox_key(), outbox.encode(event))
+        (live, _used), _length = await pipe.execute()
+    if not live:
+        logger.warning(
+            "commit of expired or unknown reservation %s of %s (%s): counted anyway",
+            reservation.reservation_id,
+            user_id,
+            period,
+        )
+    outbox.trigger.poke()
 
 
 def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:

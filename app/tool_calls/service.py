@@ -19,7 +19,6 @@ import anyio
 
 from app.api_keys.service import ApiKeyPrincipal
 from app.billing.service import current_plan
-from app.clock import utcnow
 from app.config import get_settings
 from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
@@ -60,9 +59,8 @@ async def call_tool(
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             await metering.release(reservation)
         raise
-    await metering.commit(reservation)
-    metering.record_usage(
-        call_id, principal.user_id, principal.key_id, name, reservation.period, utcnow()
+    await metering.commit_and_record(
+        reservation, call_id=call_id, key_id=principal.key_id, tool=name
     )
     return answer
 

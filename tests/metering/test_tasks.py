@@ -14,9 +14,13 @@ from app.billing.plans import Plan
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.db import new_session
 from app.errors import QuotaExceeded
+from app.metering.keys import outbox_key
 from app.metering.ledger import ledger_total
-from app.metering.service import RECORD_USAGE_TASK, commit, record_usage, reserve
+from app.metering.outbox import DRAIN_TASK, encode
+from app.metering.schemas import UsageEventIn
+from app.metering.service import RECORD_USAGE_TASK, commit, commit_and_record, reserve
 from app.models import UsageEvent, UsagePeriod
+from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts, call_id
 from tests.metering.test_ledger import events_for
 from tests.support.celery_worker import CeleryWorker
@@ -68,17 +72,31 @@ class TestRecordUsageTask:
         assert sum(inserted) == 40  # whichever ran second found every call id stored
         assert wait_for(count_events(user_id), lambda n: n >= 40) == 40
 
-    def test_record_usage_enqueues_one_event_per_call(
+    async def test_committed_calls_reach_the_ledger_once_through_the_outbox(
         self, worker: CeleryWorker, accounts: Accounts
     ) -> None:
         user_id, now = accounts.new_id(), utcnow()
         calls = [call_id() for _ in range(5)]
-        for call in [*calls, calls[0]]:  # the first one sent twice
-            record_usage(call, user_id, "k1", "geocode", period_of(now), now)
+        for call in calls:
+            reservation = await reserve(user_id, Plan.STANDARD)
+            await commit_and_record(reservation, call_id=call, key_id="k1", tool="geocode")
+        # The first event once more (as a drain that died before trimming would leave it).
+        duplicate = UsageEventIn(
+            call_id=calls[0],
+            user_id=user_id,
+            key_id="k1",
+            tool="geocode",
+            credits=1,
+            period=period_of(now),
+            created_at=now,
+        )
+        sync_redis().rpush(outbox_key(), encode(duplicate))
+        worker.client.send_task(DRAIN_TASK, queue="billing")
 
         assert wait_for(count_events(user_id), lambda n: n >= 5) == 5
         with new_session() as session:
             assert ledger_total(session, user_id, period_of(now)) == 5
+        assert wait_for(lambda _s: sync_redis().llen(outbox_key()), lambda n: n == 0) == 0
 
     def test_invalid_events_are_skipped_not_the_batch(
         self, worker: CeleryWorker, accounts: Accounts
