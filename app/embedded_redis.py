@@ -92,3 +92,15 @@ def embedded_redis() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def reachable_or_embedded_redis(url: str) -> Iterator[str]:
+    """`url` if a Redis answers there, else an embedded one (for benches and tools)."""
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        with embedded_redis() as embedded:
+            yield embedded
+        return
+    yield url

@@ -33,13 +33,14 @@ from pathlib import Path
 
 import httpx
 import httpx2
-import redis
 from celery import Celery
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.embedded_redis import embedded_redis, free_port  # noqa: E402
+from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
+
+from app.embedded_redis import free_port  # noqa: E402
 
 BARE_MCP_APP = """
 from mcp.server.mcpserver import MCPServer
@@ -54,19 +55,6 @@ def echo(text: str) -> dict[str, str]:
 
 app = server.streamable_http_app(json_response=True, stateless_http=True)
 """
-
-
-@contextlib.contextmanager
-def redis_for_bench() -> Iterator[str]:
-    url = os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-        yield url
-        return
-    except redis.RedisError:
-        pass
-    with embedded_redis() as embedded:
-        yield embedded
 
 
 def wait_until_up(url: str, deadline_s: float = 90) -> None:
@@ -97,11 +85,6 @@ def processes(*commands: tuple[list[str], dict[str, str], Path]) -> Iterator[Non
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 Call = Callable[[], Awaitable[object]]

@@ -18,7 +18,6 @@ import secrets
 import statistics
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import redis
@@ -26,19 +25,12 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-@contextlib.contextmanager
-def redis_for_bench() -> Iterator[str]:
-    url = os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-        yield url
-        return
-    except redis.RedisError:
-        pass
-    from app.embedded_redis import embedded_redis
+def redis_for_bench() -> contextlib.AbstractContextManager[str]:
+    from app.embedded_redis import reachable_or_embedded_redis
 
-    with embedded_redis() as embedded:
-        yield embedded
+    return reachable_or_embedded_redis(
+        os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
+    )
 
 
 def percentile(samples: list[float], q: float) -> float:

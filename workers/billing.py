@@ -25,15 +25,20 @@ from workers.celery_app import celery_app
 
 logger = logging.getLogger(__name__)
 
+# Database outages and time limits retry with capped backoff, forever: usage is money.
+LEDGER_WRITE_OPTIONS: dict[str, Any] = {
+    "autoretry_for": (OperationalError, InterfaceError, SoftTimeLimitExceeded),
+    "retry_backoff": 2,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": None,
+    "ignore_result": True,
+}
+
 
 @celery_app.task(
     name=RECORD_USAGE_TASK,
-    autoretry_for=(OperationalError, InterfaceError, SoftTimeLimitExceeded),
-    retry_backoff=2,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=None,
-    ignore_result=True,
+    **LEDGER_WRITE_OPTIONS,
 )
 def record_usage_events(events: list[dict[str, Any]]) -> int:
     """Store a batch of usage events; returns how many were new."""
@@ -51,12 +56,7 @@ def record_usage_events(events: list[dict[str, Any]]) -> int:
 
 @celery_app.task(
     name=DRAIN_TASK,
-    autoretry_for=(OperationalError, InterfaceError, SoftTimeLimitExceeded),
-    retry_backoff=2,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=None,
-    ignore_result=True,
+    **LEDGER_WRITE_OPTIONS,
 )
 def drain_usage_outbox() -> int:
     """Move the usage outbox into the ledger; returns how many events were new."""

@@ -88,6 +88,16 @@ async def reserve(user_id: str, plan: Plan, *, now: datetime | None = None) -> R
     return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
 
 
+def _note_late_commit(live: int, reservation: Reservation) -> None:
+    if not live:
+        logger.warning(
+            "commit of expired or unknown reservation %s of %s (%s): counted anyway",
+            reservation.reservation_id,
+            reservation.user_id,
+            reservation.period,
+        )
+
+
 async def commit(reservation: Reservation) -> None:
     """The call succeeded: its credit becomes used (counted even if the hold expired)."""
     user_id, period = reservation.user_id, reservation.period
@@ -96,13 +106,7 @@ async def commit(reservation: Reservation) -> None:
         [counter_key(user_id, period), reservations_key(user_id, period)],
         [reservation.reservation_id, CREDITS_PER_CALL, counter_ttl_s(period)],
     )
-    if not live:
-        logger.warning(
-            "commit of expired or unknown reservation %s of %s (%s): counted anyway",
-            reservation.reservation_id,
-            user_id,
-            period,
-        )
+    _note_late_commit(live, reservation)
 
 
 async def release(reservation: Reservation) -> None:
@@ -145,13 +149,7 @@ async def commit_and_record(
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
         (live, _used), _length = await pipe.execute()
-    if not live:
-        logger.warning(
-            "commit of expired or unknown reservation %s of %s (%s): counted anyway",
-            reservation.reservation_id,
-            user_id,
-            period,
-        )
+    _note_late_commit(live, reservation)
     outbox.trigger.poke()
 
 
