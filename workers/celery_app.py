@@ -32,9 +32,13 @@ or a worker starts. The choices, and why:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from celery import Celery
+from celery.backends.redis import RedisBackend
 from kombu import Exchange, Queue
 
 from app.config import Settings, get_settings
@@ -50,13 +54,39 @@ MAINTENANCE_SOFT_TIME_LIMIT_S = 240
 MAINTENANCE_TIME_LIMIT_S = 300
 
 
+_awaited_elsewhere: ContextVar[bool] = ContextVar("awaited_elsewhere", default=False)
+
+
+@contextmanager
+def results_awaited_elsewhere() -> Iterator[None]:
+    """Tasks sent inside this block have their results awaited by the caller's own
+    subscription (`app.tool_calls.dispatch`), so Celery's result consumer stays out."""
+    token = _awaited_elsewhere.set(True)
+    try:
+        yield
+    finally:
+        _awaited_elsewhere.reset(token)
+
+
+class ResultBackend(RedisBackend):
+    """Celery's Redis result backend, minus one thing: on every send it subscribes its own
+    pub/sub connection to the task's result channel, for an `AsyncResult.get()` that the
+    api never makes. Those subscriptions cost two writes per call and buffer every
+    result (PNGs included) unread on that connection."""
+
+    def on_task_call(self, producer: Any, task_id: str) -> None:
+        if not _awaited_elsewhere.get():
+            super().on_task_call(producer, task_id)
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The configuration for these Settings (pure; used at import and on reconfigure)."""
     from beat_schedule import BEAT_SCHEDULE
 
     prefix = settings.redis_key_prefix
     if settings.redis_url:
-        broker_url = result_backend = settings.redis_url
+        broker_url = settings.redis_url
+        result_backend = f"{__name__}:ResultBackend+{settings.redis_url}"
         broker_options: dict[str, Any] = {"visibility_timeout": VISIBILITY_TIMEOUT_S}
         backend_options: dict[str, Any] = {}
         if prefix:

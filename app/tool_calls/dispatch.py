@@ -27,7 +27,7 @@ from redis.exceptions import RedisError
 
 from app.errors import DeadlineExceeded, Internal
 from app.redis_client import async_redis
-from workers.celery_app import TOOLS_QUEUE, celery_app
+from workers.celery_app import TOOLS_QUEUE, celery_app, results_awaited_elsewhere
 
 logger = logging.getLogger(__name__)
 
@@ -66,15 +66,16 @@ class ResultWaiter:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            celery_app.send_task(
-                name,
-                args=args,
-                task_id=task_id,
-                queue=TOOLS_QUEUE,
-                expires=deadline_s,
-                argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
-                kwargsrepr="{}",
-            )
+            with results_awaited_elsewhere():
+                celery_app.send_task(
+                    name,
+                    args=args,
+                    task_id=task_id,
+                    queue=TOOLS_QUEUE,
+                    expires=deadline_s,
+                    argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
+                    kwargsrepr="{}",
+                )
             meta = await self._await(key, future, time.monotonic() + deadline_s)
         finally:
             self._pending.pop(key, None)

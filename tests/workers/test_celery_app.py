@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from celery import Celery
 from celery.schedules import crontab
 
 from app.config import Settings
@@ -16,8 +17,10 @@ from workers.celery_app import (
     MAINTENANCE_TIME_LIMIT_S,
     TASK_TIME_LIMIT_S,
     VISIBILITY_TIMEOUT_S,
+    ResultBackend,
     celery_app,
     celery_config,
+    results_awaited_elsewhere,
 )
 
 
@@ -25,11 +28,29 @@ def redis_settings() -> Settings:
     return Settings(redis_url="redis://127.0.0.1:6379/0", redis_key_prefix="pfx:")
 
 
+class TestResultBackend:
+    def test_subscribes_on_send_unless_the_caller_awaits_results_itself(self) -> None:
+        app = Celery("t", set_as_current=False)
+        app.conf.update(celery_config(redis_settings()))
+        backend = app.backend
+        assert isinstance(backend, ResultBackend)
+        subscribed: list[str] = []
+        backend.result_consumer.consume_from = subscribed.append  # type: ignore[method-assign]
+
+        backend.on_task_call(None, "a")
+        with results_awaited_elsewhere():
+            backend.on_task_call(None, "b")
+
+        assert subscribed == ["a"]
+
+
 class TestConfig:
     def test_redis_broker_and_backend_with_the_key_prefix(self) -> None:
         config = celery_config(redis_settings())
 
-        assert config["broker_url"] == config["result_backend"] == "redis://127.0.0.1:6379/0"
+        assert config["broker_url"] == "redis://127.0.0.1:6379/0"
+        backend = "workers.celery_app:ResultBackend+redis://127.0.0.1:6379/0"
+        assert config["result_backend"] == backend
         assert config["broker_transport_options"]["global_keyprefix"] == "pfx:"
         assert config["result_backend_transport_options"] == {"global_keyprefix": "pfx:"}
 
