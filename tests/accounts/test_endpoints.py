@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 import pytest
+import redis
 
+from app.accounts.service import _failures_key, normalise_email
+from tests.conftest import Backend
 from tests.support.factories import PASSWORD, sign_up, unique_email
-from tests.support.live_server import LiveServer
+from tests.support.live_server import LiveServer, start_live_server
 
 
 class TestSignUp:
@@ -97,6 +102,18 @@ class TestSignIn:
         sign_up(http, email=other)
         assert http.post("/auth/signin", json={"email": other, "password": PASSWORD}).is_success
 
+    def test_failures_are_forgotten_after_15_minutes(
+        self, http: httpx.Client, backend: Backend
+    ) -> None:
+        email = unique_email()
+        sign_up(http, email=email)
+        http.post("/auth/signin", json={"email": email, "password": "wrong-password"})
+
+        store = redis.Redis.from_url(backend.redis_url)
+        key = _failures_key(normalise_email(email))
+        assert store.get(key) == b"1"
+        assert 15 * 60 - 5 <= store.ttl(key) <= 15 * 60
+
 
 class TestSignOut:
     def test_signout_invalidates_the_session_on_the_server(self, http: httpx.Client) -> None:
@@ -135,6 +152,29 @@ class TestControlPlaneAuth:
             headers={"Origin": origin},
         )
         assert response.status_code == 201
+
+
+@pytest.fixture(scope="module")
+def production_server(
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    log = tmp_path_factory.mktemp("logs") / f"production-{backend.name}.log"
+    server = start_live_server(backend.env(GEOSVC_ENV="production"), log)
+    yield server
+    server.stop()
+
+
+class TestCookieOutsideDevelopment:
+    def test_session_cookie_is_secure(self, production_server: LiveServer) -> None:
+        with httpx.Client(base_url=production_server.url) as client:
+            response = client.post(
+                "/auth/signup", json={"email": unique_email(), "password": PASSWORD}
+            )
+        assert response.status_code == 201
+        cookie = response.headers["set-cookie"].lower()
+        assert "svc_session=" in cookie
+        assert "; secure" in cookie
+        assert "httponly" in cookie
 
 
 class TestErrorShape:
