@@ -1,0 +1,116 @@
+"""Real third-party MCP clients in Node: the MCP Inspector CLI, and `mcp-remote` as the
+stdio proxy the README configures for clients that only run local servers. Needs node and
+npm; CI (REQUIRE_SERVICES=1) fails without them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.mcp.conftest import Account, Stack
+from tests.support.services import REQUIRE_SERVICES
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+MCP_REMOTE = "mcp-remote@0.15.1"
+INSTALL_DIR = Path(__file__).resolve().parents[2] / ".cache" / "node-clients"
+
+
+def npm_binary(package: str, binary: str) -> Path:
+    """`binary` of `package`, installed once under .cache/ (the npm registry is reachable)."""
+    if shutil.which("npm") is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("npm is needed for the Node MCP client tests (REQUIRE_SERVICES=1)")
+        pytest.skip("npm is not installed")
+    path = INSTALL_DIR / "node_modules" / ".bin" / binary
+    if not path.exists():
+        INSTALL_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(INSTALL_DIR), package],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def inspector() -> Path:
+    return npm_binary(INSPECTOR, "mcp-inspector")
+
+
+@pytest.fixture(scope="session")
+def mcp_remote() -> Path:
+    return npm_binary(MCP_REMOTE, "mcp-remote")
+
+
+def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
+    completed = subprocess.run(
+        [
+            str(inspector),
+            "--cli",
+            stack.mcp_url,
+            "--transport",
+            "http",
+            "--header",
+            f"Authorization: Bearer {api_key}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+    return dict(json.loads(completed.stdout))
+
+
+def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account: Account) -> None:
+    listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
+    called = run_cli(
+        inspector,
+        stack,
+        account.api_key,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_population",
+        "--tool-args-json",
+        '{"postal_code": "94103"}',
+    )
+
+    assert len(listed["tools"]) == 6
+    assert called["isError"] is False
+    assert called["structuredContent"]["postalCode"] == "94103"
+    assert called["structuredContent"]["population"] > 0
+    assert account.http.get("/usage").json()["used"] == 1
+
+
+async def test_mcp_remote_proxies_the_tools_as_the_readme_configures_it(
+    mcp_remote: Path, stack: Stack, account: Account
+) -> None:
+    server = StdioServerParameters(
+        command=str(mcp_remote),
+        args=[
+            stack.mcp_url,
+            "--transport",
+            "http-only",
+            "--allow-http",
+            "--header",
+            "Authorization:${AUTH_HEADER}",
+        ],
+        env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
+    )
+    async with Client(server, mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("get_population", {"postal_code": "94103"})
+
+    assert len(tools) == 6
+    assert not result.is_error
+    assert result.structured_content["population"] > 0
+    assert account.http.get("/usage").json()["used"] == 1
