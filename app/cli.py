@@ -110,8 +110,7 @@ def beat(loglevel: str = "info") -> None:
 
 @cli.command()
 def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """All in one process on the embedded default: SQLite, local Redis, in-process worker."""
-    from app.config import get_settings
+    """Everything on the embedded default: SQLite, a local Redis, api + worker + beat."""
     from app.embedded_redis import embedded_redis
 
     with embedded_redis() as redis_url:
@@ -120,7 +119,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
         _reload_settings()
         from app.devserver import serve
 
-        serve(get_settings(), host=host, port=port, console=console)
+        serve(host=host, port=port, console=console)
 
 
 register_geodata_commands(cli)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from rich.console import Console
 from sqlmodel import Session, select
 
-from app.config import Settings
 from app.embedded_redis import die_with_parent
 
 DEMO_EMAIL = "demo@example.com"
@@ -65,7 +64,7 @@ def start_worker_and_beat() -> list[subprocess.Popen[bytes]]:
     ]
 
 
-def serve(settings: Settings, *, host: str, port: int, console: Console) -> None:
+def serve(*, host: str, port: int, console: Console) -> None:
     import uvicorn
 
     from app.db import migrate, new_session
