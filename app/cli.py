@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from app.geodata.cli import register as register_geodata_commands
+from app.runtime import reload_settings
+
+# The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
+# beat processes to load: its tasks, worker signals and the beat schedule.
+WORKER_TASKS = "workers"
 
 cli = typer.Typer(no_args_is_help=True, add_completion=False, help="Geospatial Data Service")
 console = Console()
-
-
-def _reload_settings() -> None:
-    from app.config import get_settings
-    from app.db import engine_for
-    from app.redis_client import reset_clients
-
-    get_settings.cache_clear()
-    engine_for.cache_clear()
-    reset_clients()
-    if "workers.celery_app" in sys.modules:  # repoint an already-built Celery client
-        sys.modules["workers.celery_app"].configure()
 
 
 @cli.command()
@@ -86,7 +78,9 @@ def worker(
     loglevel: str = "info",
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger."""
-    from workers.celery_app import celery_app
+    from app.queue import celery_app
+
+    celery_app.loader.import_module(WORKER_TASKS)
 
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]
     if concurrency is not None:
@@ -100,7 +94,9 @@ def worker(
 def beat(loglevel: str = "info") -> None:
     """Run Celery beat: monthly period rollover and ledger reconciliation (one per deployment)."""
     from app.config import get_settings
-    from workers.celery_app import celery_app
+    from app.queue import celery_app
+
+    celery_app.loader.import_module(WORKER_TASKS)
 
     data_dir = get_settings().data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -116,7 +112,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     with embedded_redis() as redis_url:
         os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
         os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
-        _reload_settings()
+        reload_settings()
         from app.devserver import serve
 
         serve(host=host, port=port, console=console)

@@ -157,7 +157,7 @@ def celery_client_factory(env: dict[str, str]) -> Callable[[], AsyncIterator[Cal
 
 def celery_app_for(env: dict[str, str]) -> Celery:
     from app.config import Settings
-    from workers.celery_app import celery_config
+    from app.queue.celery import celery_config
 
     settings = Settings(
         redis_url=env["GEOSVC_REDIS_URL"], redis_key_prefix=env["GEOSVC_REDIS_KEY_PREFIX"]

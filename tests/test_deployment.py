@@ -42,5 +42,5 @@ def test_app_services_share_the_configuration(compose: dict[str, Any]) -> None:
         assert env["GEOSVC_REDIS_URL"] == "redis://redis:6379/0"
         assert env["GEOSVC_ENV"] == "production"
         assert "GEOSVC_SECRET_PEPPER" in env
-    assert services["flower"]["command"][:4] == ["celery", "-A", "workers.celery_app", "flower"]
+    assert services["flower"]["command"][:4] == ["celery", "-A", "workers", "flower"]
     assert (ROOT / "Dockerfile").exists()

@@ -1,9 +1,9 @@
-"""Billing tasks (queue `billing`): the usage ledger, from event batches or the outbox.
+"""Billing tasks (queue `billing`): the usage outbox into the SQL ledger.
 
-Idempotent by call id (late acks may deliver a batch twice). Database outages and time
+Idempotent by call id (late acks may run a drain twice). Database outages and time
 limits are retried with capped exponential backoff and no retry limit: usage is money,
-so an event is kept until it is stored. An event that fails validation can never be
-stored; it is logged and skipped, the rest of its batch is stored.
+so an event stays in the outbox until it is stored. An event that fails validation can
+never be stored; the drain logs and skips it and stores the rest of its batch.
 """
 
 from __future__ import annotations
@@ -12,16 +12,12 @@ import logging
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from pydantic import ValidationError
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from app.db import new_session
-from app.metering.ledger import record_events
 from app.metering.outbox import DRAIN_TASK, drain
-from app.metering.schemas import UsageEventIn
-from app.metering.service import RECORD_USAGE_TASK
+from app.queue import celery_app
 from app.redis_client import sync_redis
-from workers.celery_app import celery_app
 
 logger = logging.getLogger(__name__)
 
@@ -34,24 +30,6 @@ LEDGER_WRITE_OPTIONS: dict[str, Any] = {
     "max_retries": None,
     "ignore_result": True,
 }
-
-
-@celery_app.task(
-    name=RECORD_USAGE_TASK,
-    **LEDGER_WRITE_OPTIONS,
-)
-def record_usage_events(events: list[dict[str, Any]]) -> int:
-    """Store a batch of usage events; returns how many were new."""
-    valid = []
-    for raw in events:
-        try:
-            valid.append(UsageEventIn.model_validate(raw))
-        except ValidationError as exc:
-            logger.error("dropping invalid usage event %r: %s", raw, exc)
-    with new_session() as session:
-        inserted = record_events(session, valid)
-        session.commit()
-    return inserted
 
 
 @celery_app.task(

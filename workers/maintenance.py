@@ -13,14 +13,12 @@ from typing import Any
 from app.clock import as_utc, iso_ms, utcnow
 from app.config import get_settings
 from app.db import new_session
+from app.metering.reconcile import RECONCILE_TASK
 from app.metering.reconcile import reconcile as reconcile_usage
-from app.metering.rollover import finalise_periods
+from app.metering.rollover import ROLLOVER_TASK, finalise_periods
+from app.queue import celery_app
+from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
 from app.redis_client import sync_redis
-from workers.celery_app import (
-    MAINTENANCE_SOFT_TIME_LIMIT_S,
-    MAINTENANCE_TIME_LIMIT_S,
-    celery_app,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +28,7 @@ def _moment(now: str | None) -> datetime:
 
 
 @celery_app.task(
-    name="metering.rollover",
+    name=ROLLOVER_TASK,
     soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
     time_limit=MAINTENANCE_TIME_LIMIT_S,
 )
@@ -58,7 +56,7 @@ def rollover(now: str | None = None, settle_s: float | None = None) -> dict[str,
 
 
 @celery_app.task(
-    name="metering.reconcile",
+    name=RECONCILE_TASK,
     soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
     time_limit=MAINTENANCE_TIME_LIMIT_S,
 )

@@ -1,8 +1,9 @@
 """Tool tasks (queue `tools`): one task runs any of the six tools.
 
 No Celery retries: the api awaits the answer under `tool_deadline_s`, and the upstream
-client already retries short failures (tenacity). The task is sent with `expires` at that
-deadline, so a message redelivered after a worker died is dropped, not run for nobody.
+client retries short failures itself (tenacity) within that deadline. The task is sent
+with `expires` at the deadline, so a message redelivered after a worker died is dropped,
+not run for nobody.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from typing import Any
 from celery.signals import worker_init
 
 from app.geodata import service as geodata
-from app.tool_calls.dispatch import RUN_TOOL_TASK
-from app.tool_calls.service import perform
-from workers.celery_app import celery_app
+from app.queue import celery_app
+from app.tool_calls.service import RUN_TOOL_TASK, perform
 
 
 @worker_init.connect

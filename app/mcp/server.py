@@ -9,7 +9,6 @@ are thin: the metered call lives in `app.tool_calls.service`.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 from typing import Any
@@ -81,13 +80,12 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
     )
 
 
-def success_result(structured: dict[str, Any], png: bytes | None) -> types.CallToolResult:
+def success_result(structured: dict[str, Any], png_base64: str | None) -> types.CallToolResult:
     content: list[types.ContentBlock] = [
         types.TextContent(type="text", text=json.dumps(structured))
     ]
-    if png is not None:
-        data = base64.b64encode(png).decode("ascii")
-        content.append(types.ImageContent(type="image", data=data, mime_type="image/png"))
+    if png_base64 is not None:
+        content.append(types.ImageContent(type="image", data=png_base64, mime_type="image/png"))
     return types.CallToolResult(content=content, structured_content=structured)
 
 
@@ -110,7 +108,7 @@ async def handle_call_tool(
     except Exception:  # e.g. Redis unreachable: the cap fails closed, the caller gets a result
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(answer.structured, answer.png)
+    return success_result(answer.structured, answer.png_base64)
 
 
 def build_server(settings: Settings) -> Server[Any]:

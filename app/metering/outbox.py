@@ -30,7 +30,7 @@ from sqlmodel import Session
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
-from workers.celery_app import BILLING_QUEUE, celery_app
+from app.queue import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class DrainTrigger:
         self._scheduled = False
         self._last = asyncio.get_running_loop().time()
         try:
-            celery_app.send_task(DRAIN_TASK, queue=BILLING_QUEUE, argsrepr="()", kwargsrepr="{}")
+            enqueue(DRAIN_TASK)
         except Exception:  # the events stay in the outbox; beat drains them
             logger.exception("could not ask for an outbox drain")
 

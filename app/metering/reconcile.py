@@ -44,6 +44,8 @@ from app.metering.service import counter_ttl_s
 
 logger = logging.getLogger(__name__)
 
+RECONCILE_TASK = "metering.reconcile"
+
 # Clock skew between api hosts (which stamp events) and the worker (which stamps
 # snapshots) that is tolerated without mistaking an event for a lost one.
 SNAPSHOT_MARGIN = timedelta(seconds=1)

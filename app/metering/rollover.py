@@ -27,6 +27,7 @@ from app.clock import period_of, period_start, previous_period
 from app.metering.ledger import totals_by_account
 from app.models import UsagePeriod
 
+ROLLOVER_TASK = "metering.rollover"
 LOOKBACK_PERIODS = 3
 
 

@@ -2,8 +2,9 @@
 
 The hot path (reserve, commit, release) is one Lua call each on the account's keys; see
 `app.metering.scripts` for how reservations expire by themselves. Redis is the fast path
-that enforces the free cap; the SQL ledger (`usage_events`, written by the `billing`
-Celery task) is the truth, and reconciliation keeps the two equal.
+that enforces the free cap; the SQL ledger (`usage_events`, filled from the usage outbox
+by the `billing` Celery task, see `app.metering.outbox`) is the truth, and reconciliation
+keeps the two equal.
 
 A commit always counts, even when its reservation already expired or is unknown: the
 call succeeded and its usage event goes to the ledger anyway, so skipping it in Redis
@@ -39,7 +40,6 @@ from app.redis_client import async_redis, sync_redis
 logger = logging.getLogger(__name__)
 
 CREDITS_PER_CALL = 1
-RECORD_USAGE_TASK = "billing.record_usage_events"
 # Counters stay readable for about three months after their period ends.
 COUNTER_RETENTION = timedelta(days=100)
 
@@ -96,17 +96,6 @@ def _note_late_commit(live: int, reservation: Reservation) -> None:
             reservation.user_id,
             reservation.period,
         )
-
-
-async def commit(reservation: Reservation) -> None:
-    """The call succeeded: its credit becomes used (counted even if the hold expired)."""
-    user_id, period = reservation.user_id, reservation.period
-    live, _used = await commit_script.run_async(
-        async_redis(),
-        [counter_key(user_id, period), reservations_key(user_id, period)],
-        [reservation.reservation_id, CREDITS_PER_CALL, counter_ttl_s(period)],
-    )
-    _note_late_commit(live, reservation)
 
 
 async def release(reservation: Reservation) -> None:

@@ -17,22 +17,24 @@ from typing import Any
 
 import anyio
 
-from app.api_keys.service import ApiKeyPrincipal
-from app.billing.service import current_plan
+from app.api_keys.verify import ApiKeyPrincipal
+from app.billing.entitlements import current_plan
 from app.config import get_settings
 from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
-from app.tool_calls.dispatch import RUN_TOOL_TASK, waiter
+from app.queue import waiter
 
 logger = logging.getLogger(__name__)
+
+RUN_TOOL_TASK = "tools.run"
 
 
 @dataclass(frozen=True)
 class ToolAnswer:
-    call_id: str
     structured: dict[str, Any]
-    png: bytes | None
+    # The image as the worker encoded it: MCP carries base64 too, so it is never decoded here.
+    png_base64: str | None
 
 
 async def call_tool(
@@ -50,11 +52,7 @@ async def call_tool(
         )
         if "error" in reply:
             raise error_from_body(reply["error"])
-        answer = ToolAnswer(
-            call_id=call_id,
-            structured=reply["structured"],
-            png=base64.b64decode(reply["png"]) if reply.get("png") else None,
-        )
+        answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
     except BaseException:
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             await metering.release(reservation)

@@ -13,13 +13,17 @@ import redis
 from sqlmodel import Session
 
 from app.billing.plans import Plan
-from app.cli import _reload_settings
 from app.config import get_settings
 from app.db import new_session
 from app.ids import new_user_id
-from app.metering.keys import counter_key, repairs_key
+from app.metering.keys import counter_key, outbox_key, repairs_key
+from app.metering.outbox import encode
+from app.metering.schemas import UsageEventIn
+from app.metering.service import Reservation, commit_and_record
 from app.models import Subscription, User
-from tests.conftest import Backend
+from app.redis_client import sync_redis
+from app.runtime import reload_settings
+from tests.support.fixtures import Backend
 from tests.support.live_server import TEST_RUN_PREFIX, service_env
 
 
@@ -91,7 +95,7 @@ def _point_settings_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> 
     for key, value in env.items():
         if key.startswith("GEOSVC_"):
             monkeypatch.setenv(key, value)
-    _reload_settings()
+    reload_settings()
 
 
 @pytest.fixture
@@ -107,7 +111,7 @@ def use_redis(
     for key in list(os.environ):
         if key.startswith("GEOSVC_"):
             monkeypatch.delenv(key, raising=False)
-    _reload_settings()
+    reload_settings()
 
 
 @pytest.fixture
@@ -135,9 +139,19 @@ def small_quotas(use_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple
     """Free 10, standard 20 credits in this process (not in worker processes)."""
     monkeypatch.setenv("GEOSVC_FREE_QUOTA", "10")
     monkeypatch.setenv("GEOSVC_STANDARD_QUOTA", "20")
-    _reload_settings()
+    reload_settings()
     return 10, 20
 
 
 def call_id() -> str:
     return "call_" + secrets.token_hex(12)
+
+
+async def commit(reservation: Reservation) -> None:
+    """A successful call's commit, as the tool-call service makes it."""
+    await commit_and_record(reservation, call_id=call_id(), key_id=None, tool="geocode")
+
+
+def put_in_outbox(events: list[UsageEventIn]) -> None:
+    """Usage events waiting in the outbox, as successful calls leave them."""
+    sync_redis().rpush(outbox_key(), *(encode(event) for event in events))

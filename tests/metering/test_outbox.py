@@ -6,12 +6,12 @@ import secrets
 
 import pytest
 
-from app.cli import _reload_settings
 from app.db import new_session
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import drain, encode
 from app.redis_client import sync_redis
+from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
 from tests.metering.test_ledger import events_for
 
@@ -20,7 +20,7 @@ from tests.metering.test_ledger import events_for
 def own_outbox(accounts: Accounts, monkeypatch: pytest.MonkeyPatch) -> None:
     """A key prefix of its own: workers of other tests drain the shared outbox."""
     monkeypatch.setenv("GEOSVC_REDIS_KEY_PREFIX", f"outbox-test-{secrets.token_hex(4)}:")
-    _reload_settings()
+    reload_settings()
 
 
 def push(events: list) -> None:

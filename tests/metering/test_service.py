@@ -16,8 +16,8 @@ from app.config import get_settings
 from app.errors import QuotaExceeded
 from app.metering import service
 from app.metering.keys import counter_key, reservations_key
-from app.metering.service import Reservation, commit, release, reserve, usage_state
-from tests.metering.conftest import Accounts
+from app.metering.service import Reservation, release, reserve, usage_state
+from tests.metering.conftest import Accounts, commit
 
 
 async def _try_reserve(user_id: str, plan: Plan = Plan.FREE) -> Reservation | QuotaExceeded:

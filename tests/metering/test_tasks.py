@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -18,10 +19,10 @@ from app.metering.keys import outbox_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import DRAIN_TASK, encode
 from app.metering.schemas import UsageEventIn
-from app.metering.service import RECORD_USAGE_TASK, commit, commit_and_record, reserve
+from app.metering.service import commit_and_record, reserve
 from app.models import UsageEvent, UsagePeriod
 from app.redis_client import sync_redis
-from tests.metering.conftest import Accounts, call_id
+from tests.metering.conftest import Accounts, call_id, commit, put_in_outbox
 from tests.metering.test_ledger import events_for
 from tests.support.celery_worker import CeleryWorker
 
@@ -54,23 +55,33 @@ def worker(celery_worker: CeleryWorker, accounts: Accounts) -> CeleryWorker:
     return celery_worker
 
 
-class TestRecordUsageTask:
-    def test_same_batch_sent_twice_is_in_the_ledger_once(
+def drain(worker: CeleryWorker) -> int:
+    """Run one outbox drain on the worker; how many events were new to the ledger."""
+    result = worker.client.send_task(DRAIN_TASK, queue="billing", ignore_result=False)
+    return int(result.get(timeout=DEADLINE_S))
+
+
+def drained_into_ledger(worker: CeleryWorker, events: list[UsageEventIn]) -> None:
+    put_in_outbox(events)
+    worker.client.send_task(DRAIN_TASK, queue="billing")
+    user_id = events[0].user_id
+    wait_for(count_events(user_id), lambda n: n >= len(events))
+
+
+class TestDrainUsageOutbox:
+    def test_the_same_events_drained_twice_are_in_the_ledger_once(
         self, worker: CeleryWorker, accounts: Accounts
     ) -> None:
         user_id = accounts.new_id()
-        batch = [event.model_dump(mode="json") for event in events_for(user_id, 40)]
+        events = events_for(user_id, 40)
 
-        sent = [
-            worker.client.send_task(
-                RECORD_USAGE_TASK, args=[batch], queue="billing", ignore_result=False
-            )
-            for _ in range(2)
-        ]
-        inserted = [result.get(timeout=DEADLINE_S) for result in sent]
+        put_in_outbox(events)
+        put_in_outbox(events)  # as a drain that died before trimming would leave them
+        drain(worker)
+        drain(worker)
 
-        assert sum(inserted) == 40  # whichever ran second found every call id stored
         assert wait_for(count_events(user_id), lambda n: n >= 40) == 40
+        assert wait_for(lambda _s: sync_redis().llen(outbox_key()), lambda n: n == 0) == 0
 
     async def test_committed_calls_reach_the_ledger_once_through_the_outbox(
         self, worker: CeleryWorker, accounts: Accounts
@@ -102,14 +113,15 @@ class TestRecordUsageTask:
         self, worker: CeleryWorker, accounts: Accounts
     ) -> None:
         user_id = accounts.new_id()
-        good = [event.model_dump(mode="json") for event in events_for(user_id, 2)]
-        bad = {**good[0], "call_id": call_id(), "period": "2026-13"}
+        good = events_for(user_id, 2)
+        bad = good[0].model_dump(mode="json") | {"call_id": call_id(), "period": "2026-13"}
 
-        result = worker.client.send_task(
-            RECORD_USAGE_TASK, args=[[bad, *good]], queue="billing", ignore_result=False
-        )
+        sync_redis().rpush(outbox_key(), json.dumps(bad))
+        put_in_outbox(good)
+        drain(worker)
 
-        assert result.get(timeout=DEADLINE_S) == 2
+        assert wait_for(count_events(user_id), lambda n: n >= 2) == 2
+        assert wait_for(lambda _s: sync_redis().llen(outbox_key()), lambda n: n == 0) == 0
 
 
 class TestReconcileTask:
@@ -123,8 +135,7 @@ class TestReconcileTask:
             reservations = [await reserve(user_id, Plan.FREE) for _ in range(calls)]
             for reservation in reservations:
                 await commit(reservation)
-            batch = [event.model_dump(mode="json") for event in events_for(user_id, calls)]
-            worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
+        drain(worker)
         wait_for(count_events(heavy), lambda n: n >= 1000)
         wait_for(count_events(light), lambda n: n >= 7)
         with pytest.raises(QuotaExceeded):
@@ -152,9 +163,7 @@ class TestRolloverTask:
         midnight = period_end(period)
         user_id = accounts.new_id()
         last_moment = midnight - timedelta(milliseconds=100)
-        batch = [e.model_dump(mode="json") for e in events_for(user_id, 3, at=last_moment)]
-        worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
-        wait_for(count_events(user_id), lambda n: n >= 3)
+        drained_into_ledger(worker, events_for(user_id, 3, at=last_moment))
 
         kwargs = {"now": iso_ms(midnight + timedelta(minutes=2))}
         runs = [
@@ -172,9 +181,7 @@ class TestRolloverTask:
         period = period_of(utcnow())
         midnight = period_end(period)
         user_id = accounts.new_id()
-        batch = [e.model_dump(mode="json") for e in events_for(user_id, 2, period=period)]
-        worker.client.send_task(RECORD_USAGE_TASK, args=[batch], queue="billing")
-        wait_for(count_events(user_id), lambda n: n >= 2)
+        drained_into_ledger(worker, events_for(user_id, 2, period=period))
 
         kwargs = {"now": iso_ms(midnight), "settle_s": 1}
         runs = [

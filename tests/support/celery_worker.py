@@ -15,7 +15,7 @@ import redis
 from celery import Celery
 
 from app.config import Settings
-from workers.celery_app import celery_config
+from app.queue.celery import celery_config
 
 
 def client_for(env: dict[str, str]) -> Celery:

@@ -10,10 +10,9 @@ from pathlib import Path
 from celery import Celery
 from celery.schedules import crontab
 
+import workers
 from app.config import Settings
-from beat_schedule import BEAT_SCHEDULE
-from tests.support.live_server import service_env
-from workers.celery_app import (
+from app.queue.celery import (
     MAINTENANCE_TIME_LIMIT_S,
     TASK_TIME_LIMIT_S,
     VISIBILITY_TIMEOUT_S,
@@ -22,6 +21,8 @@ from workers.celery_app import (
     celery_config,
     results_awaited_elsewhere,
 )
+from beat_schedule import BEAT_SCHEDULE
+from tests.support.live_server import service_env
 
 
 def redis_settings() -> Settings:
@@ -49,7 +50,7 @@ class TestConfig:
         config = celery_config(redis_settings())
 
         assert config["broker_url"] == "redis://127.0.0.1:6379/0"
-        backend = "workers.celery_app:ResultBackend+redis://127.0.0.1:6379/0"
+        backend = "app.queue.celery:ResultBackend+redis://127.0.0.1:6379/0"
         assert config["result_backend"] == backend
         assert config["broker_transport_options"]["global_keyprefix"] == "pfx:"
         assert config["result_backend_transport_options"] == {"global_keyprefix": "pfx:"}
@@ -72,12 +73,14 @@ class TestConfig:
 
         assert (config["broker_url"], config["result_backend"]) == ("memory://", "cache+memory://")
 
-    def test_tasks_are_registered_and_routed(self) -> None:
-        celery_app.loader.import_default_modules()
-        router = celery_app.amqp.router
+    def test_the_worker_edge_registers_and_routes_every_task(self) -> None:
+        router = workers.celery_app.amqp.router
 
+        assert workers.celery_app is celery_app
         assert celery_app.main == "geosvc"
-        for name in ("billing.record_usage_events", "metering.rollover", "metering.reconcile"):
+        assert celery_app.conf.beat_schedule is BEAT_SCHEDULE
+        assert "tools.run" in celery_app.tasks
+        for name in ("billing.drain_usage_outbox", "metering.rollover", "metering.reconcile"):
             assert name in celery_app.tasks
             assert router.route({}, name)["queue"].name == "billing"
         assert router.route({}, "tools.run_tool")["queue"].name == "tools"

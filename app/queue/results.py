@@ -1,4 +1,4 @@
-"""Run a tool on a Celery worker and await its result without holding a thread.
+"""Send a task to a Celery worker and await its result without holding a thread.
 
 The Redis result backend stores a result under `<prefix>celery-task-meta-<id>` and
 publishes it on the channel of the same name. Each api process keeps one pub/sub
@@ -26,12 +26,11 @@ from celery import states
 from redis.exceptions import RedisError
 
 from app.errors import DeadlineExceeded, Internal
+from app.queue.celery import celery_app, results_awaited_elsewhere
 from app.redis_client import async_redis
-from workers.celery_app import TOOLS_QUEUE, celery_app, results_awaited_elsewhere
 
 logger = logging.getLogger(__name__)
 
-RUN_TOOL_TASK = "tools.run"
 POLL_FALLBACK_S = 1.0
 
 
@@ -71,7 +70,6 @@ class ResultWaiter:
                     name,
                     args=args,
                     task_id=task_id,
-                    queue=TOOLS_QUEUE,
                     expires=deadline_s,
                     argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
                     kwargsrepr="{}",
@@ -158,8 +156,8 @@ def _decode(raw: object) -> dict[str, Any] | None:
 
 def _result_of(meta: Mapping[str, Any]) -> dict[str, Any]:
     if meta.get("status") != states.SUCCESS or not isinstance(meta.get("result"), dict):
-        logger.error("tool task %s ended %s", meta.get("task_id"), meta.get("status"))
-        raise Internal("The tool failed unexpectedly; no credit was charged.")
+        logger.error("task %s ended %s", meta.get("task_id"), meta.get("status"))
+        raise Internal("The call failed unexpectedly; no credit was charged.")
     return dict(meta["result"])
 
 

@@ -1,7 +1,9 @@
 """The Celery application `geosvc`: queues `tools` and `billing`, configured from Settings.
 
-Importing this module only builds configuration; nothing connects until a task is sent
-or a worker starts. The choices, and why:
+The bottom layer: it imports no feature. Features send tasks through `app.queue`; the
+task functions live in the `workers` package (the Celery edge), which a worker process
+imports. Importing this module only builds configuration; nothing connects until a task
+is sent or a worker starts. The choices, and why:
 
 - Broker and result backend: `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
   Broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so several
@@ -60,7 +62,7 @@ _awaited_elsewhere: ContextVar[bool] = ContextVar("awaited_elsewhere", default=F
 @contextmanager
 def results_awaited_elsewhere() -> Iterator[None]:
     """Tasks sent inside this block have their results awaited by the caller's own
-    subscription (`app.tool_calls.dispatch`), so Celery's result consumer stays out."""
+    subscription (`app.queue.results`), so Celery's result consumer stays out."""
     token = _awaited_elsewhere.set(True)
     try:
         yield
@@ -81,8 +83,6 @@ class ResultBackend(RedisBackend):
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The configuration for these Settings (pure; used at import and on reconfigure)."""
-    from beat_schedule import BEAT_SCHEDULE
-
     prefix = settings.redis_key_prefix
     if settings.redis_url:
         broker_url = settings.redis_url
@@ -122,15 +122,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
         "enable_utc": True,
         "timezone": "UTC",
-        "beat_schedule": BEAT_SCHEDULE,
         "worker_send_task_events": False,
     }
 
 
-celery_app = Celery(
-    "geosvc",
-    include=["workers.billing", "workers.tools", "workers.maintenance"],
-)
+celery_app = Celery("geosvc")
 celery_app.conf.update(celery_config(get_settings()))
 
 
