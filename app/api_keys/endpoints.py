@@ -5,7 +5,7 @@ from fastapi import APIRouter, Response
 from app.accounts.deps import CurrentUser
 from app.api_keys import service
 from app.api_keys.schemas import CreateApiKeyRequest, CreateApiKeyResponse, ListApiKeysResponse
-from app.db import SessionDep
+from app.http.deps import SessionDep
 
 router = APIRouter(prefix="/api-keys", tags=["api-keys"])
 

@@ -5,7 +5,7 @@ from fastapi import APIRouter, Response
 from app.accounts.deps import CurrentUser
 from app.billing import service
 from app.billing.schemas import BillingPortalResponse, SubscriptionResponse
-from app.db import SessionDep
+from app.http.deps import SessionDep
 
 router = APIRouter(tags=["billing"])
 
@@ -40,6 +40,6 @@ def cancel_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionR
 
 
 @router.post("/billing/portal")
-def open_billing_portal(user: CurrentUser, session: SessionDep) -> BillingPortalResponse:
+def open_billing_portal(user: CurrentUser) -> BillingPortalResponse:
     """Where to send the user to manage billing."""
-    return BillingPortalResponse(url=service.portal_url(session, user.id))
+    return BillingPortalResponse(url=service.portal_url(user.id))

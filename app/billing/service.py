@@ -17,11 +17,9 @@ once settled, so a subscription that ended a second ago is already `free`.
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import cast
 
-import anyio.to_thread
 from sqlmodel import Session, col, select
 
 from app.accounts.locks import lock_account
@@ -29,7 +27,6 @@ from app.billing.plans import Plan
 from app.billing.providers import get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
 from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
-from app.db import new_session
 from app.errors import Conflict, NotFound
 from app.models import Subscription
 
@@ -221,7 +218,7 @@ def cancel_subscription(
     return to_response(subscription, now)
 
 
-def portal_url(session: Session, user_id: str) -> str:
+def portal_url(user_id: str) -> str:
     return get_provider().portal_url(user_id)
 
 
@@ -240,28 +237,3 @@ def expire_ended_subscriptions(session: Session, now: datetime | None = None) ->
             changed += 1
     session.flush()
     return changed
-
-
-# --- the data plane's view of the plan ---------------------------------------------------
-
-PLAN_CACHE_TTL_S = 1.0
-_plan_cache: dict[str, tuple[float, Plan]] = {}
-
-
-def _read_plan(user_id: str) -> Plan:
-    with new_session() as session:
-        return plan_of(session, user_id)
-
-
-async def current_plan(user_id: str) -> Plan:
-    """`plan_of` for metered calls: read in a worker thread, then cached per process for
-    `PLAN_CACHE_TTL_S`, so a subscription change is in force everywhere within a second."""
-    now = time.monotonic()
-    cached = _plan_cache.get(user_id)
-    if cached is not None and cached[0] > now:
-        return cached[1]
-    plan = await anyio.to_thread.run_sync(_read_plan, user_id)
-    if len(_plan_cache) > 50_000:
-        _plan_cache.clear()
-    _plan_cache[user_id] = (now + PLAN_CACHE_TTL_S, plan)
-    return plan

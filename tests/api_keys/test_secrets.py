@@ -8,11 +8,11 @@ import hmac
 import httpx
 from sqlalchemy import MetaData, create_engine, select
 
-from app.api_keys.service import verify_bearer
+from app.api_keys.verify import verify_bearer
 from app.db import normalise_url
 from tests.api_keys.conftest import create_key
-from tests.conftest import Backend
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer
 
 

@@ -14,13 +14,14 @@ import pytest
 from sqlalchemy import event
 
 from app.api_keys import service
-from app.api_keys.service import ApiKeyPrincipal, averify_bearer, verify_bearer
+from app.api_keys.verify import ApiKeyPrincipal, KeyRecord, averify_bearer, verify_bearer
 from app.config import get_settings
 from app.db import get_engine, new_session
 from app.errors import Unauthenticated
+from app.ttl_cache import TTLCache
 from tests.api_keys.conftest import create_key
-from tests.conftest import Backend
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 
 
 class QueryCounter:
@@ -192,12 +193,12 @@ class TestCache:
         assert users == {account}
 
     def test_bounded_size(self) -> None:
-        cache = service.KeyCache(ttl_s=60, max_entries=10)
-        entry = service._Entry(time.monotonic() + 60, None, None, revoked=False)
+        cache: TTLCache[str, KeyRecord] = TTLCache(ttl_s=60, max_entries=10)
+        record = KeyRecord(None, None, revoked=False)
         for number in range(25):
-            cache.put(f"k{number}", entry)
-        assert len(cache._entries) <= 10
-        assert cache.get("k24") is entry
+            cache.put(f"k{number}", record)
+        assert len(cache) <= 10
+        assert cache.get("k24") is record
 
 
 class TestAverifyBearer:

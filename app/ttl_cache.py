@@ -1,0 +1,59 @@
+"""A small per-process cache whose entries expire, for hot-path reads of database rows.
+
+Reads take no lock (a dict lookup is atomic); writes and eviction do. Bounded: when full,
+expired entries go first, then the oldest half.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+DEFAULT_MAX_ENTRIES = 50_000
+
+
+class TTLCache(Generic[K, V]):
+    def __init__(self, ttl_s: float, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._entries: dict[K, tuple[float, V]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The value, unless absent or expired."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] <= time.monotonic():
+            return None
+        return entry[1]
+
+    def put(self, key: K, value: V, *, expires_at: float | None = None) -> None:
+        """Keep `value` until `expires_at` (time.monotonic()), by default `ttl_s` from now.
+
+        Callers that read the database pass a time taken *before* the read, so a change
+        committed during the read is never cached for longer than `ttl_s`.
+        """
+        if expires_at is None:
+            expires_at = time.monotonic() + self.ttl_s
+        with self._lock:
+            if len(self._entries) >= self.max_entries:
+                self._evict()
+            self._entries[key] = (expires_at, value)
+
+    def invalidate(self, key: K) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _evict(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, (expires_at, _) in self._entries.items() if expires_at <= now]:
+            del self._entries[key]
+        if len(self._entries) >= self.max_entries:  # all fresh: drop the oldest half
+            for key in list(self._entries)[: self.max_entries // 2]:
+                del self._entries[key]
