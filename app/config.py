@@ -24,8 +24,9 @@ class Settings(BaseSettings):
     # None means "embedded": `geosvc dev` starts a local Redis (or fakeredis) and sets this.
     redis_url: str | None = None
     base_url: str = "http://127.0.0.1:8000"
-    # Prefix for Celery's broker keys, so several deployments (or test runs) can share
-    # one Redis without taking each other's tasks.
+    # Prefix of every Redis key the service writes (credit counters, the usage outbox,
+    # Celery's broker and result keys), so several deployments or test runs can share
+    # one Redis without reading each other's counters or taking each other's tasks.
     redis_key_prefix: str = ""
 
     # Server-side secret mixed into API-key and session hashes. Required in production;

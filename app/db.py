@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends
 from sqlalchemy import Engine, event
 from sqlmodel import Session, create_engine
 
@@ -47,14 +45,6 @@ def get_engine() -> Engine:
 
 def new_session() -> Session:
     return Session(get_engine(), expire_on_commit=False)
-
-
-def get_session() -> Iterator[Session]:
-    with new_session() as session:
-        yield session
-
-
-SessionDep = Annotated[Session, Depends(get_session)]
 
 
 def migrate() -> None:

@@ -1,22 +1,14 @@
 """One error hierarchy for every surface.
 
-Services raise `AppError` subclasses; the FastAPI handlers in `app.main` render them as
+Services raise `AppError` subclasses; the HTTP edge (`app.http.errors`) renders them as
 `{"error": {"code", "message", ...details}}` with the subclass's HTTP status, and the MCP
-layer renders the same body as an `isError` tool result.
+edge renders the same body as an `isError` tool result. Plain Python: no framework here.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
-
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
-
-logger = logging.getLogger(__name__)
 
 
 class AppError(Exception):
@@ -127,65 +119,3 @@ def error_from_body(error: Mapping[str, Any]) -> AppError:
         if cls.code == error.get("code") and cls is not AppError:
             return cls(str(error.get("message") or cls.default_message), **details)
     return Internal()
-
-
-# --- HTTP mapping: every error of every endpoint has the same body ---------------------
-
-_HTTP_CODES = {
-    400: "BAD_REQUEST",
-    401: "UNAUTHENTICATED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    406: "NOT_ACCEPTABLE",
-    409: "CONFLICT",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    429: "RATE_LIMITED",
-}
-
-
-def error_response(
-    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status, headers=headers)
-
-
-def _describe_validation(exc: RequestValidationError) -> tuple[str, str]:
-    errors = exc.errors()
-    if any(error.get("type") == "json_invalid" for error in errors):
-        return "MALFORMED_JSON", "Request body is not valid JSON"
-    if any(error.get("type") == "model_attributes_type" for error in errors):
-        return "INVALID_ARGUMENT", "Request body must be a JSON object"
-    parts = []
-    for error in errors[:3]:
-        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return "INVALID_ARGUMENT", "; ".join(parts)
-
-
-def install_http_error_handlers(app: FastAPI) -> None:
-    async def on_app_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, AppError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse(exc.to_body(), exc.status, headers=headers)
-
-    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestValidationError)
-        code, message = _describe_validation(exc)
-        return error_response(422, code, message)
-
-    async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, StarletteHTTPException)
-        code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
-        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").title()
-        return error_response(exc.status_code, code, message, headers=exc.headers)
-
-    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        logger.exception("Unhandled error", exc_info=exc)
-        return error_response(500, "INTERNAL", "Internal error")
-
-    app.add_exception_handler(AppError, on_app_error)
-    app.add_exception_handler(RequestValidationError, on_validation_error)
-    app.add_exception_handler(StarletteHTTPException, on_http_error)
-    app.add_exception_handler(Exception, on_unexpected)

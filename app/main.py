@@ -14,11 +14,11 @@ from app.billing.endpoints import router as billing_router
 from app.config import get_settings
 from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.pages import router as dashboard_router
-from app.errors import install_http_error_handlers
+from app.http.errors import install_error_handlers
+from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
-from app.security import CrossSiteGuard
-from app.tool_calls.dispatch import close_waiter
+from app.queue import close_waiter
 
 
 def create_app() -> FastAPI:
@@ -37,7 +37,7 @@ def create_app() -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
     )
-    install_http_error_handlers(app)
+    install_error_handlers(app)
     app.add_middleware(CrossSiteGuard)
     app.include_router(accounts_router)
     app.include_router(metering_router)

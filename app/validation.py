@@ -1,37 +1,37 @@
-"""Pydantic validation errors as one short message an agent can act on."""
+"""Pydantic validation errors as one short message a person or an agent can act on.
+
+The one formatter for every surface: tool arguments, JSON request bodies, dashboard forms.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails
 
 MAX_PROBLEMS = 3
 
 
-def describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
-    problems = [_describe(error, model) for error in exc.errors()[:MAX_PROBLEMS]]
-    more = len(exc.errors()) - MAX_PROBLEMS
+def describe_errors(errors: Sequence[Mapping[str, Any]], *, known: Collection[str] = ()) -> str:
+    """`errors` as from `ValidationError.errors()`. `known`: the fields a top-level unknown
+    field is told about."""
+    problems = [_describe(error, known) for error in errors[:MAX_PROBLEMS]]
+    more = len(errors) - MAX_PROBLEMS
     if more > 0:
         problems.append(f"and {more} more problem{'s' if more > 1 else ''}")
     return "; ".join(problems)
 
 
-def _where(error: ErrorDetails) -> str:
-    return ".".join(str(part) for part in error["loc"]) or "arguments"
-
-
-def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
-    where = _where(error)
-    kind = error["type"]
+def _describe(error: Mapping[str, Any], known_fields: Collection[str]) -> str:
+    loc = tuple(error.get("loc") or ())
+    where = ".".join(str(part) for part in loc) or "arguments"
+    kind = error.get("type", "")
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
     value = error.get("input")
-    field = str(error["loc"][-1]) if error["loc"] else ""
+    field = str(loc[-1]) if loc else ""
     if kind == "missing":
         return f"{where}: is required"
     if kind == "extra_forbidden":
-        known = ", ".join(model.model_fields) if len(error["loc"]) == 1 else ""
+        known = ", ".join(known_fields) if len(loc) == 1 else ""
         return f"{where}: is not a known argument" + (f" (known: {known})" if known else "")
     if kind == "finite_number":
         return f"{where}: must be a finite number, not NaN or Infinity"
@@ -67,8 +67,8 @@ def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
     if kind == "list_type":
         return f"{where}: must be a list"
     if kind == "value_error":
-        return f"{where}: {ctx.get('error', error['msg'])}"
-    return f"{where}: {error['msg']}"
+        return f"{where}: {ctx.get('error', error.get('msg', 'invalid'))}"
+    return f"{where}: {error.get('msg', 'invalid')}"
 
 
 def _pattern_hint(field: str) -> str:

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import Cookie, Depends
 
 from app.accounts.service import user_for_token
-from app.db import SessionDep
+from app.http.deps import SessionDep
 from app.models import User
 
 SESSION_COOKIE = "svc_session"

@@ -8,7 +8,7 @@ from app.accounts import service
 from app.accounts.deps import SESSION_COOKIE, CurrentUser
 from app.accounts.schemas import MeResponse, SignInRequest, SignUpRequest
 from app.config import get_settings
-from app.db import SessionDep
+from app.http.deps import SessionDep
 from app.redis_client import sync_redis
 
 router = APIRouter(tags=["accounts"])

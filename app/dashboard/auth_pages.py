@@ -11,10 +11,11 @@ from app.accounts import service as accounts
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.endpoints import set_session_cookie
 from app.accounts.schemas import SignInRequest, SignUpRequest
-from app.dashboard.rendering import OptionalUser, describe, redirect, render
-from app.db import SessionDep
+from app.dashboard.rendering import OptionalUser, redirect, render
 from app.errors import AppError
+from app.http.deps import SessionDep
 from app.redis_client import sync_redis
+from app.validation import describe_errors
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 
@@ -38,7 +39,9 @@ def sign_in(
             session, sync_redis(), email=body.email, password=body.password
         )
     except ValidationError as exc:
-        return render(request, "signin.html", status=422, email=email, error=describe(exc))
+        return render(
+            request, "signin.html", status=422, email=email, error=describe_errors(exc.errors())
+        )
     except AppError as exc:
         return render(request, "signin.html", status=exc.status, email=email, error=exc.message)
     token = accounts.start_session(session, user)
@@ -70,7 +73,9 @@ def sign_up(
             session, email=body.email, password=body.password, name=body.name
         )
     except ValidationError as exc:
-        return render(request, "signup.html", status=422, error=describe(exc), **context)
+        return render(
+            request, "signup.html", status=422, error=describe_errors(exc.errors()), **context
+        )
     except AppError as exc:
         return render(request, "signup.html", status=exc.status, error=exc.message, **context)
     token = accounts.start_session(session, user)

@@ -12,8 +12,8 @@ from app.api_keys import service as api_keys
 from app.billing import service as billing
 from app.billing.plans import Plan, quota_for
 from app.dashboard.rendering import OptionalUser, redirect, render, to_sign_in
-from app.db import SessionDep
 from app.errors import AppError, Conflict, NotFound
+from app.http.deps import SessionDep
 from app.metering.service import usage_for
 from app.models import User
 

@@ -8,12 +8,11 @@ from typing import Annotated, Any
 from fastapi import Cookie, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
-from pydantic import ValidationError
 
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.service import user_for_token
-from app.db import SessionDep
 from app.errors import Unauthenticated
+from app.http.deps import SessionDep
 from app.models import User
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -62,12 +61,3 @@ def to_sign_in() -> RedirectResponse:
 
 def redirect(path: str) -> RedirectResponse:
     return RedirectResponse(path, status_code=303)
-
-
-def describe(exc: ValidationError) -> str:
-    """A short human message from a pydantic error (form input on the pages)."""
-    parts = []
-    for error in exc.errors()[:3]:
-        where = ".".join(str(p) for p in error.get("loc", ()))
-        parts.append(f"{where}: {error.get('msg', 'invalid')}" if where else error["msg"])
-    return "; ".join(parts)

@@ -19,10 +19,10 @@ from pydantic import BaseModel, ValidationError
 from app.config import get_settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata import schemas
-from app.geodata.errors import describe_validation_error
 from app.geodata.providers.base import GeodataProvider
 from app.geodata.providers.embedded import EmbeddedProvider
 from app.geodata.providers.upstream import UpstreamProvider
+from app.validation import describe_errors
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
 
@@ -124,7 +124,8 @@ def _parse(name: str, arguments: Mapping[str, Any]) -> BaseModel:
     try:
         return spec.args_model.model_validate(dict(arguments))
     except ValidationError as exc:
-        raise InvalidArgument(describe_validation_error(exc, spec.args_model)) from None
+        known = spec.args_model.model_fields
+        raise InvalidArgument(describe_errors(exc.errors(), known=known)) from None
 
 
 def validate_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

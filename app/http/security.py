@@ -6,12 +6,12 @@ the MCP SDK's own transport security instead).
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import get_settings
+from app.http.errors import error_body, send_error
 
 _STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
 _EXEMPT_PREFIXES = ("/mcp",)
@@ -34,17 +34,7 @@ class CrossSiteGuard:
         if scope["path"].startswith(_EXEMPT_PREFIXES) or self._same_site(scope):
             await self.app(scope, receive, send)
             return
-        body = json.dumps(
-            {"error": {"code": "FORBIDDEN", "message": "Cross-site request refused"}}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 403,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_error(send, 403, error_body("FORBIDDEN", "Cross-site request refused"))
 
     def _same_site(self, scope: Scope) -> bool:
         headers = dict(scope["headers"])

@@ -9,14 +9,14 @@ before they would try OAuth discovery), or 403 for a key without the scope.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api_keys.service import ApiKeyPrincipal, averify_bearer
+from app.api_keys.verify import ApiKeyPrincipal, averify_bearer
 from app.errors import AppError, Forbidden, Unauthenticated
+from app.http.errors import send_error
 
 REQUIRED_SCOPE = "read:data"
 
@@ -61,16 +61,4 @@ async def _refuse(exc: AppError, send: Send) -> None:
         challenge = 'Bearer error="invalid_token"'
     else:
         challenge = f'Bearer error="insufficient_scope", scope="{REQUIRED_SCOPE}"'
-    body = json.dumps(exc.to_body()).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": exc.status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", challenge.encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_error(send, exc.status, exc.to_body(), {"WWW-Authenticate": challenge})

@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.accounts.deps import CurrentUser
-from app.db import SessionDep
+from app.http.deps import SessionDep
 from app.metering.schemas import UsageResponse
 from app.metering.service import usage_for
 

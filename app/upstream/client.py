@@ -3,7 +3,8 @@
 Retried: transport errors (connect/read failures, timeouts), 429 (honouring Retry-After up
 to a cap) and 5xx. Never retried: other 4xx, which mean our request is wrong or the thing
 does not exist; the provider decides what those mean. When retries run out the caller gets
-`UpstreamUnavailable`, which costs the user no credit. Longer outages are Celery's to retry.
+`UpstreamUnavailable`, which costs the user no credit; tool tasks are not retried by
+Celery (the caller has a deadline), so a longer outage is an error the agent can retry.
 """
 
 from __future__ import annotations

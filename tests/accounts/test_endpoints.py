@@ -7,8 +7,8 @@ import pytest
 import redis
 
 from app.accounts.service import _failures_key, normalise_email
-from tests.conftest import Backend
 from tests.support.factories import PASSWORD, sign_up, unique_email
+from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, start_live_server
 
 

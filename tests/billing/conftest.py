@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from app.db import new_session
 from app.models import Subscription
-from tests.conftest import Backend
+from tests.support.fixtures import Backend
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from sqlmodel import Session
 from app.billing import service
 from app.billing.plans import Plan
 from app.billing.providers import LocalProvider, get_provider
-from app.cli import _reload_settings
 from app.errors import Conflict, NotFound, PaymentProviderUnavailable
 from app.ids import new_user_id
 from app.models import Subscription, User
+from app.runtime import reload_settings
 
 NOV_15 = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 DEC_1 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -145,7 +145,7 @@ class TestProviders:
     ) -> None:
         user_id = new_account(session)
         monkeypatch.setenv("GEOSVC_PAYMENT_PROVIDER", "stripe")
-        _reload_settings()
+        reload_settings()
 
         with pytest.raises(PaymentProviderUnavailable, match="Stripe provider is not"):
             service.start_checkout(session, user_id, now=NOV_15)

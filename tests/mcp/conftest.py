@@ -20,10 +20,10 @@ from sqlalchemy import create_engine, func
 from sqlmodel import Session, col, select
 
 from app.models import UsageEvent
-from tests.conftest import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
 
 FREE_QUOTA = 8

@@ -12,11 +12,11 @@ import httpx
 import pytest
 
 from tests.billing.conftest import subscribe
-from tests.conftest import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack, structured
 from tests.support.celery_worker import start_celery_worker
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 
 CLIENTS = 6
 CALLS_PER_CLIENT = 12

@@ -1,0 +1,1 @@
+"""The HTTP edge's shared parts: error rendering, request dependencies, ASGI guards."""

@@ -1,0 +1,98 @@
+"""AppError and framework errors as HTTP responses: `{"error": {"code", "message", ...}}`.
+
+Installed once on the app (`install_error_handlers`); pure ASGI guards that answer before
+the app runs (bearer auth, cross-site refusal) send the same body with `send_error`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Send
+
+from app.errors import AppError
+from app.validation import describe_errors
+
+logger = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHENTICATED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+async def send_error(
+    send: Send,
+    status: int,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Answer an ASGI request with a JSON error body (for guards outside FastAPI routing)."""
+    payload = json.dumps(body).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        *(
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in (headers or {}).items()
+        ),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _describe_request_errors(exc: RequestValidationError) -> tuple[str, str]:
+    errors = exc.errors()
+    if any(error.get("type") == "json_invalid" for error in errors):
+        return "MALFORMED_JSON", "Request body is not valid JSON"
+    if any(error.get("type") == "model_attributes_type" for error in errors):
+        return "INVALID_ARGUMENT", "Request body must be a JSON object"
+    # FastAPI locations start with where the value was ("body", "query", ...): drop it.
+    located = [{**error, "loc": tuple(error.get("loc") or ())[1:]} for error in errors]
+    return "INVALID_ARGUMENT", describe_errors(located)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def on_app_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, AppError)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(exc.to_body(), exc.status, headers=headers)
+
+    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        code, message = _describe_request_errors(exc)
+        return JSONResponse(error_body(code, message), 422)
+
+    async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").title()
+        return JSONResponse(error_body(code, message), exc.status_code, headers=exc.headers)
+
+    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("Unhandled error", exc_info=exc)
+        return JSONResponse(error_body("INTERNAL", "Internal error"), 500)
+
+    app.add_exception_handler(AppError, on_app_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)

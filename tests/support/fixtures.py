@@ -1,0 +1,144 @@
+"""Fixtures used across test folders: backing services, the `backend` selection (SQLite
+and PostgreSQL), geodata indices, live uvicorn servers and Celery workers.
+
+`backend` is parametrised over SQLite and PostgreSQL; PostgreSQL runs when reachable and is
+required under REQUIRE_SERVICES=1. Every test makes its own users, so tests share servers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from tests.fakes.upstream import FakeUpstream
+from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.live_server import LiveServer, service_env, start_live_server
+from tests.support.services import (
+    REQUIRE_SERVICES,
+    ServiceUnavailable,
+    fresh_postgres_database,
+    redis_url_for_tests,
+)
+
+
+@dataclass
+class Backend:
+    name: str
+    database_url: str
+    redis_url: str
+    # GEOSVC_DATA_DIR: the geodata indices, built once per session and shared.
+    data_dir: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return service_env(
+            database_url=self.database_url,
+            redis_url=self.redis_url,
+            data_dir=self.data_dir,
+            **extra,
+        )
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with redis_url_for_tests() as (url, _is_real):
+        yield url
+
+
+@pytest.fixture(scope="session")
+def geodata_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Indices built once by the real `geosvc data build`; this process reads them too."""
+    from app.geodata import service
+
+    data_dir = tmp_path_factory.mktemp("geodata")
+    result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    service.configure(data_dir)
+    yield data_dir
+    service.configure(None)
+
+
+@pytest.fixture(scope="session")
+def fake_upstream() -> Iterator[FakeUpstream]:
+    server = FakeUpstream().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def upstream(fake_upstream: FakeUpstream) -> Iterator[FakeUpstream]:
+    fake_upstream.clear()
+    yield fake_upstream
+    fake_upstream.clear()
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def backend(
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    geodata_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        database = tmp_path_factory.mktemp("sqlite") / "geosvc.db"
+        yield Backend("sqlite", f"sqlite:///{database}", redis_url, geodata_dir)
+        return
+    try:
+        with fresh_postgres_database() as url:
+            yield Backend("postgres", url, redis_url, geodata_dir)
+    except ServiceUnavailable as exc:
+        if REQUIRE_SERVICES:
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    log_path = tmp_path_factory.mktemp("logs") / f"server-{backend.name}.log"
+    server = start_live_server(backend.env(), log_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CeleryWorker]:
+    """A real `geosvc worker` process (queues tools and billing) on the backend's database,
+    Redis and key prefix: what the live server enqueues to. `celery_worker.client` sends
+    tasks to it."""
+    log_path = tmp_path_factory.mktemp("logs") / f"worker-{backend.name}.log"
+    worker = start_celery_worker(backend.env(), log_path)
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def http(live_server: LiveServer) -> Iterator[httpx.Client]:
+    """A fresh cookie jar against the live server."""
+    with httpx.Client(base_url=live_server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def use_backend(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
+    """Point this process's Settings (DB, Redis) at the backend, for service-level tests."""
+    from app.db import migrate
+    from app.runtime import reload_settings
+
+    for key, value in backend.env().items():
+        if key.startswith("GEOSVC_"):
+            monkeypatch.setenv(key, value)
+    reload_settings()
+    migrate()
+    yield backend
+    for key in list(os.environ):
+        if key.startswith("GEOSVC_"):
+            monkeypatch.delenv(key, raising=False)
+    reload_settings()
