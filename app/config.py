@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -61,6 +62,12 @@ class Settings(BaseSettings):
     census_api_key: SecretStr | None = None
     upstream_timeout_s: float = Field(5.0, gt=0)
     upstream_attempts: int = Field(3, ge=1, le=10)
+
+    # Prices shown on the dashboard's subscription, checkout and usage pages (display only;
+    # the payment provider's price is what is charged).
+    price_currency_symbol: str = Field("$", max_length=4)
+    standard_price_monthly: Decimal = Field(Decimal("49.00"), ge=0, le=1_000_000)
+    overage_price_per_1000: Decimal = Field(Decimal("0.50"), ge=0, le=1_000_000)
 
     @property
     def is_development(self) -> bool:

@@ -12,8 +12,11 @@ from app.accounts.endpoints import router as accounts_router
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
+from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
+from app.dashboard.handlers import install_page_handlers
 from app.dashboard.pages import router as dashboard_router
+from app.dashboard.usage_page import router as dashboard_usage_router
 from app.http.errors import install_error_handlers
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
@@ -38,6 +41,7 @@ def create_app() -> FastAPI:
         redoc_url=None,
     )
     install_error_handlers(app)
+    install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
     app.include_router(accounts_router)
     app.include_router(metering_router)
@@ -45,6 +49,8 @@ def create_app() -> FastAPI:
     app.include_router(billing_router)
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
+    app.include_router(dashboard_usage_router)
+    app.include_router(dashboard_assets_router)
     app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
 
     @app.get("/healthz", include_in_schema=False)

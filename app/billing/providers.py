@@ -45,6 +45,10 @@ class PaymentProvider(Protocol):
         """Charge the next period; False when the payment failed."""
         ...
 
+    def resume(self, subscription: Subscription) -> None:
+        """Tell the provider to renew again (undo `cancel_at_period_end`)."""
+        ...
+
 
 class LocalProvider:
     name = "local"
@@ -63,6 +67,9 @@ class LocalProvider:
 
     def renew(self, subscription: Subscription) -> bool:
         return True  # the local provider never declines
+
+    def resume(self, subscription: Subscription) -> None:
+        return None  # nothing to tell: renewals happen here
 
 
 class StripeProvider:
@@ -89,6 +96,9 @@ class StripeProvider:
         raise NotImplementedError
 
     def renew(self, subscription: Subscription) -> bool:
+        raise NotImplementedError
+
+    def resume(self, subscription: Subscription) -> None:
         raise NotImplementedError
 
 

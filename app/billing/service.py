@@ -218,6 +218,26 @@ def cancel_subscription(
     return to_response(subscription, now)
 
 
+def resume_subscription(
+    session: Session, user_id: str, *, now: datetime | None = None
+) -> SubscriptionResponse:
+    """Undo a cancellation at period end while the period lasts (it renews again);
+    resuming one that is not cancelled is a no-op. NotFound when no subscription is in
+    force (after the period end, subscribe again instead). Flushes only."""
+    now = now or utcnow()
+    lock_account(session, user_id)
+    subscription = _settled(session, user_id, now)
+    if subscription is None or not in_force(subscription, now):
+        raise NotFound("No active subscription to resume")
+    if subscription.cancel_at_period_end:
+        get_provider(subscription.provider).resume(subscription)
+        subscription.cancel_at_period_end = False
+        subscription.updated_at = now
+        session.add(subscription)
+        session.flush()
+    return to_response(subscription, now)
+
+
 def portal_url(user_id: str) -> str:
     return get_provider().portal_url(user_id)
 

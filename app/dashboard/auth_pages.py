@@ -11,11 +11,11 @@ from app.accounts import service as accounts
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.endpoints import set_session_cookie
 from app.accounts.schemas import SignInRequest, SignUpRequest
-from app.dashboard.rendering import OptionalUser, redirect, render
-from app.errors import AppError
+from app.dashboard.deps import OptionalUser
+from app.dashboard.rendering import field_errors, prices, redirect, render
+from app.errors import AppError, Conflict
 from app.http.deps import SessionDep
 from app.redis_client import sync_redis
-from app.validation import describe_errors
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 
@@ -40,7 +40,7 @@ def sign_in(
         )
     except ValidationError as exc:
         return render(
-            request, "signin.html", status=422, email=email, error=describe_errors(exc.errors())
+            request, "signin.html", status=422, email=email, field_errors=field_errors(exc)
         )
     except AppError as exc:
         return render(request, "signin.html", status=exc.status, email=email, error=exc.message)
@@ -55,7 +55,7 @@ def sign_in(
 def sign_up_page(request: Request, user: OptionalUser) -> Response:
     if user is not None:
         return redirect("/")
-    return render(request, "signup.html", email="", name="")
+    return render(request, "signup.html", email="", name="", prices=prices())
 
 
 @router.post("/signup")
@@ -66,16 +66,18 @@ def sign_up(
     password: FormText = "",
     name: FormText = "",
 ) -> Response:
-    context = {"email": email, "name": name}
+    context = {"email": email, "name": name, "prices": prices()}
     try:
         body = SignUpRequest(email=email, password=password, name=name.strip() or None)
         user = accounts.create_user(
             session, email=body.email, password=body.password, name=body.name
         )
     except ValidationError as exc:
-        return render(
-            request, "signup.html", status=422, error=describe_errors(exc.errors()), **context
-        )
+        errors = field_errors(exc)
+        return render(request, "signup.html", status=422, field_errors=errors, **context)
+    except Conflict as exc:  # the e-mail is taken
+        errors = {"email": exc.message}
+        return render(request, "signup.html", status=exc.status, field_errors=errors, **context)
     except AppError as exc:
         return render(request, "signup.html", status=exc.status, error=exc.message, **context)
     token = accounts.start_session(session, user)

@@ -1,23 +1,37 @@
-"""The dashboard pages: home (usage), API keys, subscription, billing, and the local
-payment provider's checkout page. Forms post to these routes (same-origin, so they pass
-the Origin check); each calls the same services as the JSON API."""
+"""The dashboard pages: home, API keys, subscription, billing, and the local payment
+provider's checkout page. Forms post to these routes (same-origin, so they pass the
+Origin check); each calls the same services as the JSON API."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, Response
 
 from app.api_keys import service as api_keys
 from app.billing import service as billing
-from app.billing.plans import Plan, quota_for
-from app.dashboard.rendering import OptionalUser, redirect, render, to_sign_in
+from app.config import get_settings
+from app.dashboard.deps import SignedInUser
+from app.dashboard.rendering import field_error_of, prices, redirect, render
+from app.dashboard.usage_page import gauge_view
 from app.errors import AppError, Conflict, NotFound
 from app.http.deps import SessionDep
+from app.metering.reports import last_used_by_key
 from app.metering.service import usage_for
 from app.models import User
 
 router = APIRouter(include_in_schema=False)
+
+
+def mcp_url() -> str:
+    return get_settings().base_url.rstrip("/") + "/mcp"
+
+
+def client_config(plaintext: str) -> str:
+    """The README's MCP client configuration (remote server with a header), key filled in."""
+    server = {"type": "http", "url": mcp_url(), "headers": {"Authorization": f"Bearer {plaintext}"}}
+    return json.dumps({"mcpServers": {"geosvc": server}}, indent=2)
 
 
 def _keys_page(
@@ -27,6 +41,7 @@ def _keys_page(
     *,
     status: int = 200,
     error: str | None = None,
+    field_errors: dict[str, str] | None = None,
     created: tuple[str, str] | None = None,
     name: str = "",
 ) -> Response:
@@ -37,26 +52,28 @@ def _keys_page(
         status=status,
         user=user,
         keys=keys,
+        last_used=last_used_by_key(session, user.id),
         error=error,
+        field_errors=field_errors or {},
         created=created,
+        config=client_config(created[1]) if created else None,
+        mcp_url=mcp_url(),
         name=name,
     )
 
 
 @router.get("/")
-def home(request: Request, session: SessionDep, user: OptionalUser) -> Response:
-    if user is None:
-        return to_sign_in()
+def home(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     subscription = billing.subscription_of(session, user.id)
     session.commit()
-    usage = usage_for(session, user.id)
     return render(
         request,
         "home.html",
         user=user,
-        usage=usage,
+        gauge=gauge_view(usage_for(session, user.id)),
         subscription=subscription,
         key_count=len(api_keys.list_keys(session, user.id)),
+        mcp_url=mcp_url(),
     )
 
 
@@ -66,9 +83,7 @@ def dashboard_root() -> Response:
 
 
 @router.get("/dashboard/keys")
-def keys_page(request: Request, session: SessionDep, user: OptionalUser) -> Response:
-    if user is None:
-        return to_sign_in()
+def keys_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     return _keys_page(request, session, user)
 
 
@@ -76,26 +91,31 @@ def keys_page(request: Request, session: SessionDep, user: OptionalUser) -> Resp
 def create_key(
     request: Request,
     session: SessionDep,
-    user: OptionalUser,
+    user: SignedInUser,
     name: Annotated[str, Form()] = "",
 ) -> Response:
     """Creates a key and shows its plaintext in this response only (no redirect, so the
     plaintext never lands in a URL or the history)."""
-    if user is None:
-        return to_sign_in()
     try:
         key, plaintext = api_keys.create_key(session, user.id, name)
     except AppError as exc:
         session.rollback()
-        return _keys_page(request, session, user, status=exc.status, error=exc.message, name=name)
+        on_field = field_error_of(exc.message, ("name",))
+        return _keys_page(
+            request,
+            session,
+            user,
+            status=exc.status,
+            error=None if on_field else exc.message,
+            field_errors=on_field,
+            name=name,
+        )
     session.commit()
     return _keys_page(request, session, user, status=201, created=(key.name, plaintext))
 
 
 @router.post("/dashboard/keys/{key_id}/revoke")
-def revoke_key(key_id: str, session: SessionDep, user: OptionalUser) -> Response:
-    if user is None:
-        return to_sign_in()
+def revoke_key(key_id: str, session: SessionDep, user: SignedInUser) -> Response:
     try:
         api_keys.revoke_key(session, user.id, key_id)
     except NotFound:  # a second click, or another tab revoked it first
@@ -105,25 +125,17 @@ def revoke_key(key_id: str, session: SessionDep, user: OptionalUser) -> Response
 
 
 @router.get("/dashboard/subscription")
-def subscription_page(request: Request, session: SessionDep, user: OptionalUser) -> Response:
-    if user is None:
-        return to_sign_in()
+def subscription_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     subscription = billing.subscription_of(session, user.id)
     session.commit()
     return render(
-        request,
-        "subscription.html",
-        user=user,
-        subscription=subscription,
-        standard_quota=quota_for(Plan.STANDARD),
+        request, "subscription.html", user=user, subscription=subscription, prices=prices()
     )
 
 
 @router.post("/dashboard/subscription")
-def subscribe(session: SessionDep, user: OptionalUser) -> Response:
+def subscribe(session: SessionDep, user: SignedInUser) -> Response:
     """Start (or resume) the checkout and go pay."""
-    if user is None:
-        return to_sign_in()
     try:
         subscription, _created = billing.start_checkout(session, user.id)
     except Conflict:
@@ -134,9 +146,7 @@ def subscribe(session: SessionDep, user: OptionalUser) -> Response:
 
 
 @router.post("/dashboard/subscription/cancel")
-def cancel(session: SessionDep, user: OptionalUser) -> Response:
-    if user is None:
-        return to_sign_in()
+def cancel(session: SessionDep, user: SignedInUser) -> Response:
     try:
         billing.cancel_subscription(session, user.id)
     except NotFound:
@@ -145,11 +155,19 @@ def cancel(session: SessionDep, user: OptionalUser) -> Response:
     return redirect("/dashboard/subscription?notice=canceled")
 
 
+@router.post("/dashboard/subscription/resume")
+def resume(session: SessionDep, user: SignedInUser) -> Response:
+    try:
+        billing.resume_subscription(session, user.id)
+    except NotFound:
+        return redirect("/dashboard/subscription?notice=nothing_to_resume")
+    session.commit()
+    return redirect("/dashboard/subscription?notice=resumed")
+
+
 @router.get("/dashboard/billing")
-def billing_page(request: Request, session: SessionDep, user: OptionalUser) -> Response:
+def billing_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     """The local provider's billing portal."""
-    if user is None:
-        return to_sign_in()
     subscription = billing.subscription_of(session, user.id)
     session.commit()
     return render(
@@ -157,37 +175,28 @@ def billing_page(request: Request, session: SessionDep, user: OptionalUser) -> R
         "billing.html",
         user=user,
         subscription=subscription,
-        usage=usage_for(session, user.id),
+        gauge=gauge_view(usage_for(session, user.id)),
+        prices=prices(),
     )
 
 
 @router.get("/billing/checkout/{checkout_id}")
 def checkout_page(
-    checkout_id: str, request: Request, session: SessionDep, user: OptionalUser
+    checkout_id: str, request: Request, session: SessionDep, user: SignedInUser
 ) -> Response:
     """The local provider's checkout: a test-mode payment page."""
-    if user is None:
-        return to_sign_in()
     try:
         billing.pending_checkout(session, user.id, checkout_id)
     except NotFound as exc:
         return render(request, "checkout.html", status=404, user=user, error=exc.message)
-    return render(
-        request,
-        "checkout.html",
-        user=user,
-        checkout_id=checkout_id,
-        standard_quota=quota_for(Plan.STANDARD),
-    )
+    return render(request, "checkout.html", user=user, checkout_id=checkout_id, prices=prices())
 
 
 @router.post("/billing/checkout/{checkout_id}")
 def complete_checkout(
-    checkout_id: str, request: Request, session: SessionDep, user: OptionalUser
+    checkout_id: str, request: Request, session: SessionDep, user: SignedInUser
 ) -> Response:
     """The "Pay" button. Paying twice (a double submit) is a no-op."""
-    if user is None:
-        return to_sign_in()
     try:
         billing.complete_checkout(session, user.id, checkout_id)
     except AppError as exc:

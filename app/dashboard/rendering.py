@@ -1,19 +1,22 @@
-"""Templates, the optional signed-in user, and small helpers shared by the pages."""
+"""Templates, their filters, and small helpers shared by the pages."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Cookie, Depends, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
 
-from app.accounts.deps import SESSION_COOKIE
-from app.accounts.service import user_for_token
-from app.errors import Unauthenticated
-from app.http.deps import SessionDep
-from app.models import User
+from app.clock import as_utc, period_start
+from app.config import get_settings
+from app.dashboard.assets import asset_url
+from app.validation import describe_errors
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -24,32 +27,107 @@ NOTICES = {
     "revoked": "The key was revoked. Clients using it are refused within a second.",
     "subscribed": "Payment received: you are on the standard plan.",
     "canceled": "Your subscription ends at the end of the current period.",
+    "resumed": "Your subscription is resumed: it renews at the end of the period.",
     "signed_out": "You are signed out.",
     "key_gone": "That key was already revoked.",
     "already_active": "Your subscription is already active.",
     "nothing_to_cancel": "There is no active subscription to cancel.",
+    "nothing_to_resume": "There is no active subscription to resume.",
 }
 
 
-def optional_user(
-    session: SessionDep,
-    svc_session: Annotated[str | None, Cookie(alias=SESSION_COOKIE)] = None,
-) -> User | None:
-    if not svc_session:
-        return None
-    try:
-        return user_for_token(session, svc_session)
-    except Unauthenticated:
-        return None
+def _moment(value: datetime | str) -> datetime:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return as_utc(value)
 
 
-OptionalUser = Annotated[User | None, Depends(optional_user)]
+def readable_datetime(value: datetime | str | None) -> str:
+    """23 Nov 2026, 09:40 UTC"""
+    if value is None:
+        return "–"
+    return _moment(value).strftime("%-d %b %Y, %H:%M UTC")
+
+
+def readable_date(value: date | datetime | str | None) -> str:
+    """1 Dec 2026 (a datetime is read in UTC)"""
+    if value is None:
+        return "–"
+    if isinstance(value, datetime | str):
+        value = _moment(value).date()
+    return value.strftime("%-d %b %Y")
+
+
+def last_day(end: datetime | str | None) -> str:
+    """The last day before an exclusive period end: 2026-12-01T00:00Z -> 30 Nov 2026."""
+    if end is None:
+        return "–"
+    return readable_date(_moment(end) - timedelta(microseconds=1))
+
+
+def period_name(period: str) -> str:
+    """2026-11 -> November 2026"""
+    return period_start(period).strftime("%B %Y")
+
+
+def number(value: int) -> str:
+    return f"{value:,}"
+
+
+def percent(value: float) -> str:
+    """12.345 -> 12.3, 100.0 -> 100"""
+    return f"{round(value, 1):g}"
+
+
+STATUS_LABELS = {
+    "none": "no subscription",
+    "incomplete": "awaiting payment",
+    "active": "active",
+    "past_due": "payment past due",
+    "canceled": "cancelled",
+}
+
+
+def status_label(status: str) -> str:
+    return STATUS_LABELS.get(status, status)
+
+
+def money(amount: Decimal) -> str:
+    return f"{get_settings().price_currency_symbol}{amount:,.2f}"
+
+
+templates.env.filters.update(
+    readable_datetime=readable_datetime,
+    readable_date=readable_date,
+    last_day=last_day,
+    period_name=period_name,
+    number=number,
+    percent=percent,
+    money=money,
+    status_label=status_label,
+)
+templates.env.globals["asset_url"] = asset_url
+
+
+def prices() -> dict[str, Any]:
+    """What the plans cost and include, for the pages that show prices."""
+    settings = get_settings()
+    return {
+        "free_quota": settings.free_quota,
+        "standard_quota": settings.standard_quota,
+        "standard_price": settings.standard_price_monthly,
+        "overage_price": settings.overage_price_per_1000,
+    }
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
     notice = NOTICES.get(request.query_params.get("notice", ""))
     context.setdefault("notice", notice)
     context.setdefault("error", None)
+    context.setdefault("field_errors", {})
+    if context["field_errors"] and not context["error"]:
+        context["error"] = "Please correct the fields marked below."
+    context.setdefault("user", None)
     response = templates.TemplateResponse(request, template, context, status_code=status)
     response.headers["Cache-Control"] = "no-store"  # pages may show a key once
     return response
@@ -61,3 +139,36 @@ def to_sign_in() -> RedirectResponse:
 
 def redirect(path: str) -> RedirectResponse:
     return RedirectResponse(path, status_code=303)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _form_wording(field: str, error: Mapping[str, Any]) -> str:
+    """Form-specific wording where the shared one reads oddly under an input."""
+    limits = error.get("ctx") or {}
+    if field == "email" and error.get("type") != "missing":
+        return "Enter a valid e-mail address, like ada@example.com."
+    if error.get("type") == "string_too_short" and limits.get("min_length", 1) > 1:
+        return f"Use at least {limits['min_length']} characters."
+    _where, _, message = describe_errors([error]).partition(": ")
+    return _sentence(message)
+
+
+def field_errors(exc: ValidationError) -> dict[str, str]:
+    """One message per form field (the first of each), for the input it belongs to."""
+    errors: dict[str, str] = {}
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error.get("loc") else "form"
+        errors.setdefault(field, _form_wording(field, error))
+    return errors
+
+
+def field_error_of(message: str, fields: tuple[str, ...]) -> dict[str, str]:
+    """A service's `field: message` error as a field error, when it names one of `fields`."""
+    field, _, rest = message.partition(": ")
+    if rest and field in fields:
+        return {field: _sentence(rest)}
+    return {}

@@ -7,7 +7,7 @@ import re
 import httpx
 import pytest
 
-from app.clock import period_of, utcnow
+from app.clock import period_of, period_start, utcnow
 from tests.support.factories import PASSWORD, sign_up, unique_email
 
 PLAINTEXT = re.compile(r"svc_live_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}")
@@ -25,7 +25,15 @@ def form_post(
 
 class TestSignedOut:
     @pytest.mark.parametrize(
-        "path", ["/", "/dashboard/keys", "/dashboard/subscription", "/dashboard/billing"]
+        "path",
+        [
+            "/",
+            "/dashboard/keys",
+            "/dashboard/usage",
+            "/dashboard/subscription",
+            "/dashboard/billing",
+            "/billing/checkout/chk_x",
+        ],
     )
     def test_pages_send_you_to_sign_in(self, http: httpx.Client, path: str) -> None:
         response = http.get(path)
@@ -53,15 +61,34 @@ class TestAccountForms:
         home = http.get("/")
 
         assert home.status_code == 200
-        assert f"Usage in {period_of(utcnow())}" in home.text
-        assert "<strong>0</strong> of 1,000 credits" in home.text
+        assert f"Usage in {period_start(period_of(utcnow())):%B %Y}" in home.text
+        assert '<span class="big" data-testid="used">0</span>' in home.text
+        assert "of 1,000 credits" in home.text
         assert "Hello, Ada &lt;b&gt;" in home.text  # escaped
 
-    def test_bad_sign_up_re_renders_with_the_error(self, http: httpx.Client) -> None:
-        response = form_post(http, "/dashboard/signup", {"email": "nope", "password": "short"})
+    def test_bad_sign_up_shows_each_field_error_and_keeps_what_was_typed(
+        self, http: httpx.Client
+    ) -> None:
+        response = form_post(
+            http, "/dashboard/signup", {"email": "nope", "password": "short", "name": "Ada"}
+        )
         assert response.status_code == 422
         assert 'role="alert"' in response.text
         assert "svc_session" not in response.headers.get("set-cookie", "")
+        assert '<p class="field-error" id="email-error">Enter a valid e-mail' in response.text
+        assert '<p class="field-error" id="password-error">Use at least 8' in response.text
+        assert 'name="email" type="email" value="nope"' in response.text
+        assert 'name="name" type="text" value="Ada"' in response.text
+        assert "short" not in response.text  # the password is never sent back
+
+    def test_taken_e_mail_is_an_error_on_the_e_mail_field(self, http: httpx.Client) -> None:
+        email = unique_email()
+        with httpx.Client(base_url=http.base_url) as other:
+            sign_up(other, email=email)
+        response = form_post(http, "/dashboard/signup", {"email": email, "password": PASSWORD})
+        assert response.status_code == 409
+        assert 'id="email-error">An account with this e-mail already exists' in response.text
+        assert f'value="{email}"' in response.text
 
     def test_sign_in_wrong_then_right_then_out(self, http: httpx.Client) -> None:
         email = unique_email()
@@ -89,7 +116,8 @@ class TestKeysPage:
 
         assert created.status_code == 201
         plaintexts = PLAINTEXT.findall(created.text)
-        assert len(plaintexts) == 1
+        assert len(set(plaintexts)) == 1  # the key, and the client config that carries it
+        assert f"&#34;Bearer {plaintexts[0]}&#34;" in created.text
         key_id = plaintexts[0].split("_")[3]
         listing = http.get("/dashboard/keys")
         assert key_id in listing.text
@@ -108,7 +136,7 @@ class TestKeysPage:
         sign_up(http)
         response = form_post(http, "/dashboard/keys", {"name": "  "})
         assert response.status_code == 422
-        assert "1 to 64 characters" in response.text
+        assert 'id="name-error">Must be 1 to 64 characters' in response.text
         assert http.get("/api-keys").json() == {"keys": []}
 
     def test_cross_site_form_is_refused(self, http: httpx.Client) -> None:
@@ -144,3 +172,74 @@ class TestSubscriptionPages:
         billing = http.get("/dashboard/billing")
         assert billing.status_code == 200
         assert "standard" in billing.text
+
+    def test_resume_undoes_a_cancellation_at_period_end(self, http: httpx.Client) -> None:
+        sign_up(http)
+        assert form_post(http, "/dashboard/subscription/resume").headers["location"] == (
+            "/dashboard/subscription?notice=nothing_to_resume"
+        )
+        checkout_url = form_post(http, "/dashboard/subscription").headers["location"]
+        form_post(http, checkout_url)
+        form_post(http, "/dashboard/subscription/cancel")
+        page = http.get("/dashboard/subscription").text
+        assert "Resume subscription" in page
+        assert 'data-confirm="Cancel' not in page
+
+        resumed = form_post(http, "/dashboard/subscription/resume")
+
+        assert resumed.headers["location"] == "/dashboard/subscription?notice=resumed"
+        assert http.get("/subscription").json()["cancelAtPeriodEnd"] is False
+        page = http.get(resumed.headers["location"]).text
+        assert "Your subscription is resumed" in page
+        assert 'data-confirm="Cancel the standard plan?' in page
+        assert form_post(http, "/dashboard/subscription/resume").status_code == 303  # no-op
+
+    def test_prices_come_from_the_settings(self, http: httpx.Client) -> None:
+        sign_up(http)
+        page = http.get("/dashboard/subscription").text
+        assert "$49.00 <small>/ month</small>" in page
+        assert "overage $0.50 per 1,000 credits" in page
+        checkout = http.get(form_post(http, "/dashboard/subscription").headers["location"])
+        assert "$49.00 <small>/ month</small>" in checkout.text
+        assert "$0.50 per 1,000 credits" in checkout.text
+
+
+class TestPagePlumbing:
+    def test_unknown_browser_page_is_html_404_api_stays_json(self, http: httpx.Client) -> None:
+        html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+        page = http.get("/dashboard/nope", headers=html)
+        assert page.status_code == 404
+        assert page.headers["content-type"].startswith("text/html")
+        assert "<h1>Page not found</h1>" in page.text
+
+        for path, headers in [
+            ("/dashboard/nope", {"Accept": "application/json"}),
+            ("/nope", {}),
+            ("/api-keys/x/y", html),
+            ("/billing/portal/x", html),
+        ]:
+            answer = http.get(path, headers=headers)
+            assert answer.status_code == 404, path
+            assert answer.json()["error"]["code"] == "NOT_FOUND", path
+
+    def test_favicon_and_static_files(self, http: httpx.Client) -> None:
+        icon = http.get("/favicon.ico", follow_redirects=True)
+        assert icon.status_code == 200
+        assert icon.headers["content-type"] == "image/svg+xml"
+        assert icon.text.startswith("<svg")
+        css = http.get("/dashboard/static/dashboard.css")
+        assert css.headers["content-type"].startswith("text/css")
+        assert "immutable" in css.headers["cache-control"]
+        assert http.get("/dashboard/static/..%2Fpages.py").status_code == 404
+        assert http.get("/dashboard/static/pages.py").status_code == 404
+
+    def test_pages_have_no_inline_script_or_style(self, http: httpx.Client) -> None:
+        """So a strict `script-src 'self'; style-src 'self'` policy holds."""
+        sign_up(http)
+        form_post(http, "/dashboard/keys", {"name": "k"})
+        for path in ["/", "/dashboard/keys", "/dashboard/usage", "/dashboard/subscription"]:
+            text = http.get(path).text
+            assert re.findall(r"<script(?![^>]*\bsrc=)", text) == [], path
+            assert "<style" not in text, path
+            assert " style=" not in text, path
+            assert " on" + "click=" not in text, path

@@ -1,0 +1,49 @@
+"""Page-flavoured answers: the sign-in redirect and an HTML 404 for browser routes.
+
+The JSON API keeps its `{"error": ...}` 404: a request gets the HTML page only when it
+asks for HTML (`Accept: text/html`, as a browser's navigation does) on a path outside
+the JSON API.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.dashboard.deps import SignInRequired
+from app.dashboard.rendering import render, to_sign_in
+
+# First path segments of the JSON API (and of /mcp): these never answer HTML.
+_API_SEGMENTS = frozenset(
+    {"auth", "api-keys", "subscription", "usage", "me", "mcp", "healthz", "docs", "openapi.json"}
+)
+_API_PREFIXES = ("/billing/portal", "/billing/webhooks")
+
+
+def wants_page(request: Request) -> bool:
+    if request.method not in ("GET", "HEAD"):
+        return False
+    if "text/html" not in request.headers.get("accept", ""):
+        return False
+    path = request.url.path
+    first_segment = path.lstrip("/").split("/", 1)[0]
+    return first_segment not in _API_SEGMENTS and not path.startswith(_API_PREFIXES)
+
+
+def install_page_handlers(app: FastAPI) -> None:
+    """Call after the JSON error handlers are installed: other HTTP errors go to them."""
+    json_handler = app.exception_handlers[StarletteHTTPException]
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 404 and wants_page(request):
+            return render(request, "not_found.html", status=404)
+        response = json_handler(request, exc)
+        return await response if not isinstance(response, Response) else response
+
+    async def on_sign_in_required(_request: Request, _exc: Exception) -> Response:
+        return to_sign_in()
+
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(SignInRequired, on_sign_in_required)
