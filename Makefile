@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -14,8 +14,17 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/geosvc dev
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
+# no browser download). Without root it is left to you: those tests then skip, or fail
+# under REQUIRE_SERVICES=1.
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "/usr/bin/chromium missing: run 'apt-get install chromium' as root"; fi; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -145,24 +145,24 @@ def subscribe(session: SessionDep, user: SignedInUser) -> Response:
     return redirect(subscription.checkoutUrl)
 
 
-@router.post("/dashboard/subscription/cancel")
-def cancel(session: SessionDep, user: SignedInUser) -> Response:
-    try:
-        billing.cancel_subscription(session, user.id)
-    except NotFound:
-        return redirect("/dashboard/subscription?notice=nothing_to_cancel")
-    session.commit()
-    return redirect("/dashboard/subscription?notice=canceled")
+_PERIOD_END_CHANGES = {
+    "cancel": (billing.cancel_subscription, "canceled", "nothing_to_cancel"),
+    "resume": (billing.resume_subscription, "resumed", "nothing_to_resume"),
+}
 
 
-@router.post("/dashboard/subscription/resume")
-def resume(session: SessionDep, user: SignedInUser) -> Response:
+@router.post("/dashboard/subscription/{action}")
+def cancel_or_resume(action: str, session: SessionDep, user: SignedInUser) -> Response:
+    """Cancel at period end (the form asks first), or resume a cancelled subscription."""
+    if action not in _PERIOD_END_CHANGES:
+        raise NotFound()
+    change, done, nothing = _PERIOD_END_CHANGES[action]
     try:
-        billing.resume_subscription(session, user.id)
+        change(session, user.id)
     except NotFound:
-        return redirect("/dashboard/subscription?notice=nothing_to_resume")
+        return redirect(f"/dashboard/subscription?notice={nothing}")
     session.commit()
-    return redirect("/dashboard/subscription?notice=resumed")
+    return redirect(f"/dashboard/subscription?notice={done}")
 
 
 @router.get("/dashboard/billing")

@@ -9,6 +9,7 @@ browser tests skip, unless REQUIRE_SERVICES=1, where that is a failure.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,7 +23,6 @@ from sqlmodel import Session
 from app.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
-from tests.metering.conftest import call_id
 from tests.support.live_server import LiveServer, service_env, start_live_server
 from tests.support.services import REQUIRE_SERVICES
 
@@ -74,7 +74,7 @@ class DashboardServer:
         now = utcnow()
         events = [
             UsageEventIn(
-                call_id=call_id(),
+                call_id=f"call_{secrets.token_hex(12)}",
                 user_id=user_id,
                 key_id=key_id,
                 tool=tool,
