@@ -247,3 +247,10 @@ def test_unknown_page_is_an_html_404_and_the_api_keeps_json(page: Page, shot: Sh
     api = page.request.get("/api-keys/nope/more", headers={"Accept": "text/html"})
     assert api.status == 404
     assert api.json()["error"]["code"] == "NOT_FOUND"
+    page.get_by_role("link", name="Sign in").click()
+    page.get_by_label("E-mail").fill("nobody@example.com")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("Wrong e-mail or password")
+    expect(page.get_by_label("E-mail")).to_have_value("nobody@example.com")
+    look(page, shot, "signin-error")

@@ -98,6 +98,11 @@ class TestAccountForms:
         wrong = form_post(http, "/dashboard/signin", {"email": email, "password": "wrong-pass"})
         assert wrong.status_code == 401
         assert "Wrong e-mail or password" in wrong.text
+        assert f'value="{email}"' in wrong.text
+        malformed = form_post(http, "/dashboard/signin", {"email": "x@", "password": ""})
+        assert malformed.status_code == 422
+        assert 'id="email-error">Enter a valid e-mail address' in malformed.text
+        assert 'id="password-error">Must not be empty.' in malformed.text
 
         right = form_post(http, "/dashboard/signin", {"email": email, "password": PASSWORD})
         assert right.status_code == 303
