@@ -165,19 +165,43 @@ def cancel_or_resume(action: str, session: SessionDep, user: SignedInUser) -> Re
     return redirect(f"/dashboard/subscription?notice={done}")
 
 
-@router.get("/dashboard/billing")
-def billing_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    """The local provider's billing portal."""
+def _billing_page(
+    request: Request,
+    session: SessionDep,
+    user: User,
+    *,
+    status: int = 200,
+    error: str | None = None,
+) -> Response:
     subscription = billing.subscription_of(session, user.id)
     session.commit()
     return render(
         request,
         "billing.html",
+        status=status,
+        error=error,
         user=user,
         subscription=subscription,
         gauge=gauge_view(usage_for(session, user.id)),
         prices=prices(),
+        provider=get_settings().payment_provider,
     )
+
+
+@router.get("/dashboard/billing")
+def billing_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    """The plan, period and usage; the local provider's billing portal, or a button to
+    the payment provider's own portal."""
+    return _billing_page(request, session, user)
+
+
+@router.post("/dashboard/billing/portal")
+def open_billing_portal(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    """To the payment provider's portal (payment method, invoices); its URL is never logged."""
+    try:
+        return redirect(billing.portal_url(session, user.id))
+    except AppError as exc:
+        return _billing_page(request, session, user, status=exc.status, error=exc.message)
 
 
 @router.get("/billing/checkout/{checkout_id}")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import httpx
 import pytest
 
-from app.clock import period_of, period_start, utcnow
+from app.clock import period_end, period_of, period_start, utcnow
 from tests.support.factories import PASSWORD, sign_up, unique_email
 
 PLAINTEXT = re.compile(r"svc_live_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}")
@@ -176,7 +177,12 @@ class TestSubscriptionPages:
         assert http.get("/subscription").json()["cancelAtPeriodEnd"] is True
         billing = http.get("/dashboard/billing")
         assert billing.status_code == 200
-        assert "standard" in billing.text
+        assert "standard · $49.00 a month" in billing.text
+        last_day = period_end(period_of(utcnow())) - timedelta(days=1)
+        assert f"1 {last_day:%b %Y} – {last_day:%-d %b %Y}" in billing.text  # readable, inclusive
+        portal = form_post(http, "/dashboard/billing/portal")
+        assert portal.status_code == 303
+        assert portal.headers["location"].endswith("/dashboard/billing")  # the local portal
 
     def test_resume_undoes_a_cancellation_at_period_end(self, http: httpx.Client) -> None:
         sign_up(http)
