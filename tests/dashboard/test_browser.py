@@ -91,6 +91,7 @@ def sign_up(page: Page, shot: Shot, name: str) -> str:
     page.get_by_role("button", name="Sign up").click()
     expect(page.get_by_role("heading", name=f"Hello, {name}")).to_be_visible()
     expect(page.get_by_test_id("used")).to_have_text("0")
+    expect(page.get_by_test_id("usage-state")).to_have_text("OK")
     expect(page.get_by_text(f"of {FREE_QUOTA} credits")).to_be_visible()
     look(page, shot, "home")
     return str(page.request.get("/me").json()["userId"])
@@ -221,9 +222,16 @@ def test_free_account_at_its_cap_is_blocked_with_an_upgrade(
     page: Page, dashboard_server: DashboardServer, shot: Shot
 ) -> None:
     user_id = sign_up(page, shot, "Bo")
-    dashboard_server.record_usage(user_id, [(None, "get_population")] * FREE_QUOTA)
-
+    nearly = FREE_QUOTA * 8 // 10
+    dashboard_server.record_usage(user_id, [(None, "get_population")] * nearly)
     page.goto("/dashboard/usage")
+    expect(page.get_by_test_id("usage-state")).to_have_text("Warning")
+    expect(page.get_by_test_id("blocked")).to_have_count(0)
+    expect(page.get_by_role("button", name="Upgrade to standard")).to_be_visible()
+    look(page, shot, "usage-warning")
+
+    dashboard_server.record_usage(user_id, [(None, "get_population")] * (FREE_QUOTA - nearly))
+    page.reload()
 
     expect(page.get_by_test_id("usage-state")).to_have_text("Blocked")
     expect(page.get_by_test_id("blocked")).to_contain_text("Data calls are blocked")

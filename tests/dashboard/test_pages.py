@@ -196,6 +196,12 @@ class TestSubscriptionPages:
         assert "Resume subscription" in page
         assert 'data-confirm="Cancel' not in page
 
+        cross_site = http.post(
+            "/dashboard/subscription/resume", headers={"Origin": "https://evil.example"}
+        )
+        assert cross_site.status_code == 403
+        assert http.get("/subscription").json()["cancelAtPeriodEnd"] is True
+
         resumed = form_post(http, "/dashboard/subscription/resume")
 
         assert resumed.headers["location"] == "/dashboard/subscription?notice=resumed"
