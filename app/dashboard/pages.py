@@ -199,7 +199,7 @@ def billing_page(request: Request, session: SessionDep, user: SignedInUser) -> R
 def open_billing_portal(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     """To the payment provider's portal (payment method, invoices); its URL is never logged."""
     try:
-        return redirect(billing.portal_url(session, user.id))
+        return redirect(billing.portal_url(user.id))
     except AppError as exc:
         return _billing_page(request, session, user, status=exc.status, error=exc.message)
 
