@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 UpstreamTool = Literal[
@@ -17,7 +17,9 @@ UpstreamTool = Literal[
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="GEOSVC_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="GEOSVC_", env_file=".env", extra="ignore", hide_input_in_errors=True
+    )
 
     env: Literal["development", "production"] = "development"
     data_dir: Path = Path(".geosvc")
@@ -68,6 +70,34 @@ class Settings(BaseSettings):
     price_currency_symbol: str = Field("$", max_length=4)
     standard_price_monthly: Decimal = Field(Decimal("49.00"), ge=0, le=1_000_000)
     overage_price_per_1000: Decimal = Field(Decimal("0.50"), ge=0, le=1_000_000)
+
+    # Stripe (GEOSVC_PAYMENT_PROVIDER=stripe). The price is the standard plan's recurring
+    # price id; the meter event is the `event_name` of the overage meter.
+    stripe_secret_key: SecretStr | None = None
+    stripe_webhook_secret: SecretStr | None = None
+    stripe_standard_price: str | None = Field(None, max_length=255)
+    stripe_meter_event: str | None = Field(None, max_length=100)
+    # The metered price attached to that meter, added to each checkout when set.
+    stripe_overage_price: str | None = Field(None, max_length=255)
+    stripe_api_base: str = "https://api.stripe.com"
+    stripe_timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _refuse_incomplete_stripe_in_production(self) -> Settings:
+        if self.env != "production" or self.payment_provider != "stripe":
+            return self
+        required = {
+            "GEOSVC_STRIPE_SECRET_KEY": self.stripe_secret_key,
+            "GEOSVC_STRIPE_WEBHOOK_SECRET": self.stripe_webhook_secret,
+            "GEOSVC_STRIPE_STANDARD_PRICE": self.stripe_standard_price,
+            "GEOSVC_STRIPE_METER_EVENT": self.stripe_meter_event,
+        }
+        missing = [name for name, value in required.items() if not value]
+        if missing:
+            raise ValueError(
+                f"GEOSVC_PAYMENT_PROVIDER=stripe in production needs {', '.join(missing)}"
+            )
+        return self
 
     @property
     def is_development(self) -> bool:

@@ -57,7 +57,8 @@ class Subscription(SQLModel, table=True):
     plan: str = Field(default="free", max_length=16)
     status: str = Field(default="none", max_length=16)
     provider: str = Field(default="local", max_length=16)
-    checkout_id: str | None = Field(default=None, index=True, max_length=64)
+    # Stripe ids may be up to 255 characters (Checkout Session ids are about 66).
+    checkout_id: str | None = Field(default=None, index=True, max_length=255)
     provider_ref: str | None = Field(default=None, max_length=128)
     current_period_start: datetime | None = Field(
         default=None, sa_column=_utc_column(nullable=True)
@@ -97,3 +98,46 @@ class UsagePeriod(SQLModel, table=True):
     used: int
     overage: int
     finalized_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class StripeCustomer(SQLModel, table=True):
+    """The Stripe Customer of an account: created once, reused for every checkout."""
+
+    __tablename__ = "stripe_customers"
+
+    user_id: str = Field(foreign_key="users.id", primary_key=True, max_length=40)
+    customer_id: str = Field(unique=True, max_length=255)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class StripeWebhookEvent(SQLModel, table=True):
+    """Webhook event ids already applied: a redelivered event is answered and skipped."""
+
+    __tablename__ = "stripe_webhook_events"
+
+    event_id: str = Field(primary_key=True, max_length=255)
+    type: str = Field(max_length=100)
+    received_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class StripeMeterReport(SQLModel, table=True):
+    """One batch of overage reported to Stripe as a meter event.
+
+    Written (with its identifier) before the send and marked `sent_at` after, so a batch
+    whose send outcome is unknown is re-sent with the same identifier, which Stripe
+    counts once. `overage_from`/`overage_to` are the account's overage in `period` before
+    and after this batch; the next batch starts where the last one ended.
+    """
+
+    __tablename__ = "stripe_meter_reports"
+    __table_args__ = (UniqueConstraint("user_id", "period", "overage_from"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(index=True, max_length=40)
+    customer_id: str = Field(max_length=255)
+    period: str = Field(max_length=7)
+    overage_from: int
+    overage_to: int
+    identifier: str = Field(unique=True, max_length=100)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    sent_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))

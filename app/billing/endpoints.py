@@ -1,9 +1,14 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Request, Response
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
 from app.accounts.deps import CurrentUser
-from app.billing import service
+from app.billing import service, stripe_webhooks
 from app.billing.schemas import BillingPortalResponse, SubscriptionResponse
 from app.http.deps import SessionDep
 
@@ -43,3 +48,26 @@ def cancel_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionR
 def open_billing_portal(user: CurrentUser) -> BillingPortalResponse:
     """Where to send the user to manage billing."""
     return BillingPortalResponse(url=service.portal_url(user.id))
+
+
+@router.post("/billing/webhooks/stripe", include_in_schema=False)
+async def stripe_webhook(request: Request, session: SessionDep) -> dict[str, str]:
+    """Stripe's calls: no session cookie, no Origin; the signature is the authentication."""
+    payload = bytearray()
+    async for chunk in request.stream():
+        payload += chunk
+        if len(payload) > stripe_webhooks.MAX_WEBHOOK_BYTES:
+            raise stripe_webhooks.PayloadTooLarge()
+    event = stripe_webhooks.verified_event(bytes(payload), request.headers.get("stripe-signature"))
+    outcome = await anyio.to_thread.run_sync(_apply_event, session, event)
+    return {"received": outcome}
+
+
+def _apply_event(session: Session, event: dict[str, Any]) -> str:
+    try:
+        outcome = stripe_webhooks.handle_event(session, event)
+        session.commit()
+    except IntegrityError:  # the same event, applied concurrently by another delivery
+        session.rollback()
+        return "duplicate"
+    return outcome

@@ -4,17 +4,16 @@
 service (`/billing/checkout/{checkoutId}`) whose "Pay" button completes the checkout,
 its billing portal is the dashboard's billing page, and every renewal succeeds.
 
-`stripe` is the production path and is not implemented in this build: selecting it
-(`GEOSVC_PAYMENT_PROVIDER=stripe`) makes every operation that needs the provider answer
-503 PAYMENT_PROVIDER_UNAVAILABLE with a message saying so. Implementing it means Stripe
-Checkout Sessions for `create_checkout`/`checkout_url`, Customer Portal sessions for
-`portal_url`, `cancel_at_period_end` on the Stripe subscription, and a webhook endpoint
-that calls `app.billing.service.complete_checkout` / updates the status on renewals.
+`stripe` (`app.billing.stripe_provider`) is the production path: Checkout Sessions,
+Customer Portal sessions, and webhooks (`app.billing.stripe_webhooks`) that move the
+subscription; overage is reported as meter events (`app.billing.meter_reports`).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from sqlmodel import Session
 
 from app.config import get_settings
 from app.errors import PaymentProviderUnavailable
@@ -24,16 +23,23 @@ from app.models import Subscription
 
 class PaymentProvider(Protocol):
     name: str
+    # False when the provider renews by itself and reports back (webhooks): period ends
+    # are then not renewed here.
+    renews_locally: bool
 
-    def create_checkout(self, user_id: str) -> str:
-        """Open a checkout for the standard plan; returns its id."""
+    def create_checkout(self, session: Session, user_id: str) -> str:
+        """Open a checkout for the standard plan; returns its id (may flush rows)."""
         ...
 
-    def checkout_url(self, checkout_id: str) -> str:
+    def checkout_url(self, checkout_id: str) -> str | None:
         """Where the user pays for a pending checkout."""
         ...
 
-    def portal_url(self, user_id: str) -> str:
+    def checkout_is_open(self, checkout_id: str) -> bool:
+        """Whether the pending checkout can still be paid (else a new one is opened)."""
+        ...
+
+    def portal_url(self, session: Session, user_id: str) -> str:
         """Where the user manages billing (payment method, invoices)."""
         ...
 
@@ -52,14 +58,18 @@ class PaymentProvider(Protocol):
 
 class LocalProvider:
     name = "local"
+    renews_locally = True
 
-    def create_checkout(self, user_id: str) -> str:
+    def create_checkout(self, session: Session, user_id: str) -> str:
         return "chk_" + random_lower_alnum(24)
 
-    def checkout_url(self, checkout_id: str) -> str:
+    def checkout_url(self, checkout_id: str) -> str | None:
         return f"{_base_url()}/billing/checkout/{checkout_id}"
 
-    def portal_url(self, user_id: str) -> str:
+    def checkout_is_open(self, checkout_id: str) -> bool:
+        return True  # local checkouts never expire
+
+    def portal_url(self, session: Session, user_id: str) -> str:
         return f"{_base_url()}/dashboard/billing"
 
     def cancel_at_period_end(self, subscription: Subscription) -> None:
@@ -72,36 +82,6 @@ class LocalProvider:
         return None  # nothing to tell: renewals happen here
 
 
-class StripeProvider:
-    """Placeholder for the production provider (see the module docstring)."""
-
-    name = "stripe"
-
-    def __init__(self) -> None:
-        raise PaymentProviderUnavailable(
-            "GEOSVC_PAYMENT_PROVIDER=stripe is selected but the Stripe provider is not "
-            "implemented in this build; use GEOSVC_PAYMENT_PROVIDER=local"
-        )
-
-    def create_checkout(self, user_id: str) -> str:
-        raise NotImplementedError
-
-    def checkout_url(self, checkout_id: str) -> str:
-        raise NotImplementedError
-
-    def portal_url(self, user_id: str) -> str:
-        raise NotImplementedError
-
-    def cancel_at_period_end(self, subscription: Subscription) -> None:
-        raise NotImplementedError
-
-    def renew(self, subscription: Subscription) -> bool:
-        raise NotImplementedError
-
-    def resume(self, subscription: Subscription) -> None:
-        raise NotImplementedError
-
-
 def _base_url() -> str:
     return get_settings().base_url.rstrip("/")
 
@@ -112,5 +92,7 @@ def get_provider(name: str | None = None) -> PaymentProvider:
     if name == "local":
         return LocalProvider()
     if name == "stripe":
+        from app.billing.stripe_provider import StripeProvider  # the library loads on use
+
         return StripeProvider()
     raise PaymentProviderUnavailable(f"Unknown payment provider {name!r}")

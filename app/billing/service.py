@@ -27,6 +27,7 @@ from app.billing.plans import Plan
 from app.billing.providers import get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
 from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
+from app.db import new_session
 from app.errors import Conflict, NotFound
 from app.models import Subscription
 
@@ -76,7 +77,10 @@ def settle(subscription: Subscription, now: datetime) -> bool:
         subscription.status = "canceled"
         subscription.plan = Plan.FREE.value
     elif subscription.status == "active":
-        if get_provider(subscription.provider).renew(subscription):
+        provider = get_provider(subscription.provider)
+        if not provider.renews_locally:
+            return False  # the provider renews and reports back (Stripe webhooks)
+        if provider.renew(subscription):
             _set_period(subscription, now)
         else:
             subscription.status = "past_due"
@@ -142,10 +146,16 @@ def start_checkout(
     subscription = _settled(session, user_id, now)
     if in_force(subscription, now):
         raise Conflict("A subscription is already active on this account")
-    if subscription is not None and subscription.status == "incomplete":
-        return to_response(subscription, now), False
     provider = get_provider()
-    checkout_id = provider.create_checkout(user_id)
+    if (
+        subscription is not None
+        and subscription.status == "incomplete"
+        and subscription.checkout_id is not None
+        and subscription.provider == provider.name
+        and provider.checkout_is_open(subscription.checkout_id)
+    ):
+        return to_response(subscription, now), False
+    checkout_id = provider.create_checkout(session, user_id)
     if subscription is None:
         subscription = Subscription(user_id=user_id)
     subscription.status = "incomplete"
@@ -239,7 +249,13 @@ def resume_subscription(
 
 
 def portal_url(user_id: str) -> str:
-    return get_provider().portal_url(user_id)
+    """Where the user manages billing. May create the provider's customer, so it runs in
+    its own committed transaction (callers need no session)."""
+    with new_session() as session:
+        lock_account(session, user_id)
+        url = get_provider().portal_url(session, user_id)
+        session.commit()
+    return url
 
 
 def expire_ended_subscriptions(session: Session, now: datetime | None = None) -> int:

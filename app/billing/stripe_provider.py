@@ -1,0 +1,163 @@
+"""The Stripe payment provider (`GEOSVC_PAYMENT_PROVIDER=stripe`), over the official library.
+
+- One Stripe Customer per account, created on the first checkout (or portal visit) and
+  kept in `stripe_customers`; later checkouts reuse it.
+- A checkout is a Checkout Session in subscription mode for `GEOSVC_STRIPE_STANDARD_PRICE`
+  (plus `GEOSVC_STRIPE_OVERAGE_PRICE`, the metered price of the overage meter, when set).
+  Its id is the subscription row's `checkout_id`; its URL is the `checkoutUrl`.
+- The billing portal is a Customer Portal session; its URL is a bearer credential for the
+  customer's billing, so it is never logged.
+- Renewals, payment failures and cancellations arrive as webhooks (`stripe_webhooks`),
+  so nothing here renews locally.
+
+Every call has the client timeout `GEOSVC_STRIPE_TIMEOUT_S`, the library's retries (two,
+with idempotency keys on POSTs) and the library's User-Agent.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import stripe
+from sqlmodel import Session
+
+from app.config import get_settings
+from app.errors import PaymentProviderUnavailable
+from app.models import StripeCustomer, Subscription
+
+NETWORK_RETRIES = 2
+
+
+@lru_cache(maxsize=4)
+def _client(api_key: str, api_base: str, timeout_s: float) -> stripe.StripeClient:
+    return stripe.StripeClient(
+        api_key,
+        base_addresses={"api": api_base},
+        http_client=stripe.RequestsClient(timeout=timeout_s),
+        max_network_retries=NETWORK_RETRIES,
+    )
+
+
+def stripe_client() -> stripe.StripeClient:
+    settings = get_settings()
+    if settings.stripe_secret_key is None:
+        raise PaymentProviderUnavailable("GEOSVC_STRIPE_SECRET_KEY is not set")
+    return _client(
+        settings.stripe_secret_key.get_secret_value(),
+        settings.stripe_api_base.rstrip("/"),
+        settings.stripe_timeout_s,
+    )
+
+
+def _base_url() -> str:
+    return get_settings().base_url.rstrip("/")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A StripeObject as plain data (they are not dicts)."""
+    return dict(value.to_dict())
+
+
+class StripeProvider:
+    name = "stripe"
+    renews_locally = False
+
+    def __init__(self) -> None:
+        self.client = stripe_client()
+
+    def customer_id(self, session: Session, user_id: str) -> str:
+        """The account's Stripe Customer, created once (the caller holds the account lock)."""
+        known = session.get(StripeCustomer, user_id)
+        if known is not None:
+            return known.customer_id
+        customer = self._call(
+            self.client.v1.customers.create,
+            {"metadata": {"user_id": user_id}},
+            # a retried first checkout finds the customer the lost answer created
+            {"idempotency_key": f"geosvc-customer-{user_id}"},
+        )
+        session.add(StripeCustomer(user_id=user_id, customer_id=customer.id))
+        session.flush()
+        return str(customer.id)
+
+    def create_checkout(self, session: Session, user_id: str) -> str:
+        settings = get_settings()
+        if not settings.stripe_standard_price:
+            raise PaymentProviderUnavailable("GEOSVC_STRIPE_STANDARD_PRICE is not set")
+        line_items: list[dict[str, Any]] = [
+            {"price": settings.stripe_standard_price, "quantity": 1}
+        ]
+        if settings.stripe_overage_price:
+            line_items.append({"price": settings.stripe_overage_price})  # metered: no quantity
+        checkout = self._call(
+            self.client.v1.checkout.sessions.create,
+            {
+                "mode": "subscription",
+                "customer": self.customer_id(session, user_id),
+                "client_reference_id": user_id,
+                "line_items": line_items,
+                "metadata": {"user_id": user_id},
+                "subscription_data": {"metadata": {"user_id": user_id}},
+                "success_url": f"{_base_url()}/dashboard/billing?checkout=success",
+                "cancel_url": f"{_base_url()}/dashboard/billing?checkout=canceled",
+            },
+        )
+        return str(checkout.id)
+
+    def _checkout(self, checkout_id: str) -> Any:
+        return self._call(self.client.v1.checkout.sessions.retrieve, checkout_id)
+
+    def checkout_url(self, checkout_id: str) -> str | None:
+        return self._checkout(checkout_id).url
+
+    def checkout_is_open(self, checkout_id: str) -> bool:
+        """False once the session expired (after 24 h) or completed."""
+        return self._checkout(checkout_id).status == "open"
+
+    def portal_url(self, session: Session, user_id: str) -> str:
+        portal = self._call(
+            self.client.v1.billing_portal.sessions.create,
+            {
+                "customer": self.customer_id(session, user_id),
+                "return_url": f"{_base_url()}/dashboard/billing",
+            },
+        )
+        return str(portal.url)
+
+    def cancel_at_period_end(self, subscription: Subscription) -> None:
+        self._call(
+            self.client.v1.subscriptions.update,
+            self._subscription_id(subscription),
+            {"cancel_at_period_end": True},
+        )
+
+    @staticmethod
+    def _subscription_id(subscription: Subscription) -> str:
+        if subscription.provider_ref is None:
+            raise PaymentProviderUnavailable("This subscription has no Stripe subscription id")
+        return subscription.provider_ref
+
+    def resume(self, subscription: Subscription) -> None:
+        self._call(
+            self.client.v1.subscriptions.update,
+            self._subscription_id(subscription),
+            {"cancel_at_period_end": False},
+        )
+
+    def renew(self, subscription: Subscription) -> bool:
+        return True  # not called: Stripe renews and tells us by webhook
+
+    def retrieve_subscription(self, subscription_id: str) -> dict[str, Any]:
+        return as_dict(self._call(self.client.v1.subscriptions.retrieve, subscription_id))
+
+    @staticmethod
+    def _call(method: Any, *args: Any) -> Any:
+        try:
+            return method(*args)
+        except stripe.StripeError as exc:
+            # The library's message, never the request: it may carry customer details.
+            status = exc.http_status or "no response"
+            raise PaymentProviderUnavailable(
+                f"Stripe answered {status}: {exc.user_message or 'no message'}"
+            ) from exc
