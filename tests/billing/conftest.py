@@ -10,6 +10,8 @@ from sqlmodel import Session
 from app.db import new_session
 from app.models import Subscription
 from tests.support.fixtures import Backend
+from tests.fakes.stripe import FakeStripe
+from tests.support.live_server import LiveServer, start_live_server
 
 
 @pytest.fixture
@@ -38,3 +40,71 @@ def move_period_end(session: Session, user_id: str, end: datetime) -> None:
     subscription.current_period_end = end
     session.add(subscription)
     session.commit()
+
+
+# --- Stripe: a fake Stripe server, and a live server + worker configured for it ----------
+
+STANDARD_QUOTA = 5  # small, so a test reaches overage in a few calls
+
+
+@pytest.fixture(scope="session")
+def fake_stripe() -> Iterator[FakeStripe]:
+    server = FakeStripe().start()
+    yield server
+    server.stop()
+
+
+def stripe_env(backend: Backend, fake_stripe: FakeStripe) -> dict[str, str]:
+    return backend.env(**fake_stripe.env(), GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA))
+
+
+@pytest.fixture(scope="session")
+def stripe_server(
+    backend: Backend, fake_stripe: FakeStripe, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    log_path = tmp_path_factory.mktemp("logs") / f"stripe-server-{backend.name}.log"
+    server = start_live_server(stripe_env(backend, fake_stripe), log_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stripe_http(stripe_server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stripe_server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def use_stripe(
+    use_backend: Backend, fake_stripe: FakeStripe, monkeypatch: pytest.MonkeyPatch
+) -> Backend:
+    """This process's Settings on the backend and the fake Stripe (service-level tests)."""
+    from app.cli import _reload_settings
+
+    for key, value in stripe_env(use_backend, fake_stripe).items():
+        if key.startswith("GEOSVC_"):
+            monkeypatch.setenv(key, value)
+    _reload_settings()
+    return use_backend
+
+
+def webhook_url(server: LiveServer) -> str:
+    return f"{server.url}/billing/webhooks/stripe"
+
+
+def user_id_of(client: httpx.Client) -> str:
+    return str(client.get("/me").json()["userId"])
+
+
+def customer_of(fake: FakeStripe, user_id: str) -> str:
+    """The one Stripe customer our server created for this account."""
+    with fake.state.lock:
+        mine = [
+            c["id"] for c in fake.state.customers.values() if c["metadata"] == {"user_id": user_id}
+        ]
+    assert len(mine) == 1, mine
+    return str(mine[0])
+
+
+def session_id_of(checkout_url: str) -> str:
+    return checkout_url.rsplit("/", 1)[1]

@@ -140,14 +140,14 @@ class TestProviders:
     def test_local_is_the_default(self, session: Session) -> None:
         assert isinstance(get_provider(), LocalProvider)
 
-    def test_stripe_without_an_implementation_says_so(
+    def test_stripe_without_a_secret_key_says_which_setting(
         self, session: Session, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         user_id = new_account(session)
         monkeypatch.setenv("GEOSVC_PAYMENT_PROVIDER", "stripe")
         reload_settings()
 
-        with pytest.raises(PaymentProviderUnavailable, match="Stripe provider is not"):
+        with pytest.raises(PaymentProviderUnavailable, match="GEOSVC_STRIPE_SECRET_KEY"):
             service.start_checkout(session, user_id, now=NOV_15)
         # reading needs no provider
         assert service.subscription_of(session, user_id, now=NOV_15).status == "none"

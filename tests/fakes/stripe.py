@@ -443,19 +443,19 @@ class FakeStripe:
         *,
         secret: str = WEBHOOK_SECRET,
         timestamp: int | None = None,
-        signature: str | None = None,
+        signature: str | None = None,  # as given instead of a correct one; "" for none
         headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         """POST an event to a webhook endpoint the way Stripe does."""
         payload = json.dumps(event, indent=2).encode()
-        return httpx.post(
-            url,
-            content=payload,
-            headers={
-                "Content-Type": "application/json; charset=utf-8",
-                "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-                "Stripe-Signature": signature or sign(payload, secret, timestamp),
-                **(headers or {}),
-            },
-            timeout=30,
-        )
+        sent = {
+            "Content-Type": "application/json; charset=utf-8",
+            "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+            "Stripe-Signature": sign(payload, secret, timestamp)
+            if signature is None
+            else signature,
+            **(headers or {}),
+        }
+        if not sent["Stripe-Signature"]:
+            del sent["Stripe-Signature"]  # signature="" sends none
+        return httpx.post(url, content=payload, headers=sent, timeout=30)
