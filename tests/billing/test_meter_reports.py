@@ -1,0 +1,166 @@
+"""Overage meter events from the ledger to the fake Stripe: batches, identifiers, and the
+crash window between send and mark (service level, both backends)."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from sqlmodel import Session, col, select
+
+from app.billing.meter_reports import meter_identifier, report_overage
+from app.billing.stripe_provider import stripe_client
+from app.clock import period_end, period_of, utcnow
+from app.db import new_session
+from app.ids import new_user_id
+from app.metering.ledger import record_events
+from app.metering.schemas import UsageEventIn
+from app.models import StripeCustomer, StripeMeterReport, User
+from tests.billing.conftest import STANDARD_QUOTA
+from tests.conftest import Backend
+from tests.fakes.stripe import METER_EVENT, FakeStripe
+
+
+def stripe_account(session: Session) -> tuple[str, str]:
+    """An account with a customer at the fake Stripe: (user id, customer id)."""
+    user_id = new_user_id()
+    session.add(User(id=user_id, email=f"{user_id}@example.com", password_hash="x"))
+    session.flush()
+    customer = stripe_client().v1.customers.create({"metadata": {"user_id": user_id}})
+    session.add(StripeCustomer(user_id=user_id, customer_id=customer.id))
+    session.commit()
+    return user_id, str(customer.id)
+
+
+def use(session: Session, user_id: str, calls: int, *, period: str | None = None) -> None:
+    now = utcnow()
+    events = [
+        UsageEventIn(
+            call_id=secrets.token_hex(8),
+            user_id=user_id,
+            tool="geocode",
+            period=period or period_of(now),
+            created_at=now,
+        )
+        for _ in range(calls)
+    ]
+    record_events(session, events)
+    session.commit()
+
+
+def reported(fake: FakeStripe, customer_id: str) -> int:
+    return sum(int(e["payload"]["value"]) for e in fake.meter_events(customer_id))
+
+
+def sends_of(fake: FakeStripe, user_id: str) -> int:
+    requests = fake.requests("POST", "/v1/billing/meter_events")
+    return sum(r.params["identifier"].startswith(f"geosvc-overage-{user_id}-") for r in requests)
+
+
+def report() -> int:
+    return report_overage(new_session, stripe_client)
+
+
+class TestOverageMeter:
+    def test_only_usage_above_the_quota_is_reported_in_batches(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id, customer = stripe_account(session)
+        use(session, user_id, STANDARD_QUOTA)
+        report()
+        assert fake_stripe.meter_events(customer) == []
+
+        use(session, user_id, 3)
+        report()
+        use(session, user_id, 2)
+        report()
+        report()  # nothing new: nothing sent
+
+        events = fake_stripe.meter_events(customer)
+        period = period_of(utcnow())
+        assert [(e["event_name"], e["payload"]["value"], e["identifier"]) for e in events] == [
+            (METER_EVENT, "3", meter_identifier(user_id, period, 0, 3)),
+            (METER_EVENT, "2", meter_identifier(user_id, period, 3, 5)),
+        ]
+        assert reported(fake_stripe, customer) == 5
+
+    def test_a_batch_sent_but_not_marked_is_counted_once(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id, customer = stripe_account(session)
+        use(session, user_id, STANDARD_QUOTA + 4)
+        report()
+        # as if the process died after Stripe took the batch, before it was marked sent
+        for batch in session.exec(
+            select(StripeMeterReport).where(StripeMeterReport.user_id == user_id)
+        ):
+            batch.sent_at = None
+            session.add(batch)
+        session.commit()
+        sends_before = sends_of(fake_stripe, user_id)
+
+        assert report() >= 1
+
+        assert sends_of(fake_stripe, user_id) == sends_before + 1
+        assert reported(fake_stripe, customer) == 4
+        session.expire_all()
+        unsent = session.exec(
+            select(StripeMeterReport).where(
+                StripeMeterReport.user_id == user_id, col(StripeMeterReport.sent_at).is_(None)
+            )
+        ).all()
+        assert unsent == []
+
+    def test_lost_answers_are_retried_with_the_same_identifier(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id, customer = stripe_account(session)
+        use(session, user_id, STANDARD_QUOTA + 7)
+        fake_stripe.lose_answers("/v1/billing/meter_events", 10)  # outlasts the client's retries
+        try:
+            report()
+        finally:
+            fake_stripe.lose_answers("/v1/billing/meter_events", 0)
+        batch = session.exec(
+            select(StripeMeterReport).where(StripeMeterReport.user_id == user_id)
+        ).one()
+        assert batch.sent_at is None
+        assert reported(fake_stripe, customer) == 7  # Stripe has it; we do not know yet
+
+        report()
+
+        session.refresh(batch)
+        assert batch.sent_at is not None
+        assert reported(fake_stripe, customer) == 7
+        identifiers = {
+            r.params["identifier"] for r in fake_stripe.requests("POST", "/v1/billing/meter_events")
+        }
+        assert meter_identifier(user_id, batch.period, 0, 7) in identifiers
+
+    def test_last_months_late_usage_is_reported_inside_last_month(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id, customer = stripe_account(session)
+        last_month = period_of(utcnow().replace(day=1) - timedelta(days=1))
+        use(session, user_id, STANDARD_QUOTA + 2, period=last_month)
+
+        report()
+
+        (event,) = fake_stripe.meter_events(customer)
+        assert event["payload"]["value"] == "2"
+        assert event["timestamp"] == int(period_end(last_month).timestamp()) - 1
+
+    def test_accounts_without_a_stripe_customer_are_not_reported(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id = new_user_id()
+        session.add(User(id=user_id, email=f"{user_id}@example.com", password_hash="x"))
+        session.commit()
+        use(session, user_id, STANDARD_QUOTA + 3)
+        report()
+        assert (
+            session.exec(
+                select(StripeMeterReport).where(StripeMeterReport.user_id == user_id)
+            ).all()
+            == []
+        )
