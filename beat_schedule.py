@@ -28,4 +28,11 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         # A run that waited past the next one is redundant: drop it.
         "options": {"expires": 290},
     },
+    # Overage to Stripe as meter events (a no-op unless GEOSVC_PAYMENT_PROVIDER=stripe).
+    # Safe twice: batches are recorded before sending and carry a fixed identifier.
+    "report-stripe-meter-events": {
+        "task": "billing.report_meter_events",
+        "schedule": crontab(minute="*/5"),
+        "options": {"expires": 290},
+    },
 }
