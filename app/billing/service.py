@@ -176,6 +176,7 @@ def pending_checkout(session: Session, user_id: str, checkout_id: str) -> Subscr
         subscription is None
         or subscription.checkout_id != checkout_id
         or subscription.status != "incomplete"
+        or subscription.provider != "local"
     ):
         raise NotFound("No open checkout with this id")
     return subscription
@@ -192,7 +193,11 @@ def complete_checkout(
     now = now or utcnow()
     lock_account(session, user_id)
     subscription = _settled(session, user_id, now)
-    if subscription is None or subscription.checkout_id != checkout_id:
+    if (
+        subscription is None
+        or subscription.checkout_id != checkout_id
+        or subscription.provider != "local"  # others are paid at the provider, not here
+    ):
         raise NotFound("No open checkout with this id")
     if subscription.status in ENTITLED_STATUSES:
         return subscription

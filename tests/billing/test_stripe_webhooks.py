@@ -74,6 +74,18 @@ class TestCheckout:
         assert second.json() == first
         assert len(fake_stripe.state.sessions) == sessions_before
 
+    def test_the_local_checkout_page_cannot_complete_a_stripe_checkout(
+        self, stripe_http: httpx.Client
+    ) -> None:
+        sign_up(stripe_http)
+        started = start_checkout(stripe_http)
+        local_page = f"/billing/checkout/{session_id_of(started['checkoutUrl'])}"
+        origin = {"Origin": str(stripe_http.base_url).rstrip("/")}
+
+        assert stripe_http.get(local_page).status_code == 404
+        assert stripe_http.post(local_page, headers=origin).status_code == 404
+        assert stripe_http.get("/subscription").json() == started
+
     def test_409_when_active(
         self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
     ) -> None:
