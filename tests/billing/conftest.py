@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -11,6 +12,7 @@ from app.db import new_session
 from app.models import Subscription
 from tests.support.fixtures import Backend
 from tests.fakes.stripe import FakeStripe
+from tests.support.factories import sign_up
 from tests.support.live_server import LiveServer, start_live_server
 
 
@@ -108,3 +110,23 @@ def customer_of(fake: FakeStripe, user_id: str) -> str:
 
 def session_id_of(checkout_url: str) -> str:
     return checkout_url.rsplit("/", 1)[1]
+
+
+def start_checkout(client: httpx.Client) -> dict[str, Any]:
+    response = client.post("/subscription")
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def subscribed(
+    client: httpx.Client, fake: FakeStripe, server: LiveServer
+) -> tuple[str, dict[str, Any]]:
+    """Sign up, check out and pay at Stripe, deliver Stripe's events: (subscription id, body)."""
+    sign_up(client)
+    started = start_checkout(client)
+    completed, created = fake.complete_checkout(session_id_of(started["checkoutUrl"]))
+    for event in (completed, created):
+        assert fake.deliver(webhook_url(server), event).status_code == 200
+    body = client.get("/subscription").json()
+    assert (body["status"], body["plan"]) == ("active", "standard"), body
+    return str(created["data"]["object"]["id"]), body

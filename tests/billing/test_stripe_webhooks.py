@@ -12,32 +12,14 @@ import pytest
 from tests.billing.conftest import (
     customer_of,
     session_id_of,
+    start_checkout,
+    subscribed,
     user_id_of,
     webhook_url,
 )
 from tests.fakes.stripe import OVERAGE_PRICE, STANDARD_PRICE, FakeStripe
 from tests.support.factories import sign_up
 from tests.support.live_server import LiveServer
-
-
-def start_checkout(client: httpx.Client) -> dict[str, Any]:
-    response = client.post("/subscription")
-    assert response.status_code == 201, response.text
-    return dict(response.json())
-
-
-def subscribed(
-    client: httpx.Client, fake: FakeStripe, server: LiveServer
-) -> tuple[str, dict[str, Any]]:
-    """Sign up, check out and pay at Stripe, deliver Stripe's events: (subscription id, body)."""
-    sign_up(client)
-    started = start_checkout(client)
-    completed, created = fake.complete_checkout(session_id_of(started["checkoutUrl"]))
-    for event in (completed, created):
-        assert fake.deliver(webhook_url(server), event).status_code == 200
-    body = client.get("/subscription").json()
-    assert (body["status"], body["plan"]) == ("active", "standard"), body
-    return str(created["data"]["object"]["id"]), body
 
 
 class TestCheckout:
