@@ -118,15 +118,23 @@ def start_checkout(client: httpx.Client) -> dict[str, Any]:
     return dict(response.json())
 
 
+def paid_at_stripe(
+    client: httpx.Client, fake: FakeStripe
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A new account checks out and pays at Stripe; nothing delivered yet:
+    (our answer to POST /subscription, [checkout.session.completed, subscription.created])."""
+    sign_up(client)
+    started = start_checkout(client)
+    return started, fake.complete_checkout(session_id_of(started["checkoutUrl"]))
+
+
 def subscribed(
     client: httpx.Client, fake: FakeStripe, server: LiveServer
 ) -> tuple[str, dict[str, Any]]:
-    """Sign up, check out and pay at Stripe, deliver Stripe's events: (subscription id, body)."""
-    sign_up(client)
-    started = start_checkout(client)
-    completed, created = fake.complete_checkout(session_id_of(started["checkoutUrl"]))
-    for event in (completed, created):
+    """Pay at Stripe and deliver Stripe's events: (subscription id, GET /subscription)."""
+    _, events = paid_at_stripe(client, fake)
+    for event in events:
         assert fake.deliver(webhook_url(server), event).status_code == 200
     body = client.get("/subscription").json()
     assert (body["status"], body["plan"]) == ("active", "standard"), body
-    return str(created["data"]["object"]["id"]), body
+    return str(events[1]["data"]["object"]["id"]), body

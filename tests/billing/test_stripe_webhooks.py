@@ -11,6 +11,7 @@ import pytest
 
 from tests.billing.conftest import (
     customer_of,
+    paid_at_stripe,
     session_id_of,
     start_checkout,
     subscribed,
@@ -160,9 +161,7 @@ class TestWebhookSafety:
         stripe_server: LiveServer,
         how: dict[str, Any],
     ) -> None:
-        sign_up(stripe_http)
-        started = start_checkout(stripe_http)
-        completed, _ = fake_stripe.complete_checkout(session_id_of(started["checkoutUrl"]))
+        started, (completed, _) = paid_at_stripe(stripe_http, fake_stripe)
 
         response = fake_stripe.deliver(webhook_url(stripe_server), completed, **how)
 
@@ -176,9 +175,7 @@ class TestWebhookSafety:
     def test_a_duplicate_event_is_applied_once(
         self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
     ) -> None:
-        sign_up(stripe_http)
-        started = start_checkout(stripe_http)
-        completed, _ = fake_stripe.complete_checkout(session_id_of(started["checkoutUrl"]))
+        _, (completed, _) = paid_at_stripe(stripe_http, fake_stripe)
         subscription_id = completed["data"]["object"]["subscription"]
         reads = f"/v1/subscriptions/{subscription_id}"
 
@@ -191,9 +188,7 @@ class TestWebhookSafety:
     def test_events_in_any_order_end_in_stripes_current_state(
         self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
     ) -> None:
-        sign_up(stripe_http)
-        started = start_checkout(stripe_http)
-        completed, created = fake_stripe.complete_checkout(session_id_of(started["checkoutUrl"]))
+        _, (completed, created) = paid_at_stripe(stripe_http, fake_stripe)
         subscription_id = created["data"]["object"]["id"]
         failed = fake_stripe.fail_payment(subscription_id)
         deleted = fake_stripe.end_subscription(subscription_id)
