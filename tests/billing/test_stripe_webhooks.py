@@ -57,6 +57,18 @@ class TestCheckout:
         assert second.json() == first
         assert len(fake_stripe.state.sessions) == sessions_before
 
+    def test_an_expired_checkout_is_replaced_by_a_new_one(
+        self, stripe_http: httpx.Client, fake_stripe: FakeStripe
+    ) -> None:
+        sign_up(stripe_http)
+        first = start_checkout(stripe_http)
+        fake_stripe.expire_checkout(session_id_of(first["checkoutUrl"]))
+
+        second = start_checkout(stripe_http)  # 201: a new one
+
+        assert second["checkoutUrl"] != first["checkoutUrl"]
+        assert fake_stripe.state.sessions[session_id_of(second["checkoutUrl"])]["status"] == "open"
+
     def test_the_local_checkout_page_cannot_complete_a_stripe_checkout(
         self, stripe_http: httpx.Client
     ) -> None:

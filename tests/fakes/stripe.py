@@ -398,6 +398,13 @@ class FakeStripe:
                 make_event("customer.subscription.created", subscription),
             ]
 
+    def expire_checkout(self, session_id: str) -> dict[str, Any]:
+        """24 hours passed unpaid: the session is expired (and its URL gone)."""
+        with self.state.lock:
+            checkout = self.state.sessions[session_id]
+            checkout.update(status="expired", url=None)
+            return make_event("checkout.session.expired", public(checkout))
+
     def fail_payment(self, subscription_id: str) -> dict[str, Any]:
         """A renewal was declined: past_due, and the invoice.payment_failed event."""
         with self.state.lock:
