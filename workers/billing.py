@@ -1,4 +1,5 @@
-"""Billing tasks (queue `billing`): the usage outbox into the SQL ledger.
+"""Billing tasks (queue `billing`): the usage outbox into the SQL ledger, and overage
+from the ledger to Stripe as meter events (`app.billing.meter_reports`).
 
 Idempotent by call id (late acks may run a drain twice). Database outages and time
 limits are retried with capped exponential backoff and no retry limit: usage is money,
@@ -14,9 +15,12 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from app.billing.meter_reports import REPORT_TASK, report_overage
+from app.billing.stripe_provider import stripe_client
 from app.db import new_session
 from app.metering.outbox import DRAIN_TASK, drain
 from app.queue import celery_app
+from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
@@ -39,3 +43,15 @@ LEDGER_WRITE_OPTIONS: dict[str, Any] = {
 def drain_usage_outbox() -> int:
     """Move the usage outbox into the ledger; returns how many events were new."""
     return drain(new_session, sync_redis())
+
+
+@celery_app.task(
+    name=REPORT_TASK,
+    ignore_result=False,
+    soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
+    time_limit=MAINTENANCE_TIME_LIMIT_S,
+)
+def report_meter_events() -> int:
+    """Report overage to Stripe as meter events (beat, every 5 minutes); returns how many
+    batches Stripe now has. No retries of its own: unsent batches wait for the next run."""
+    return report_overage(new_session, stripe_client)

@@ -14,7 +14,8 @@ from app.config import get_settings
 from app.http.errors import error_body, send_error
 
 _STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
-_EXEMPT_PREFIXES = ("/mcp",)
+# Stripe calls its webhook cross-site by design; the signature authenticates it.
+_EXEMPT_PREFIXES = ("/mcp", "/billing/webhooks/")
 
 
 def _origin_of(url: str) -> str:

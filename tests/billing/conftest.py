@@ -10,9 +10,9 @@ from sqlmodel import Session
 
 from app.db import new_session
 from app.models import Subscription
-from tests.support.fixtures import Backend
 from tests.fakes.stripe import FakeStripe
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, start_live_server
 
 

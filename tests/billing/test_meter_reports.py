@@ -17,8 +17,8 @@ from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from app.models import StripeCustomer, StripeMeterReport, User
 from tests.billing.conftest import STANDARD_QUOTA
-from tests.conftest import Backend
 from tests.fakes.stripe import METER_EVENT, FakeStripe
+from tests.support.fixtures import Backend
 
 
 def stripe_account(session: Session) -> tuple[str, str]:

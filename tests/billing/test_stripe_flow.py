@@ -17,7 +17,8 @@ from app.billing.meter_reports import REPORT_TASK
 from app.clock import period_of, utcnow
 from app.db import new_session
 from app.metering.ledger import ledger_total
-from app.metering.service import RECORD_USAGE_TASK
+from app.metering.outbox import DRAIN_TASK
+from app.metering.schemas import UsageEventIn
 from app.models import StripeMeterReport
 from beat_schedule import BEAT_SCHEDULE
 from tests.billing.conftest import (
@@ -28,9 +29,10 @@ from tests.billing.conftest import (
     user_id_of,
     webhook_url,
 )
-from tests.conftest import Backend
 from tests.fakes.stripe import METER_EVENT, FakeStripe
+from tests.metering.conftest import put_in_outbox
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer
 
 DEADLINE_S = 30.0
@@ -49,21 +51,23 @@ def stripe_worker(
 
 
 def record_usage(worker: CeleryWorker, user_id: str, calls: int) -> None:
-    """Successful calls, through the worker's ledger task; waits until they are stored."""
+    """Successful calls, as they leave the outbox; drained into the ledger by the worker."""
     now = utcnow()
-    events = [
-        {
-            "call_id": secrets.token_hex(8),
-            "user_id": user_id,
-            "tool": "geocode",
-            "period": period_of(now),
-            "created_at": now.isoformat(),
-        }
-        for _ in range(calls)
-    ]
     with new_session() as session:
         expected = ledger_total(session, user_id, period_of(now)) + calls
-    worker.client.send_task(RECORD_USAGE_TASK, args=[events], queue="billing")
+    put_in_outbox(
+        [
+            UsageEventIn(
+                call_id=secrets.token_hex(8),
+                user_id=user_id,
+                tool="geocode",
+                period=period_of(now),
+                created_at=now,
+            )
+            for _ in range(calls)
+        ]
+    )
+    worker.client.send_task(DRAIN_TASK, queue="billing")
     deadline = time.monotonic() + DEADLINE_S
     while True:
         with new_session() as session:

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from app.config import Settings
 from app.embedded_redis import free_port
-from tests.conftest import Backend
 from tests.fakes.stripe import FakeStripe
+from tests.support.fixtures import Backend
 
 REQUIRED = {
     "stripe_secret_key": "GEOSVC_STRIPE_SECRET_KEY",
