@@ -81,12 +81,12 @@ def use_stripe(
     use_backend: Backend, fake_stripe: FakeStripe, monkeypatch: pytest.MonkeyPatch
 ) -> Backend:
     """This process's Settings on the backend and the fake Stripe (service-level tests)."""
-    from app.cli import _reload_settings
+    from app.runtime import reload_settings
 
     for key, value in stripe_env(use_backend, fake_stripe).items():
         if key.startswith("GEOSVC_"):
             monkeypatch.setenv(key, value)
-    _reload_settings()
+    reload_settings()
     return use_backend
 
 
