@@ -121,6 +121,28 @@ class TestPortal:
         assert url.rsplit("/", 1)[1] not in stripe_server.log()
 
 
+class TestDashboardWithStripe:
+    def test_resume_tells_stripe_and_the_portal_button_goes_to_stripe(
+        self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
+    ) -> None:
+        subscription_id, _ = subscribed(stripe_http, fake_stripe, stripe_server)
+        same_origin = {"Origin": str(stripe_http.base_url).rstrip("/")}
+        assert stripe_http.delete("/subscription").json()["cancelAtPeriodEnd"] is True
+
+        resumed = stripe_http.post("/dashboard/subscription/resume", headers=same_origin)
+        portal = stripe_http.post("/dashboard/billing/portal", headers=same_origin)
+
+        assert resumed.status_code == 303
+        told = fake_stripe.requests("POST", f"/v1/subscriptions/{subscription_id}")
+        assert [r.params for r in told] == [
+            {"cancel_at_period_end": "true"},
+            {"cancel_at_period_end": "false"},
+        ]
+        assert stripe_http.get("/subscription").json()["cancelAtPeriodEnd"] is False
+        assert portal.status_code == 303
+        assert portal.headers["location"].startswith(f"{fake_stripe.url}/p/session/")
+
+
 class TestWebhookFlow:
     def test_payment_failure_keeps_standard_then_cancel_ends_on_free(
         self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
