@@ -16,11 +16,13 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "metering.rollover",
         "schedule": crontab(minute="0", hour="0", day_of_month="1"),
     },
-    # Safety net: api processes ask for drains themselves within 50 ms of a call.
+    # Safety net: api processes ask for drains themselves within 50 ms of a call; this
+    # covers a request lost with its drainer or a Redis restart. An empty outbox costs
+    # one LLEN.
     "drain-usage-outbox": {
         "task": "billing.drain_usage_outbox",
-        "schedule": 60.0,
-        "options": {"expires": 55},
+        "schedule": 5.0,
+        "options": {"expires": 4},
     },
     "reconcile-usage": {
         "task": "metering.reconcile",

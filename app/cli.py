@@ -56,7 +56,9 @@ def api(
     import uvicorn
 
     from app.db import migrate as run_migrations
+    from app.redis_client import require_persistent_redis
 
+    require_persistent_redis()
     run_migrations()
     uvicorn.run(
         "app.main:create_app",
@@ -78,16 +80,37 @@ def worker(
     loglevel: str = "info",
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger."""
-    from app.queue import celery_app
+    from app.queue import celery_app, liveness
+    from app.redis_client import require_persistent_redis
 
+    require_persistent_redis()
     celery_app.loader.import_module(WORKER_TASKS)
-
+    liveness.install(celery_app)
+    liveness.start_watchdog()
+    # No gossip, mingle or worker heartbeat events: nothing here uses them, and their
+    # broadcast consumers are where kombu's Redis reconnect race crashed workers.
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]
+    argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
     if hostname is not None:
         argv += ["--hostname", hostname]
     celery_app.worker_main(argv)
+
+
+@cli.command("worker-health")
+def worker_health(
+    max_age: Annotated[float, typer.Option(help="seconds since the last heartbeat")] = 15.0,
+) -> None:
+    """Exit 0 while this host's worker consumes (a fresh heartbeat from its loop), else 1."""
+    from app.config import get_settings
+    from app.queue.liveness import heartbeat_age_s
+
+    age = heartbeat_age_s(get_settings().worker_heartbeat_file)
+    if age is None or age > max_age:
+        console.print(f"worker not consuming (heartbeat age: {age})")
+        raise typer.Exit(1)
+    console.print(f"worker consuming (heartbeat {age:.1f} s ago)")
 
 
 @cli.command()

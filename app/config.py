@@ -65,6 +65,19 @@ class Settings(BaseSettings):
     upstream_timeout_s: float = Field(5.0, gt=0)
     upstream_attempts: int = Field(3, ge=1, le=10)
 
+    # Production refuses a Redis without AOF (appendfsync everysec/always): the usage
+    # outbox lives there until drained. Off only for a managed Redis that hides CONFIG.
+    redis_aof_check: bool = True
+    # Celery broker; None means the Redis of redis_url. Production: RabbitMQ (amqp://…).
+    broker_url: str | None = None
+    # Worker liveness: the consumer loop touches this file every few seconds; the worker
+    # exits (and is restarted) when its loop has not run for worker_stall_s.
+    worker_heartbeat_file: Path = Path("/tmp/geosvc-worker.alive")
+    worker_stall_s: float = Field(30.0, ge=0)
+    # A key and plan read within this long are served from the cache while the database
+    # is unreachable (a key revoked before the outage stays revoked).
+    db_outage_cache_s: float = Field(600.0, ge=0)
+
     # Prices shown on the dashboard's subscription, checkout and usage pages (display only;
     # the payment provider's price is what is charged).
     price_currency_symbol: str = Field("$", max_length=4)

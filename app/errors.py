@@ -103,8 +103,45 @@ class DeadlineExceeded(AppError):
     default_message = "The call did not finish in time; no credit was charged. Retry shortly."
 
 
+class ServiceUnavailable(AppError):
+    """A backing service (Redis, the database, the broker) is down for a moment; the
+    same request is expected to work after `retryAfterSeconds`. Costs no credit."""
+
+    code = "UNAVAILABLE"
+    status = 503
+    default_message = "The service is briefly unavailable; no credit was charged. Retry shortly."
+    retry_after_s: ClassVar[int] = 2
+
+    def __init__(self, message: str | None = None, **details: Any) -> None:
+        details.setdefault("retryable", True)
+        details.setdefault("retryAfterSeconds", self.retry_after_s)
+        super().__init__(message, **details)
+
+
 class Internal(AppError):
     pass
+
+
+def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
+    """The ServiceUnavailable of an outage of Redis, the database or the broker (their
+    connection errors), else None: such a failure is retryable, never an INTERNAL."""
+    from kombu.exceptions import OperationalError as BrokerError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    if isinstance(exc, RedisConnectionError | RedisTimeoutError | BrokerError | PoolTimeout):
+        return ServiceUnavailable()
+    if isinstance(exc, DBAPIError) and (
+        exc.connection_invalidated or type(exc.orig).__name__ in _DB_OUTAGE_ERRORS
+    ):
+        return ServiceUnavailable()
+    return None
+
+
+# DB-API exception classes raised when the database cannot be reached (PEP 249 names).
+_DB_OUTAGE_ERRORS = frozenset({"OperationalError", "InterfaceError"})
 
 
 def _subclasses(cls: type[AppError]) -> list[type[AppError]]:

@@ -8,6 +8,7 @@ server) and sets the URL, so the API, Celery and beat share one real protocol pa
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import cast
 
 import fakeredis
 import redis
@@ -51,3 +52,39 @@ def reset_clients() -> None:
     sync_redis.cache_clear()
     sync_redis_bytes.cache_clear()
     async_redis.cache_clear()
+
+
+def persistence_problem(client: redis.Redis) -> str | None:
+    """Why a crash of this Redis could lose more than about a second of usage events
+    (the outbox and the counters live there until drained), or None when it keeps an AOF
+    with `appendfsync everysec` or `always`."""
+    try:
+        config = cast(dict[str, str], client.config_get("append*"))
+    except redis.RedisError as exc:
+        return (
+            f"cannot read the Redis persistence settings ({exc}); set GEOSVC_REDIS_AOF_CHECK"
+            "=false only for a managed Redis whose AOF you have verified otherwise"
+        )
+    appendonly, fsync = config.get("appendonly"), config.get("appendfsync")
+    if appendonly != "yes":
+        return (
+            "Redis runs without AOF (appendonly no): a crash would lose every usage event "
+            "not yet in the ledger; run it with appendonly yes, appendfsync everysec "
+            "(or always), or set GEOSVC_REDIS_AOF_CHECK=false"
+        )
+    if fsync not in ("everysec", "always"):
+        return (
+            f"Redis AOF is fsynced only by the OS (appendfsync {fsync}); use appendfsync "
+            "everysec or always, or set GEOSVC_REDIS_AOF_CHECK=false"
+        )
+    return None
+
+
+def require_persistent_redis() -> None:
+    """Production start-up: refuse a Redis that could lose more than ~1 s of events."""
+    settings = get_settings()
+    if settings.is_development or not settings.redis_aof_check or settings.redis_url is None:
+        return
+    problem = persistence_problem(sync_redis())
+    if problem is not None:
+        raise SystemExit(f"refusing to start with GEOSVC_ENV=production: {problem}")

@@ -235,6 +235,22 @@ class Stack:
         return [sys.executable, "-m", "app.cli", *args]
 
 
+@contextlib.contextmanager
+def rabbitmq_vhost() -> Iterator[str]:
+    """A throwaway vhost on the machine's RabbitMQ (drills never share its queues)."""
+    vhost = f"geosvc-drill-{secrets.token_hex(4)}"
+    subprocess.run(["rabbitmqctl", "add_vhost", vhost], check=True, capture_output=True)
+    subprocess.run(
+        ["rabbitmqctl", "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield f"amqp://guest:guest@127.0.0.1:5672/{vhost}"
+    finally:
+        subprocess.run(["rabbitmqctl", "delete_vhost", vhost], capture_output=True)
+
+
 def build_geodata(data_dir: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "app.cli", "data", "build", "--data-dir", str(data_dir)],
@@ -290,7 +306,9 @@ def production_shape(
                     "--hostname", f"w{number}@drill", "--loglevel", "info",
                 )  # fmt: skip
                 stack.workers.append(
-                    supervisor.add(Service(f"worker{number}", argv, env, workdir / f"w{number}.log"))
+                    supervisor.add(
+                        Service(f"worker{number}", argv, env, workdir / f"w{number}.log")
+                    )
                 )
             supervisor.add(Service("beat", stack.geosvc("beat"), env, workdir / "beat.log"))
             supervisor.run()
@@ -303,3 +321,9 @@ def production_shape(
             with contextlib.suppress(Exception):
                 postgres.stop("immediate")
             redis_server.stop()
+            keep = os.environ.get("GEOSVC_DRILL_LOGS")  # a directory to keep the logs in
+            if keep:
+                target = Path(keep) / workdir.name
+                target.mkdir(parents=True, exist_ok=True)
+                for log in workdir.glob("*.log"):
+                    shutil.copy(log, target / log.name)

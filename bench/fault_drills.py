@@ -39,7 +39,14 @@ import httpx
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from drill_stack import ROOT, Stack, build_geodata, production_shape, wait_for  # noqa: E402
+from drill_stack import (  # noqa: E402
+    ROOT,
+    Stack,
+    build_geodata,
+    production_shape,
+    rabbitmq_vhost,
+    wait_for,
+)
 
 CLIENTS = 12
 TOOLS = [
@@ -151,7 +158,9 @@ class Result:
     counter: int | None
     recovery_s: float | None
     restarts: int
+    elapsed_s: float
     notes: list[str] = field(default_factory=list)
+    works_afterwards: bool = True
 
     @property
     def lost(self) -> int:
@@ -214,10 +223,12 @@ async def run_drill(
     restarts_before = stack.supervisor.restarts()
     load = Load(stack, key)
     load.start()
+    started = time.monotonic()
     fault_times: list[float] = []
     notes: list[str] = []
     await inject(load, fault_times, notes)
     calls = await load.stop()
+    elapsed = time.monotonic() - started
     ledger = await settle(stack, user_id, calls.ok, settle_s)
     return Result(
         name,
@@ -226,6 +237,7 @@ async def run_drill(
         await asyncio.to_thread(redis_counter, stack, user_id),
         recovery_after(fault_times, calls),
         stack.supervisor.restarts() - restarts_before,
+        elapsed,
         notes,
     )
 
@@ -396,7 +408,6 @@ def free_cap_flush(quota: int) -> Callable[..., Awaitable[None]]:
             await asyncio.sleep(0.2)
         ok_at_cap = load.calls.ok
         await asyncio.to_thread(load.stack.redis.client().flushall)
-        faults.append(time.monotonic())
         await asyncio.sleep(8)
         notes.append(
             f"quota {quota}: {ok_at_cap} OK at the cap, {load.calls.ok - ok_at_cap} OK after "
@@ -420,7 +431,8 @@ def drills(args: argparse.Namespace) -> dict[str, tuple[Callable[..., Awaitable[
 
 def print_table(results: list[Result], restarts_by_hand: int = 0) -> None:
     header = (
-        f"{'drill':<17}{'calls':>7}{'OK':>7}{'hung':>6}  {'ledger':>7}{'counter':>8}{'lost':>6}"
+        f"{'drill':<17}{'secs':>5}{'calls':>7}{'OK':>7}{'hung':>6}  {'ledger':>7}"
+        f"{'counter':>8}{'lost':>6}"
         f"{'5xx':>5}{'500':>5}{'recov s':>8}{'auto-rst':>9}  failed by code"
     )
     print(header)
@@ -430,29 +442,42 @@ def print_table(results: list[Result], restarts_by_hand: int = 0) -> None:
         recovery = "never" if r.recovery_s is None else f"{r.recovery_s:.1f}"
         failed = ", ".join(f"{k}={v}" for k, v in r.calls.failed.most_common()) or "-"
         print(
-            f"{r.name:<17}{r.calls.total():>7}{r.calls.ok:>7}{r.calls.hung:>6}  {r.ledger:>7}"
+            f"{r.name:<17}{r.elapsed_s:>5.0f}{r.calls.total():>7}{r.calls.ok:>7}"
+            f"{r.calls.hung:>6}  {r.ledger:>7}"
             f"{r.counter if r.counter is not None else '-':>8}{r.lost:>6}{fivexx:>5}"
             f"{r.calls.statuses[500]:>5}{recovery:>8}{r.restarts:>9}  {failed}"
         )
-        for note in r.notes:
+        for note in r.notes + ([] if r.works_afterwards else ["tool calls still fail afterwards"]):
             print(f"{'':<17}  {note}")
     print(f"hand restarts: {restarts_by_hand}")
+
+
+def short_options(**overrides: Any) -> argparse.Namespace:
+    """The CI-sized drills (tests/drills)."""
+    defaults = {"short": True, "cycles": 2, "pg_outage": 5.0, "free_quota": 30, "settle": 30.0}
+    return argparse.Namespace(**{**defaults, **overrides})
+
+
+async def run_one(stack: Stack, name: str, args: argparse.Namespace) -> Result:
+    """One drill, then wait (bounded) until tool calls work again."""
+    inject, options = drills(args)[name]
+    result = await run_drill(stack, name, inject, settle_s=args.settle, **options)
+    result.works_afterwards = await asyncio.to_thread(recover_between_drills, stack)
+    return result
 
 
 async def run_all(stack: Stack, args: argparse.Namespace) -> list[Result]:
     chosen = args.drills.split(",") if args.drills else list(drills(args))
     results = []
-    for name, (inject, options) in drills(args).items():
-        if name not in chosen:
-            continue
-        print(f"drill {name} ...", flush=True)
-        results.append(await run_drill(stack, name, inject, settle_s=args.settle, **options))
-        await asyncio.to_thread(recover_between_drills, stack)
+    for name in drills(args):
+        if name in chosen:
+            print(f"drill {name} ...", flush=True)
+            results.append(await run_one(stack, name, args))
     return results
 
 
-def recover_between_drills(stack: Stack) -> None:
-    """Drills are independent: wait until a tool call works again (bounded)."""
+def recover_between_drills(stack: Stack) -> bool:
+    """Drills are independent: wait until a tool call works again (bounded, 60 s)."""
     _, key, http = account(stack)
     http.close()
 
@@ -462,8 +487,11 @@ def recover_between_drills(stack: Stack) -> None:
         await asyncio.sleep(3)
         return (await load.stop()).ok > 0
 
-    with contextlib.suppress(RuntimeError):
+    try:
         wait_for(lambda: asyncio.run(one()), "recovery between drills", 60, every=1)
+    except RuntimeError:
+        return False
+    return True
 
 
 def main() -> None:
@@ -478,16 +506,25 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=75.0, help="max wait for the ledger")
     parser.add_argument("--drills", default="", help="comma-separated subset")
     parser.add_argument("--env", default="development", choices=["development", "production"])
-    parser.add_argument("--broker-url", default="", help="GEOSVC_BROKER_URL, e.g. amqp://…")
+    parser.add_argument(
+        "--broker", default="redis", choices=["redis", "rabbitmq"], help="Celery broker"
+    )
     args = parser.parse_args()
     geodata = ROOT / ".geosvc"
     build_geodata(geodata)
     extra = {"GEOSVC_FREE_QUOTA": str(args.free_quota), "GEOSVC_ENV": args.env}
-    if args.broker_url:
-        extra["GEOSVC_BROKER_URL"] = args.broker_url
     aof = None if args.aof == "no" else args.aof
-    with production_shape(aof=aof, geodata_dir=geodata, extra_env=extra) as stack:
-        print(f"stack up in {stack.workdir} (redis aof={args.aof}, env={args.env})", flush=True)
+    with contextlib.ExitStack() as resources:
+        if args.broker == "rabbitmq":
+            extra["GEOSVC_BROKER_URL"] = resources.enter_context(rabbitmq_vhost())
+        stack = resources.enter_context(
+            production_shape(aof=aof, geodata_dir=geodata, extra_env=extra)
+        )
+        print(
+            f"stack up in {stack.workdir} (redis aof={args.aof}, env={args.env}, "
+            f"broker={args.broker})",
+            flush=True,
+        )
         recover_between_drills(stack)
         results = asyncio.run(run_all(stack, args))
     print_table(results)

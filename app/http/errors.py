@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
-from app.errors import AppError
+from app.errors import AppError, ServiceUnavailable, unavailable_for
 from app.validation import describe_errors
 
 logger = logging.getLogger(__name__)
@@ -71,11 +71,19 @@ def _describe_request_errors(exc: RequestValidationError) -> tuple[str, str]:
     return "INVALID_ARGUMENT", describe_errors(located)
 
 
+def headers_of(exc: AppError) -> dict[str, str] | None:
+    """The HTTP headers an AppError's answer carries."""
+    if exc.status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, ServiceUnavailable):
+        return {"Retry-After": str(exc.details["retryAfterSeconds"])}
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def on_app_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, AppError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse(exc.to_body(), exc.status, headers=headers)
+        return JSONResponse(exc.to_body(), exc.status, headers=headers_of(exc))
 
     async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
@@ -88,7 +96,11 @@ def install_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").title()
         return JSONResponse(error_body(code, message), exc.status_code, headers=exc.headers)
 
-    async def on_unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        unavailable = unavailable_for(exc)
+        if unavailable is not None:  # a backing service is down: retryable, never a 500
+            logger.warning("%s %s: %s", request.method, request.url.path, exc)
+            return JSONResponse(unavailable.to_body(), 503, headers=headers_of(unavailable))
         logger.exception("Unhandled error", exc_info=exc)
         return JSONResponse(error_body("INTERNAL", "Internal error"), 500)
 

@@ -24,7 +24,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
 from app.config import Settings
-from app.errors import AppError, Internal
+from app.errors import AppError, Internal, unavailable_for
 from app.geodata.service import TOOL_SPECS, ToolSpec
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.tool_calls.service import call_tool
@@ -105,7 +105,11 @@ async def handle_call_tool(
         answer = await call_tool(principal_of(ctx.request), params.name, params.arguments)
     except AppError as exc:
         return error_result(exc)
-    except Exception:  # e.g. Redis unreachable: the cap fails closed, the caller gets a result
+    except Exception as exc:  # e.g. Redis unreachable: the cap fails closed, with a result
+        unavailable = unavailable_for(exc)
+        if unavailable is not None:
+            logger.warning("tool call %s: a backing service is down: %s", params.name, exc)
+            return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
     return success_result(answer.structured, answer.png_base64)

@@ -8,10 +8,16 @@ transaction per 500 events); each api process asks for a drain at most every
 `DRAIN_INTERVAL_S` (trailing edge, so the last event of a burst is not left behind), and
 beat drains every minute as a safety net.
 
-Draining is idempotent and crash-safe: one drain at a time holds a lock; it reads the head
-of the list, inserts it (on-conflict-do-nothing by call id), commits, and only then trims
-what it read. A drain that dies before the trim leaves the events to the next one, which
-stores them once.
+Draining is idempotent and crash-safe: one drain at a time holds a short lock (5 s,
+renewed every second while it runs); it reads the head of the list, inserts it
+(on-conflict-do-nothing by call id), commits, and only then trims what it read, and only
+while it still holds the lock. A drain that dies leaves the events to the next one, which
+stores them once; its lock is gone within 5 s. A drain that finds the lock taken waits
+for it instead of giving up, so a request to drain a non-empty outbox is never dropped.
+
+What a Redis crash can lose: the outbox and the counters are as durable as Redis's AOF.
+Production refuses to start without `appendonly yes` and `appendfsync everysec` (at most
+about one second of events lost) or `always` (none); see docs/OPERATIONS.md.
 """
 
 from __future__ import annotations
@@ -20,28 +26,44 @@ import asyncio
 import json
 import logging
 import secrets
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import cast
 
 import redis
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from app.clock import as_utc, utcnow
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from app.queue import enqueue
+from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 
 DRAIN_TASK = "billing.drain_usage_outbox"
 DRAIN_BATCH = 500
 DRAIN_INTERVAL_S = 0.05
-LOCK_TTL_MS = 120_000
+# A dead drainer blocks the outbox for at most LOCK_TTL_MS; a live one renews the lock.
+LOCK_TTL_MS = 5_000
+LOCK_RENEW_S = 1.0
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_TRIM = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('LTRIM', KEYS[2], tonumber(ARGV[2]), -1)
+return 1
 """
 
 
@@ -52,21 +74,63 @@ def encode(event: UsageEventIn) -> str:
 def drain(session_factory: Callable[[], Session], store: redis.Redis) -> int:
     """Move the outbox into the ledger; returns how many events were new to it.
 
-    `session_factory()` gives a fresh SQL session (committed here, per batch).
+    `session_factory()` gives a fresh SQL session (committed here, per batch). A live
+    drain already at it (its lock freshly renewed) is left alone: it loops until the list
+    is empty, checking again after it lets go. A lock that is not being renewed belongs
+    to a dead drain: this one waits the few seconds until it expires and takes over.
     """
     inserted = 0
     while store.llen(outbox_key()):
         token = secrets.token_hex(8)
         if not store.set(outbox_lock_key(), token, nx=True, px=LOCK_TTL_MS):
-            return inserted  # another drain is at it and will loop until the list is empty
+            if _holder_is_alive(store):
+                return inserted
+            continue
+        renewal = _LockRenewal(store, token)
         try:
-            inserted += _drain_locked(session_factory, store)
+            inserted += _drain_locked(session_factory, store, token)
         finally:
+            renewal.stop()
             store.eval(_RELEASE, 1, outbox_lock_key(), token)
     return inserted
 
 
-def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis) -> int:
+def _holder_is_alive(store: redis.Redis) -> bool:
+    """True when the lock was renewed lately; else wait (< LOCK_TTL_MS) until it is gone."""
+    while True:
+        ttl = cast(int, store.pttl(outbox_lock_key()))
+        if ttl < 0:  # gone (-2), or no expiry (-1: not ours to judge; take it as alive)
+            return ttl == -1
+        if ttl > LOCK_TTL_MS - 2_000 * LOCK_RENEW_S:
+            return True
+        time.sleep(min(0.25, ttl / 1000 + 0.01))
+
+
+class _LockRenewal:
+    """Extends the drain lock every LOCK_RENEW_S while the drain runs (a slow database
+    batch keeps it), so the lock can be short: a dead drainer holds it LOCK_TTL_MS."""
+
+    def __init__(self, store: redis.Redis, token: str) -> None:
+        self._store = store
+        self._token = token
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="outbox-lock", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(LOCK_RENEW_S):
+            try:
+                if not self._store.eval(_RENEW, 1, outbox_lock_key(), self._token, LOCK_TTL_MS):
+                    return
+            except redis.RedisError:
+                logger.warning("could not renew the outbox drain lock")
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+
+def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis, token: str) -> int:
     inserted = 0
     while raw := cast(list[str], store.lrange(outbox_key(), 0, DRAIN_BATCH - 1)):
         events = []
@@ -78,8 +142,35 @@ def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis) ->
         with session_factory() as session:
             inserted += record_events(session, events)
             session.commit()
-        store.ltrim(outbox_key(), len(raw), -1)
+        # Trim only while still the holder: had the lock expired, another drain read the
+        # same head and trims it itself (trimming here too would drop unread events).
+        if not store.eval(_TRIM, 2, outbox_lock_key(), outbox_key(), token, len(raw)):
+            logger.warning("outbox drain lost its lock; leaving the trim to the new holder")
+            return inserted
     return inserted
+
+
+@dataclass(frozen=True)
+class OutboxStats:
+    depth: int
+    oldest_age_s: float | None  # None when empty
+
+
+def outbox_stats(store: redis.Redis | None = None) -> OutboxStats:
+    """Events waiting for the ledger and the age of the oldest (for /metrics)."""
+    store = store or sync_redis()
+    with store.pipeline(transaction=False) as pipe:
+        pipe.llen(outbox_key())
+        pipe.lindex(outbox_key(), 0)
+        depth, oldest = pipe.execute()
+    age = None
+    if oldest is not None:
+        try:
+            created = UsageEventIn.model_validate(json.loads(oldest)).created_at
+            age = max(0.0, (utcnow() - as_utc(created)).total_seconds())
+        except (ValueError, ValidationError):
+            age = None
+    return OutboxStats(int(depth), age)
 
 
 class DrainTrigger:

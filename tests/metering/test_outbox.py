@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import secrets
+import threading
+import time
+from datetime import timedelta
 
 import pytest
+from sqlmodel import Session
 
+from app.clock import utcnow
 from app.db import new_session
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import ledger_total
-from app.metering.outbox import drain, encode
+from app.metering.outbox import LOCK_TTL_MS, drain, encode, outbox_stats
 from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
@@ -54,3 +59,59 @@ class TestDrain:
             sync_redis().delete(outbox_lock_key())
 
         assert drain(new_session, sync_redis()) == 3
+
+
+class TestDrainLock:
+    def test_a_dead_drainers_lock_is_taken_over_within_its_short_lifetime(
+        self, accounts: Accounts
+    ) -> None:
+        user_id = accounts.new_id()
+        push(events_for(user_id, 3))
+        # a drain that died mid-drain: its lock is no longer renewed and runs out
+        sync_redis().set(outbox_lock_key(), "dead-drainer", px=LOCK_TTL_MS - 2_500)
+
+        assert drain(new_session, sync_redis()) == 3
+
+        assert sync_redis().llen(outbox_key()) == 0
+        assert not sync_redis().exists(outbox_lock_key())
+
+    def test_a_running_drain_renews_its_lock_past_the_lifetime(self, accounts: Accounts) -> None:
+        user_id = accounts.new_id()
+        push(events_for(user_id, 3))
+        release = threading.Event()
+
+        def slow_session() -> Session:  # a database that answers slowly
+            release.wait(timeout=30)
+            return new_session()
+
+        drainer = threading.Thread(target=drain, args=(slow_session, sync_redis()))
+        drainer.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not sync_redis().exists(outbox_lock_key()):
+                assert time.monotonic() < deadline, "the drain never took the lock"
+                time.sleep(0.02)
+            held_until = time.monotonic() + LOCK_TTL_MS / 1000 + 1.5
+            while time.monotonic() < held_until:
+                assert sync_redis().exists(outbox_lock_key()), "the lock ran out mid-drain"
+                time.sleep(0.1)
+        finally:
+            release.set()
+            drainer.join(timeout=30)
+        assert sync_redis().llen(outbox_key()) == 0
+        assert not sync_redis().exists(outbox_lock_key())
+
+
+class TestOutboxStats:
+    def test_depth_and_age_of_the_oldest_event(self, accounts: Accounts) -> None:
+        assert outbox_stats().depth == 0
+        assert outbox_stats().oldest_age_s is None
+        user_id = accounts.new_id()
+        push(events_for(user_id, 2, at=utcnow() - timedelta(seconds=30)))
+        push(events_for(user_id, 1))
+
+        stats = outbox_stats()
+
+        assert stats.depth == 3
+        assert stats.oldest_age_s is not None
+        assert 30 <= stats.oldest_age_s < 60

@@ -1,0 +1,117 @@
+"""Worker liveness: a heartbeat from the consumer loop, and a watchdog that acts on it.
+
+A worker can be alive and useless: after a broker reconnect gone wrong its main process
+may sit blocked (e.g. on a pool child's pipe) while the container looks healthy. So the
+heartbeat comes from inside the consumer's event loop (a timer entry of the loop itself):
+it beats only while the worker actually consumes. Two readers:
+
+- the watchdog thread in the worker's main process: when the loop has beaten once and
+  then not for `GEOSVC_WORKER_STALL_S`, it kills the pool and exits with status 70, and
+  the platform's restart policy (`restart: unless-stopped`) starts a fresh worker;
+- `geosvc worker-health` (compose's healthcheck) reads the heartbeat file's age.
+
+While the broker is down the loop does not run either, so a worker restarts every
+`worker_stall_s` until the broker is back; a fresh worker then waits for the broker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from celery import Celery, bootsteps
+
+from app.config import get_settings
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_S = 2.0
+STALLED_EXIT_STATUS = 70
+
+_last_beat: float | None = None
+
+
+def _beat(path: Path) -> None:
+    global _last_beat
+    _last_beat = time.monotonic()
+    try:
+        path.touch()
+    except OSError:  # the watchdog still works from memory
+        logger.warning("cannot touch the heartbeat file %s", path)
+
+
+class ConsumerHeartbeat(bootsteps.StartStopStep):
+    """Beats from the consumer's own timer, so a blocked consumer stops beating."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        self.timer_entry: Any = None
+        super().__init__(parent, **kwargs)
+
+    def start(self, parent: Any) -> None:
+        path = get_settings().worker_heartbeat_file
+        _beat(path)
+        self.timer_entry = parent.timer.call_repeatedly(HEARTBEAT_S, _beat, (path,), priority=10)
+
+    def stop(self, parent: Any) -> None:
+        if self.timer_entry is not None:
+            self.timer_entry.cancel()
+            self.timer_entry = None
+
+    shutdown = stop
+
+
+def _pool_children() -> list[int]:
+    me = os.getpid()
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                children.append(int(entry.name))
+    return children
+
+
+def _watch(stall_s: float) -> None:
+    while True:
+        time.sleep(1.0)
+        last = _last_beat
+        if last is None or time.monotonic() - last <= stall_s:
+            continue
+        logger.critical(
+            "the consumer loop has not run for %.0f s: exiting so the worker is restarted",
+            time.monotonic() - last,
+        )
+        for pid in _pool_children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(STALLED_EXIT_STATUS)
+
+
+def start_watchdog() -> None:
+    stall_s = get_settings().worker_stall_s
+    if stall_s > 0:
+        threading.Thread(target=_watch, args=(stall_s,), name="liveness", daemon=True).start()
+
+
+def install(app: Celery) -> None:
+    app.steps["consumer"].add(ConsumerHeartbeat)
+
+
+def heartbeat_age_s(path: Path) -> float | None:
+    """Seconds since the consumer loop last beat, or None when it never has."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return None

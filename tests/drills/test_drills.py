@@ -1,0 +1,84 @@
+"""Short versions of the fault drills (`bench/fault_drills.py`): the production shape under
+12 MCP clients while a worker, Redis or PostgreSQL fails. Every served call is billed once,
+tool calls recover by themselves, and nothing answers HTTP 500."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from drill_stack import Stack
+from fault_drills import Result, print_table, run_one, short_options
+
+pytestmark = pytest.mark.drill
+
+
+def drill(stack: Stack, name: str, **overrides: object) -> Result:
+    result = asyncio.run(run_one(stack, name, short_options(**overrides)))
+    print_table([result])  # shown with -s or on failure
+    return result
+
+
+def assert_billed_exactly(result: Result) -> None:
+    assert result.calls.ok > 0
+    assert result.ledger == result.calls.ok, result
+    assert result.counter == result.calls.ok, result
+
+
+def assert_no_server_errors(result: Result) -> None:
+    assert result.works_afterwards, "tool calls did not work again within 60 s"
+    assert result.calls.statuses[500] == 0, result.calls.statuses
+    assert result.calls.hung == 0, result.calls
+    assert "INTERNAL" not in result.calls.failed, result.calls.failed
+
+
+def test_pool_child_kill_bills_every_answered_call(drill_stack: Stack) -> None:
+    result = drill(drill_stack, "pool-child-kill")
+    assert_billed_exactly(result)
+    assert_no_server_errors(result)
+
+
+def test_worker_main_kill_recovers_without_a_hand_restart(drill_stack: Stack) -> None:
+    result = drill(drill_stack, "worker-main-kill")
+    assert result.recovery_s is not None, result
+    assert result.recovery_s < 30, result
+    assert_billed_exactly(result)
+    assert_no_server_errors(result)
+
+
+def test_redis_restart_recovers_within_30_s_and_loses_at_most_a_second(
+    drill_stack: Stack,
+) -> None:
+    result = drill(drill_stack, "redis-restart")
+    assert not [note for note in result.notes if "no success" in note], result.notes
+    assert result.recovery_s is not None, result
+    assert result.recovery_s < 30, result
+    assert_no_server_errors(result)
+    # appendfsync everysec: at most about a second of events per crash
+    calls_per_s = result.calls.ok / max(1.0, result.elapsed_s)
+    assert result.lost <= 2 * calls_per_s * 2, result  # 2 cycles, 2 s margin each
+
+
+def test_drain_killed_mid_drain_stalls_the_outbox_only_seconds(drill_stack: Stack) -> None:
+    result = drill(drill_stack, "drain-kill")
+    stalls = [note for note in result.notes if note.startswith("outbox stalled")]
+    assert stalls, result.notes
+    assert float(stalls[0].split()[2]) < 10, stalls
+    assert_billed_exactly(result)
+    assert_no_server_errors(result)
+
+
+def test_postgres_outage_keeps_tool_calls_working(drill_stack: Stack) -> None:
+    result = drill(drill_stack, "postgres-stop")
+    assert result.calls.ok >= 0.99 * result.calls.total(), result.calls
+    assert_billed_exactly(result)
+    assert_no_server_errors(result)
+    control = next(note for note in result.notes if note.startswith("control plane"))
+    assert "500" not in control, control
+    assert "Error" not in control, control
+
+
+def test_redis_flush_at_the_free_cap_answers_no_500(drill_stack: Stack) -> None:
+    result = drill(drill_stack, "free-cap-flush")
+    assert_no_server_errors(result)
+    assert result.works_afterwards

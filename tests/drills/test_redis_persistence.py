@@ -1,0 +1,70 @@
+"""Production refuses a Redis that a crash could empty: the usage outbox lives there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from drill_stack import RedisServer
+
+from app.redis_client import persistence_problem
+from tests.support.services import REQUIRE_SERVICES
+
+pytestmark = pytest.mark.drill
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        if REQUIRE_SERVICES:
+            raise RuntimeError("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    server = RedisServer(tmp_path, request.param)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("private_redis", [None], indirect=True)
+def test_production_api_and_worker_refuse_a_redis_without_aof(
+    private_redis: RedisServer, tmp_path: Path
+) -> None:
+    env = {
+        "GEOSVC_ENV": "production",
+        "GEOSVC_REDIS_URL": private_redis.url,
+        "GEOSVC_SECRET_PEPPER": "p" * 32,
+        "GEOSVC_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "GEOSVC_DATA_DIR": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    for command in ("api", "worker"):
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode != 0
+        assert "appendonly" in done.stderr, done.stderr
+        assert "GEOSVC_REDIS_AOF_CHECK" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("private_redis", ["everysec", "always"], indirect=True)
+def test_an_aof_fsynced_every_second_or_always_is_accepted(private_redis: RedisServer) -> None:
+    assert persistence_problem(private_redis.client()) is None
+
+
+@pytest.mark.parametrize("private_redis", ["everysec"], indirect=True)
+def test_an_aof_fsynced_only_by_the_os_is_refused(private_redis: RedisServer) -> None:
+    client = private_redis.client()
+    client.config_set("appendfsync", "no")
+
+    problem = persistence_problem(client)
+
+    assert problem is not None
+    assert "appendfsync no" in problem
