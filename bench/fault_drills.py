@@ -305,15 +305,16 @@ def drain_kill(seconds: float) -> Callable[..., Awaitable[None]]:
         stack = load.stack
         await asyncio.sleep(seconds / 4)
         blocker = await psycopg.AsyncConnection.connect(stack.postgres.url)
+        # pg_stat_activity is snapshotted per transaction: watch from a connection of its own
+        watcher = await psycopg.AsyncConnection.connect(stack.postgres.url, autocommit=True)
         victim = None
         try:
-            await blocker.execute("BEGIN")
             await blocker.execute("LOCK TABLE usage_events IN EXCLUSIVE MODE")
             deadline = time.monotonic() + 15
             while victim is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
                 rows = await (
-                    await blocker.execute(
+                    await watcher.execute(
                         "SELECT client_port FROM pg_stat_activity "
                         "WHERE wait_event_type = 'Lock' AND query ILIKE '%usage_events%'"
                     )
@@ -326,8 +327,9 @@ def drain_kill(seconds: float) -> Callable[..., Awaitable[None]]:
                 kill(victim)
                 faults.append(time.monotonic())
         finally:
-            await blocker.execute("ROLLBACK")
+            await blocker.rollback()
             await blocker.close()
+            await watcher.close()
         if victim is not None:
             stalled = await outbox_stall(stack, deadline_s=3 * seconds)
             notes.append(f"outbox stalled {stalled:.1f} s after the drainer died")
@@ -421,7 +423,7 @@ def drills(args: argparse.Namespace) -> dict[str, tuple[Callable[..., Awaitable[
     seconds = 8.0 if args.short else 20.0
     return {
         "pool-child-kill": (pool_child_kill(seconds), {}),
-        "worker-main-kill": (worker_main_kill(seconds + 10), {}),
+        "worker-main-kill": (worker_main_kill(seconds + (4 if args.short else 10)), {}),
         "redis-restart": (redis_restart(args.cycles, 3.0 if args.short else 5.0), {}),
         "drain-kill": (drain_kill(seconds), {}),
         "postgres-stop": (postgres_stop(args.pg_outage), {}),
