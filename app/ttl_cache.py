@@ -30,6 +30,14 @@ class TTLCache(Generic[K, V]):
             return None
         return entry[1]
 
+    def get_recent(self, key: K, max_age_s: float) -> V | None:
+        """The value, expired or not, if it was stored at most `max_age_s` ago: the last
+        known answer, for when its source (the database) cannot be read."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] - self.ttl_s + max_age_s <= time.monotonic():
+            return None
+        return entry[1]
+
     def put(self, key: K, value: V, *, expires_at: float | None = None) -> None:
         """Keep `value` until `expires_at` (time.monotonic()), by default `ttl_s` from now.
 

@@ -18,7 +18,7 @@ from sqlmodel import Session, col, func, select
 
 from app.accounts.locks import lock_account
 from app.api_keys.schemas import KEY_NAME_MAX, ApiKeyRecord
-from app.api_keys.verify import KEY_PREFIX, invalidate_cached
+from app.api_keys.verify import KEY_PREFIX, note_revoked
 from app.clock import iso_ms, utcnow
 from app.config import get_settings
 from app.errors import InvalidArgument, KeyLimitReached, NotFound
@@ -96,7 +96,7 @@ def revoke_key(
     key.revoked_at = now or utcnow()
     session.add(key)
     session.flush()
-    event.listen(session, "after_commit", lambda _s: invalidate_cached(key_id), once=True)
+    event.listen(session, "after_commit", lambda _s: note_revoked(key_id), once=True)
     return key
 
 

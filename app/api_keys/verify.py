@@ -3,25 +3,36 @@
 A cache hit is one dict lookup and one HMAC. Entries (found, revoked or unknown keys)
 live `key_cache_ttl_s` (1 s) counted from *before* the database read, so a revocation
 committed anywhere is seen by every api process within that time; the process that
-revokes also drops its own entry on commit (`invalidate_cached`).
+revokes also drops its own entry on commit (`note_revoked`).
+
+While the database is unreachable, a key read within `db_outage_cache_s` (10 min) is
+answered from what the database said then, so tool calls go on through an outage. A key
+revoked before the outage stays revoked: the cached answer says so, or, when this process
+read the key before the revocation, the Redis mark `note_revoked` left (kept as long as
+the outage window). A key not seen lately is 503 UNAVAILABLE, never let through.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import threading
 import time
 from dataclasses import dataclass
 
 import anyio.to_thread
+from redis.exceptions import RedisError
 
 from app.config import Settings, get_settings
 from app.db import new_session
-from app.errors import Unauthenticated
+from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
+from app.redis_client import sync_redis
 from app.ttl_cache import TTLCache
+
+logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "svc_live_ak_"
 
@@ -56,16 +67,31 @@ class _Verifier:
         self.cache: TTLCache[str, KeyRecord] = TTLCache(settings.key_cache_ttl_s)
 
     def load(self, key_id: str) -> KeyRecord:
-        """Cache miss: read the key in a short session of its own."""
+        """Cache miss: read the key in a short session of its own; while the database is
+        unreachable, what it said within `db_outage_cache_s` (see module doc)."""
         expires_at = time.monotonic() + self.cache.ttl_s  # before the read: see module doc
-        with new_session() as session:
-            key = session.get(ApiKey, key_id)
+        try:
+            with new_session() as session:
+                key = session.get(ApiKey, key_id)
+        except Exception as exc:
+            unavailable = unavailable_for(exc)
+            if unavailable is None:
+                raise
+            return self._last_known(key_id, unavailable)
         if key is None or key.env != "live":
             record = KeyRecord(None, None, revoked=False)
         else:
             principal = ApiKeyPrincipal(key.key_id, key.user_id, frozenset(key.scopes.split()))
             record = KeyRecord(key.secret_hash, principal, key.revoked_at is not None)
         self.cache.put(key_id, record, expires_at=expires_at)
+        return record
+
+    def _last_known(self, key_id: str, unavailable: ServiceUnavailable) -> KeyRecord:
+        record = self.cache.get_recent(key_id, self.settings.db_outage_cache_s)
+        if record is None:
+            raise unavailable  # never seen lately: cannot tell a good key from a bad one
+        if record.principal is not None and not record.revoked and _revoked_lately(key_id):
+            return KeyRecord(record.secret_hash, record.principal, revoked=True)
         return record
 
     def check(self, record: KeyRecord, secret: str) -> ApiKeyPrincipal:
@@ -98,6 +124,29 @@ def invalidate_cached(key_id: str) -> None:
     """Forget this process's cache entry of a key (after a revocation commits)."""
     if _current is not None:
         _current.cache.invalidate(key_id)
+
+
+def _revoked_key(key_id: str) -> str:
+    return f"{get_settings().redis_key_prefix}apikey:revoked:{key_id}"
+
+
+def note_revoked(key_id: str) -> None:
+    """After a revocation commits: drop this process's cache entry, and mark the key
+    revoked in Redis for as long as any process may serve it from its cache during a
+    database outage, so a key revoked before an outage stays revoked through it."""
+    invalidate_cached(key_id)
+    settings = get_settings()
+    try:
+        sync_redis().set(_revoked_key(key_id), "1", ex=int(settings.db_outage_cache_s) + 60)
+    except RedisError:  # the database has it; only an outage cache could miss it
+        logger.warning("could not mark key %s revoked in Redis", key_id)
+
+
+def _revoked_lately(key_id: str) -> bool:
+    try:
+        return bool(sync_redis().exists(_revoked_key(key_id)))
+    except RedisError:
+        return True  # neither the database nor Redis can vouch for the key: refuse it
 
 
 def parse_bearer(authorization: str | None) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import ApiKeyPrincipal, averify_bearer
-from app.errors import AppError, Forbidden, Unauthenticated
+from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import send_error
 
 REQUIRED_SCOPE = "read:data"
@@ -57,6 +57,10 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 async def _refuse(exc: AppError, send: Send) -> None:
+    if isinstance(exc, ServiceUnavailable):  # the key could not be checked: not a challenge
+        headers = {"Retry-After": str(exc.details["retryAfterSeconds"])}
+        await send_error(send, exc.status, exc.to_body(), headers)
+        return
     if exc.status == 401:
         challenge = 'Bearer error="invalid_token"'
     else:

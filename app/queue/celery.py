@@ -5,12 +5,17 @@ task functions live in the `workers` package (the Celery edge), which a worker p
 imports. Importing this module only builds configuration; nothing connects until a task
 is sent or a worker starts. The choices, and why:
 
-- Broker and result backend: `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
-  Broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so several
-  deployments or test runs can share one Redis without taking each other's tasks. A tool
-  result therefore lives at `<prefix>celery-task-meta-<task id>` and is published on the
-  channel of the same name (what the api subscribes to). Without a Redis URL (one-process
-  tools and unit tests) the in-memory broker and cache backend are used.
+- Broker: `GEOSVC_BROKER_URL`, by default the Redis of `GEOSVC_REDIS_URL`. Production
+  uses RabbitMQ (docker-compose.yml): under Redis restarts the kombu Redis transport's
+  reconnect race crashed or froze workers, RabbitMQ did not (docs/OPERATIONS.md has the
+  measurements). A RabbitMQ vhost separates deployments; `broker_heartbeat` notices a
+  dead broker connection within ~20 s.
+- Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
+  Redis broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so
+  several deployments or test runs can share one Redis without taking each other's tasks.
+  A tool result therefore lives at `<prefix>celery-task-meta-<task id>` and is published
+  on the channel of the same name (what the api subscribes to). Without a Redis URL
+  (one-process tools and unit tests) the in-memory broker and cache backend are used.
 - JSON only (`task_serializer`, `result_serializer`, `accept_content`): no pickle from
   the network.
 - `task_acks_late` + `task_reject_on_worker_lost`: a task is acknowledged after it ran,
@@ -23,10 +28,13 @@ is sent or a worker starts. The choices, and why:
 - Time limits: tool calls are answered within `tool_deadline_s` (20 s) or abandoned by
   the api, so tasks default to a soft limit of 30 s and a hard limit of 60 s. The beat
   tasks walk every account and set their own longer limits (soft 240 s, hard 300 s).
-- `visibility_timeout = 600 s`: the Redis transport redelivers an unacknowledged message
-  after this long. It must exceed the longest hard time limit (300 s) so a task that is
-  still running is never handed to a second worker; a message of a worker that vanished
-  without rejecting comes back within about ten minutes (plus kombu's restore sweep).
+- `visibility_timeout = 600 s` (Redis broker only): the Redis transport redelivers an
+  unacknowledged message after this long, one value for every queue (kombu has no
+  per-queue setting). It must exceed the longest hard time limit (300 s) so a task that
+  is still running is never handed to a second worker. A tool message that comes back is
+  past its `expires` (the tool deadline) and is dropped unrun. RabbitMQ has no visibility
+  timeout: a dead worker's messages return when its connection closes, and its
+  `consumer_timeout` (compose: 6 min) bounds a consumer that holds a message too long.
 - `task_routes`: `tools.*` to queue `tools`; `billing.*` and `metering.*` to `billing`,
   so the two can get separate worker pools.
 - UTC everywhere, so the monthly rollover crontab fires at 00:00 UTC on the 1st.
@@ -84,23 +92,27 @@ class ResultBackend(RedisBackend):
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The configuration for these Settings (pure; used at import and on reconfigure)."""
     prefix = settings.redis_key_prefix
-    if settings.redis_url:
-        broker_url = settings.redis_url
-        result_backend = f"{__name__}:ResultBackend+{settings.redis_url}"
-        broker_options: dict[str, Any] = {"visibility_timeout": VISIBILITY_TIMEOUT_S}
-        backend_options: dict[str, Any] = {}
+    broker_url = settings.broker_url or settings.redis_url or "memory://"
+    broker_options: dict[str, Any] = {}
+    if broker_url.startswith(("redis://", "rediss://", "unix://")):
+        broker_options["visibility_timeout"] = VISIBILITY_TIMEOUT_S
         if prefix:
             broker_options["global_keyprefix"] = prefix
-            backend_options["global_keyprefix"] = prefix
+    elif broker_url.startswith("memory://"):
+        broker_options["polling_interval"] = 0.01
+    if settings.redis_url:
+        result_backend = f"{__name__}:ResultBackend+{settings.redis_url}"
+        backend_options: dict[str, Any] = {"global_keyprefix": prefix} if prefix else {}
     else:
-        broker_url, result_backend = "memory://", "cache+memory://"
-        broker_options, backend_options = {"polling_interval": 0.01}, {}
+        result_backend, backend_options = "cache+memory://", {}
     return {
         "broker_url": broker_url,
         "result_backend": result_backend,
         "broker_transport_options": broker_options,
         "result_backend_transport_options": backend_options,
         "broker_connection_retry_on_startup": True,
+        # AMQP heartbeats: a dead broker connection is noticed within ~2x this.
+        "broker_heartbeat": 10,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],

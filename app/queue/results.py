@@ -25,7 +25,7 @@ import redis.asyncio as aioredis
 from celery import states
 from redis.exceptions import RedisError
 
-from app.errors import DeadlineExceeded, Internal
+from app.errors import DeadlineExceeded, Internal, ServiceUnavailable
 from app.queue.celery import celery_app, results_awaited_elsewhere
 from app.redis_client import async_redis
 
@@ -154,11 +154,22 @@ def _decode(raw: object) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
+# Exception types a task fails with when Redis or the broker went away under it (e.g. its
+# result could not be stored): the call is worth retrying, it is not a bug.
+_OUTAGE_EXC_TYPES = frozenset(
+    {"ConnectionError", "ConnectionResetError", "TimeoutError", "OperationalError"}
+)
+
+
 def _result_of(meta: Mapping[str, Any]) -> dict[str, Any]:
-    if meta.get("status") != states.SUCCESS or not isinstance(meta.get("result"), dict):
-        logger.error("task %s ended %s", meta.get("task_id"), meta.get("status"))
-        raise Internal("The call failed unexpectedly; no credit was charged.")
-    return dict(meta["result"])
+    result = meta.get("result")
+    if meta.get("status") == states.SUCCESS and isinstance(result, dict):
+        return dict(result)
+    if isinstance(result, dict) and result.get("exc_type") in _OUTAGE_EXC_TYPES:
+        logger.warning("task %s failed with %s", meta.get("task_id"), result.get("exc_type"))
+        raise ServiceUnavailable()
+    logger.error("task %s ended %s", meta.get("task_id"), meta.get("status"))
+    raise Internal("The call failed unexpectedly; no credit was charged.")
 
 
 _waiters: dict[asyncio.AbstractEventLoop, ResultWaiter] = {}

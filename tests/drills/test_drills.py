@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx2
 import pytest
 from drill_stack import Stack
-from fault_drills import Result, print_table, run_one, short_options
+from fault_drills import Result, account, print_table, run_one, short_options
 
 pytestmark = pytest.mark.drill
 
@@ -82,3 +83,46 @@ def test_redis_flush_at_the_free_cap_answers_no_500(drill_stack: Stack) -> None:
     result = drill(drill_stack, "free-cap-flush")
     assert_no_server_errors(result)
     assert result.works_afterwards
+
+
+async def one_call(stack: Stack, api_key: str) -> str:
+    """ "ok", an error code, or the HTTP status of one get_population call."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
+    statuses: list[int] = []
+
+    async def on_response(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    http.event_hooks["response"].append(on_response)
+    try:
+        async with (
+            http,
+            Client(streamable_http_client(stack.mcp_url, http_client=http), mode="legacy") as c,
+        ):
+            result = await c.call_tool("get_population", {"postal_code": "94103"})
+    except Exception:
+        return f"http {statuses[-1] if statuses else '?'}"
+    if result.is_error:
+        return str((result.structured_content or {}).get("error", {}).get("code"))
+    return "ok"
+
+
+def test_a_key_revoked_before_a_postgres_outage_stays_revoked(drill_stack: Stack) -> None:
+    _, kept_key, kept_owner = account(drill_stack)
+    _, revoked_key, revoked_owner = account(drill_stack)
+    kept_owner.close()
+    assert asyncio.run(one_call(drill_stack, kept_key)) == "ok"
+    assert asyncio.run(one_call(drill_stack, revoked_key)) == "ok"
+    key_id = revoked_key.split("_")[3]
+    assert revoked_owner.delete(f"/api-keys/{key_id}").status_code == 204
+    revoked_owner.close()
+
+    drill_stack.postgres.stop("fast")
+    try:
+        assert asyncio.run(one_call(drill_stack, kept_key)) == "ok"
+        assert asyncio.run(one_call(drill_stack, revoked_key)) in ("http 401", "http 503")
+    finally:
+        drill_stack.postgres.start()
