@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.embedded_redis import free_port  # noqa: E402
+from app.queue.liveness import children_of  # noqa: E402
 
 
 def wait_for(check: object, what: str, deadline_s: float = 60.0, every: float = 0.1) -> None:
@@ -166,21 +167,6 @@ class Service:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...; comm may hold spaces, so split after the last ')'
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 class Supervisor:

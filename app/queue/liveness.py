@@ -67,16 +67,17 @@ class ConsumerHeartbeat(bootsteps.StartStopStep):
     shutdown = stop
 
 
-def _pool_children() -> list[int]:
-    me = os.getpid()
+def children_of(pid: int) -> list[int]:
+    """Process ids whose parent is `pid` (Linux /proc; empty elsewhere)."""
     children = []
-    for entry in Path("/proc").iterdir():
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+            # pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 children.append(int(entry.name))
     return children
 
@@ -91,7 +92,7 @@ def _watch(stall_s: float) -> None:
             "the consumer loop has not run for %.0f s: exiting so the worker is restarted",
             time.monotonic() - last,
         )
-        for pid in _pool_children():
+        for pid in children_of(os.getpid()):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Backend
 from tests.support.celery_worker import start_celery_worker
+from tests.support.fixtures import Backend
 
 pytestmark = pytest.mark.drill
 
