@@ -373,11 +373,11 @@ def pid_of_local_port(port: int) -> int | None:
     return None
 
 
-def postgres_stop(outage_s: float) -> Callable[..., Awaitable[None]]:
+def postgres_stop(outage_s: float, calm_s: float) -> Callable[..., Awaitable[None]]:
     async def inject(load: Load, faults: list[float], notes: list[str]) -> None:
         stack = load.stack
         _, _, control = await asyncio.to_thread(account, stack, standard=False)
-        await asyncio.sleep(4)
+        await asyncio.sleep(calm_s)
         await asyncio.to_thread(stack.postgres.stop, "fast")
         faults.append(time.monotonic())
         statuses: collections.Counter[str] = collections.Counter()
@@ -398,19 +398,19 @@ def postgres_stop(outage_s: float) -> Callable[..., Awaitable[None]]:
             + ", ".join(f"{k}x{v}" for k, v in sorted(statuses.items()))
             + f" (Retry-After on {retry_after})"
         )
-        await asyncio.sleep(6)
+        await asyncio.sleep(calm_s)
 
     return inject
 
 
-def free_cap_flush(quota: int) -> Callable[..., Awaitable[None]]:
+def free_cap_flush(quota: int, after_s: float) -> Callable[..., Awaitable[None]]:
     async def inject(load: Load, faults: list[float], notes: list[str]) -> None:
         deadline = time.monotonic() + 60
         while load.calls.failed["QUOTA_EXCEEDED"] == 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         ok_at_cap = load.calls.ok
         await asyncio.to_thread(load.stack.redis.client().flushall)
-        await asyncio.sleep(8)
+        await asyncio.sleep(after_s)
         notes.append(
             f"quota {quota}: {ok_at_cap} OK at the cap, {load.calls.ok - ok_at_cap} OK after "
             f"the flush (over the cap: {max(0, load.calls.ok - quota)})"
@@ -420,14 +420,17 @@ def free_cap_flush(quota: int) -> Callable[..., Awaitable[None]]:
 
 
 def drills(args: argparse.Namespace) -> dict[str, tuple[Callable[..., Awaitable[None]], dict]]:
-    seconds = 8.0 if args.short else 20.0
+    seconds = 6.0 if args.short else 20.0
     return {
         "pool-child-kill": (pool_child_kill(seconds), {}),
         "worker-main-kill": (worker_main_kill(seconds + (4 if args.short else 10)), {}),
         "redis-restart": (redis_restart(args.cycles, 3.0 if args.short else 5.0), {}),
         "drain-kill": (drain_kill(seconds), {}),
-        "postgres-stop": (postgres_stop(args.pg_outage), {}),
-        "free-cap-flush": (free_cap_flush(args.free_quota), {"standard": False}),
+        "postgres-stop": (postgres_stop(args.pg_outage, 2.0 if args.short else 5.0), {}),
+        "free-cap-flush": (
+            free_cap_flush(args.free_quota, 4.0 if args.short else 8.0),
+            {"standard": False},
+        ),
     }
 
 
@@ -486,7 +489,9 @@ def recover_between_drills(stack: Stack) -> bool:
     async def one() -> bool:
         load = Load(stack, key, deadline_s=25)
         load.start(clients=1)
-        await asyncio.sleep(3)
+        deadline = time.monotonic() + 25
+        while load.calls.ok == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
         return (await load.stop()).ok > 0
 
     try:
