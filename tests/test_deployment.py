@@ -20,7 +20,32 @@ def compose() -> dict[str, Any]:
 
 
 def test_has_the_services(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"redis", "postgres", "api", "worker", "beat", "flower"}
+    assert set(compose["services"]) == {
+        "redis",
+        "rabbitmq",
+        "postgres",
+        "api",
+        "worker",
+        "beat",
+        "flower",
+    }
+
+
+def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any]) -> None:
+    worker = compose["services"]["worker"]
+    assert worker["restart"] == "unless-stopped"
+    probe = worker["healthcheck"]["test"]
+    assert probe[:3] == ["CMD", "geosvc", "worker-health"]
+    result = CliRunner().invoke(cli, [*probe[2:], "--help"])
+    assert result.exit_code == 0, result.output
+
+
+def test_redis_keeps_an_aof_and_rabbitmq_is_the_broker(compose: dict[str, Any]) -> None:
+    redis_command = compose["services"]["redis"]["command"]
+    assert redis_command[redis_command.index("--appendonly") + 1] == "yes"
+    assert redis_command[redis_command.index("--appendfsync") + 1] == "everysec"
+    env = compose["services"]["worker"]["environment"]
+    assert env["GEOSVC_BROKER_URL"].startswith("amqp://")
 
 
 @pytest.mark.parametrize("service", ["api", "worker", "beat"])

@@ -127,7 +127,10 @@ class ResultWaiter:
 
     def _forget(self, key: str) -> None:
         async def delete() -> None:
-            await self._client.delete(key)
+            try:
+                await self._client.delete(key)
+            except RedisError:  # Redis is down: the key expires with result_expires anyway
+                pass
 
         task = asyncio.create_task(delete())
         self._cleanup.add(task)
@@ -157,7 +160,13 @@ def _decode(raw: object) -> dict[str, Any] | None:
 # Exception types a task fails with when Redis or the broker went away under it (e.g. its
 # result could not be stored): the call is worth retrying, it is not a bug.
 _OUTAGE_EXC_TYPES = frozenset(
-    {"ConnectionError", "ConnectionResetError", "TimeoutError", "OperationalError"}
+    {
+        "BusyLoadingError",  # a restarted Redis still loading its AOF
+        "ConnectionError",
+        "ConnectionResetError",
+        "OperationalError",
+        "TimeoutError",
+    }
 )
 
 
@@ -168,7 +177,8 @@ def _result_of(meta: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(result, dict) and result.get("exc_type") in _OUTAGE_EXC_TYPES:
         logger.warning("task %s failed with %s", meta.get("task_id"), result.get("exc_type"))
         raise ServiceUnavailable()
-    logger.error("task %s ended %s", meta.get("task_id"), meta.get("status"))
+    exc_type = result.get("exc_type") if isinstance(result, dict) else None
+    logger.error("task %s ended %s (%s)", meta.get("task_id"), meta.get("status"), exc_type)
     raise Internal("The call failed unexpectedly; no credit was charged.")
 
 
