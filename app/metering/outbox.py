@@ -6,7 +6,7 @@ counter increment it goes with and the hot path sends no Celery message of its o
 `billing.drain_usage_outbox` task moves the list into the ledger in batches (one
 transaction per 500 events); each api process asks for a drain at most every
 `DRAIN_INTERVAL_S` (trailing edge, so the last event of a burst is not left behind), and
-beat drains every minute as a safety net.
+beat drains every 5 s as a safety net.
 
 Draining is idempotent and crash-safe: one drain at a time holds a short lock (5 s,
 renewed every second while it runs); it reads the head of the list, inserts it
