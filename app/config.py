@@ -64,6 +64,30 @@ class Settings(BaseSettings):
     census_api_key: SecretStr | None = None
     upstream_timeout_s: float = Field(5.0, gt=0)
     upstream_attempts: int = Field(3, ge=1, le=10)
+    # Upstream etiquette: the operator's contact (e-mail or URL) in the User-Agent, as the
+    # OSM services' usage policies ask; required in production when an upstream is used.
+    upstream_contact: str | None = Field(None, pattern=r"^[\w.@+:/?=&%~#-]{3,200}$")
+    # Requests per second to each provider, shared by all processes (0: unlimited).
+    # Nominatim's public instance allows 1/s; Overpass's public instances about as much.
+    nominatim_rate_per_s: float = Field(1.0, ge=0)
+    overpass_rate_per_s: float = Field(1.0, ge=0)
+    census_rate_per_s: float = Field(10.0, ge=0)
+    upstream_rate_wait_s: float = Field(5.0, ge=0)  # longest wait for a slot, then refuse
+    upstream_breaker_failures: int = Field(5, ge=1)  # consecutive failed calls that open it
+    upstream_breaker_cooldown_s: float = Field(30.0, gt=0)
+    # Worker pool for the `tools` queue: threads, since calls mostly wait on upstream I/O.
+    tools_pool: Literal["threads", "prefork", "solo"] = "threads"
+    tools_concurrency: int = Field(64, ge=1, le=1000)
+
+    @model_validator(mode="after")
+    def _upstream_contact_in_production(self) -> Settings:
+        if self.env == "production" and self.upstream_tools and not self.upstream_contact:
+            raise ValueError(
+                "GEOSVC_UPSTREAM_CONTACT must be set in production when GEOSVC_UPSTREAM_TOOLS "
+                "names a tool: the upstream providers' usage policies require a contact "
+                "(e-mail or URL) in our User-Agent"
+            )
+        return self
 
     # Production refuses a Redis without AOF (appendfsync everysec/always): the usage
     # outbox lives there until drained. Off only for a managed Redis that hides CONFIG.

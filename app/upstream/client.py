@@ -1,10 +1,15 @@
-"""HTTP client for upstream data providers: timeouts, narrow retries, a shared answer cache.
+"""HTTP client for upstream data providers: timeouts, narrow retries, a shared answer cache,
+and the etiquette public providers ask for (an identifying User-Agent with a contact, a
+shared rate limiter, a circuit breaker).
 
 Retried: transport errors (connect/read failures, timeouts), 429 (honouring Retry-After up
-to a cap) and 5xx. Never retried: other 4xx, which mean our request is wrong or the thing
-does not exist; the provider decides what those mean. When retries run out the caller gets
-`UpstreamUnavailable`, which costs the user no credit; tool tasks are not retried by
-Celery (the caller has a deadline), so a longer outage is an error the agent can retry.
+to a cap), 5xx, and errors a provider reports inside a 200 answer (the `check` of a
+request, e.g. Overpass's "runtime error" remarks). Never retried: other 4xx, which mean our
+request is wrong or the thing does not exist; the provider decides what those mean. When
+retries run out the caller gets `UpstreamUnavailable` (no credit charged) and the breaker
+counts one failure; tool tasks are not retried by Celery (the caller has a deadline), so a
+longer outage is an error the agent can retry. Every attempt waits for its rate-limiter
+slot first.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import httpx
@@ -23,10 +31,45 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from app.clock import utcnow
 from app.errors import UpstreamUnavailable
+from app.upstream.breaker import CircuitBreaker, Passage
+from app.upstream.ratelimit import RateLimiter
 
 logger = logging.getLogger(__name__)
 
-USER_AGENT = "geosvc/0.1 (+https://github.com/geosvc; hosted geodata for agents)"
+
+def user_agent(contact: str | None, site_url: str | None = None) -> str:
+    """`geosvc/<version> (<site>; <contact>)`: who we are and how to reach the operator,
+    as Nominatim's and Overpass's usage policies ask."""
+    try:
+        release = version("geosvc")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        release = "dev"
+    details = "; ".join(part for part in (site_url, contact) if part)
+    return f"geosvc/{release} ({details or 'hosted geodata for agents'})"
+
+
+class CacheMiss(Exception):
+    """Under `only_cached_answers()`, an answer would need a request to the provider."""
+
+
+_cache_only: ContextVar[bool] = ContextVar("upstream_cache_only", default=False)
+
+
+@contextmanager
+def only_cached_answers() -> Iterator[None]:
+    """Serve upstream answers from the shared cache only; anything else raises CacheMiss.
+
+    The api answers cache hits this way without a Celery hop, and never calls a provider.
+    """
+    token = _cache_only.set(True)
+    try:
+        yield
+    finally:
+        _cache_only.reset(token)
+
+
+class UpstreamAnswerError(Exception):
+    """A provider answered 200 with an error inside (an error page, a timeout remark)."""
 
 
 class UpstreamStatusError(Exception):
@@ -52,8 +95,11 @@ class RetryPolicy:
     max_retry_after_s: float = 5.0
 
 
+_RETRYABLE = (httpx.TransportError, _RetryableStatus, UpstreamAnswerError)
+
+
 def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, httpx.TransportError | _RetryableStatus)
+    return isinstance(exc, _RETRYABLE)
 
 
 def retry_after_seconds(response: httpx.Response) -> float | None:
@@ -82,8 +128,15 @@ def _wait_for(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
     return wait
 
 
+Check = Callable[[httpx.Response], None]
+
+
 class UpstreamClient:
-    """One upstream service (e.g. "nominatim"): base URL, timeouts, retries, cache."""
+    """One upstream service (e.g. "nominatim"): base URL, timeouts, retries, cache,
+    and optionally its shared rate limiter and circuit breaker.
+
+    Thread-safe: a threads worker pool shares one client (and its connection pool).
+    """
 
     def __init__(
         self,
@@ -96,17 +149,26 @@ class UpstreamClient:
         cache_ttl_s: int = 86_400,
         cache_prefix: str = "",
         headers: Mapping[str, str] | None = None,
+        user_agent_header: str | None = None,
+        limiter: RateLimiter | None = None,
+        breaker: CircuitBreaker | None = None,
+        max_connections: int = 100,
     ) -> None:
         self.name = name
         self.policy = policy or RetryPolicy()
         self.cache = cache
         self.cache_ttl_s = cache_ttl_s
         self.cache_prefix = cache_prefix
+        self.limiter = limiter
+        self.breaker = breaker
         self._http = httpx.Client(
             base_url=base_url,
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0)),
-            headers={"User-Agent": USER_AGENT, **(headers or {})},
+            headers={"User-Agent": user_agent_header or user_agent(None), **(headers or {})},
             follow_redirects=True,
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
         )
 
     def close(self) -> None:
@@ -122,7 +184,12 @@ class UpstreamClient:
         *,
         params: Mapping[str, Any] | None = None,
         data: Mapping[str, str] | None = None,
+        check: Check | None = None,
     ) -> httpx.Response:
+        """Send with retries; `check` raises UpstreamAnswerError for an error inside a 200."""
+        if _cache_only.get():
+            raise CacheMiss(self.name)
+        passage = self.breaker.enter() if self.breaker is not None else Passage.CLEAN
         retrying = Retrying(
             stop=stop_after_attempt(self.policy.attempts),
             wait=_wait_for(self.policy),
@@ -130,18 +197,24 @@ class UpstreamClient:
             reraise=True,
         )
         try:
-            for attempt in retrying:
-                with attempt:
-                    return self._send_once(method, path, params, data)
-        except (httpx.TransportError, _RetryableStatus) as exc:
+            response = retrying(self._send_once, method, path, params, data, check)
+        except UpstreamStatusError:
+            if self.breaker is not None:
+                self.breaker.succeeded(passage)  # a 4xx still proves the provider is up
+            raise
+        except _RETRYABLE as exc:
             logger.warning(
                 "%s unavailable after %d attempts: %s", self.name, self.policy.attempts, exc
             )
+            if self.breaker is not None:
+                self.breaker.failed()
             raise UpstreamUnavailable(
                 f"The {self.name} data provider is unavailable; no credit was charged. "
                 "Try again shortly."
             ) from exc
-        raise AssertionError("unreachable")  # pragma: no cover
+        if self.breaker is not None:
+            self.breaker.succeeded(passage)
+        return response
 
     def _send_once(
         self,
@@ -149,12 +222,17 @@ class UpstreamClient:
         path: str,
         params: Mapping[str, Any] | None,
         data: Mapping[str, str] | None,
+        check: Check | None,
     ) -> httpx.Response:
+        if self.limiter is not None:
+            self.limiter.wait_for_slot()
         response = self._http.request(method, path, params=params, data=data)
         if response.status_code == 429 or response.status_code >= 500:
             raise _RetryableStatus(response)
         if response.status_code >= 400:
             raise UpstreamStatusError(response.status_code, response.text[:500])
+        if check is not None:
+            check(response)
         return response
 
     def cached(self, key_parts: tuple[object, ...], fetch: Callable[[], bytes]) -> bytes:
@@ -171,6 +249,8 @@ class UpstreamClient:
             hit = None  # a cache outage must not fail the call
         if isinstance(hit, bytes):
             return hit
+        if _cache_only.get():
+            raise CacheMiss(self.name)
         value = fetch()
         try:
             self.cache.set(key, value, ex=self.cache_ttl_s)

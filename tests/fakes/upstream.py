@@ -4,15 +4,22 @@ an XYZ PNG tile server, with fault injection for retry and outage tests.
 
 Faults are set over HTTP (`POST /_faults`), so a worker in another process sees them too:
 `{"service": "census", "status": 503, "count": 2, "retry_after": 0}` fails the next two
-census requests; `"hang_s": 10` delays them instead; count -1 means until cleared.
+census requests; `"hang_s": 10` delays them instead; count -1 means until cleared;
+`"status": 200, "body": "<html>..."` answers that body instead (errors inside a 200).
+Every request's arrival time and User-Agent are recorded per service (`arrivals`,
+`user_agents`), and `latency_s` delays every answer (for load benchmarks).
+
+`python -m tests.fakes.upstream --port P --latency-ms 200` serves it as its own process.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import threading
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +101,28 @@ CAFES: list[dict[str, Any]] = [
     {"type": "node", "id": 503, "lat": 30.3000, "lon": -97.7000, "tags": {"amenity": "cafe"}},
 ]
 
+# Overpass features by the tag selector a query contains.
+FEATURES: dict[str, list[dict[str, Any]]] = {
+    '"amenity"="cafe"': CAFES,
+    '"amenity"="hospital"': [
+        {
+            "type": "way",
+            "id": 601,
+            "center": {"lat": 30.2760, "lon": -97.7340},
+            "tags": {"amenity": "hospital", "name": "Dell Seton Medical Center"},
+        }
+    ],
+    '"tourism"="hotel"': [
+        {
+            "type": "node",
+            "id": 701,
+            "lat": 30.2650,
+            "lon": -97.7440,
+            "tags": {"tourism": "hotel", "name": "Driskill Hotel"},
+        }
+    ],
+}
+
 # ACS 5-year rows keyed by ZCTA: population, median household income, per-capita income,
 # aggregate household income, households.
 ACS: dict[str, tuple[int, int, int, int, int]] = {
@@ -110,6 +139,8 @@ class Fault:
     count: int = 1
     retry_after: str | None = None
     hang_s: float = 0.0
+    body: str | None = None
+    media_type: str = "text/html"
 
 
 @dataclass
@@ -117,6 +148,15 @@ class FakeState:
     faults: dict[str, Fault] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # time.monotonic() of each request's arrival, and the User-Agents seen, per service
+    arrivals: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    user_agents: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    latency_s: float = 0.0
+
+    def record(self, service: str, request: Request) -> None:
+        with self.lock:
+            self.arrivals[service].append(time.monotonic())
+            self.user_agents[service].add(request.headers.get("user-agent", ""))
 
     def take_fault(self, service: str) -> Fault | None:
         with self.lock:
@@ -140,18 +180,23 @@ def _tile_png(z: int, x: int, y: int) -> bytes:
 
 
 def create_fake_app(state: FakeState) -> Starlette:
-    async def faulted(service: str) -> Response | None:
+    async def faulted(service: str, request: Request) -> Response | None:
+        state.record(service, request)
+        if state.latency_s:
+            await asyncio.sleep(state.latency_s)
         fault = state.take_fault(service)
         if fault is None:
             return None
         if fault.hang_s:
             await asyncio.sleep(fault.hang_s)
             return None
+        if fault.body is not None:
+            return Response(fault.body, fault.status, media_type=fault.media_type)
         headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
         return JSONResponse({"error": "injected fault"}, fault.status, headers=headers)
 
     async def search(request: Request) -> Response:
-        if failure := await faulted("nominatim"):
+        if failure := await faulted("nominatim", request):
             return failure
         query = request.query_params.get("q", "").lower()
         countries = request.query_params.get("countrycodes", "")
@@ -165,7 +210,7 @@ def create_fake_app(state: FakeState) -> Starlette:
         return JSONResponse([{**hit, "licence": OSM_LICENCE} for hit in hits[:limit]])
 
     async def reverse(request: Request) -> Response:
-        if failure := await faulted("nominatim"):
+        if failure := await faulted("nominatim", request):
             return failure
         lat = float(request.query_params["lat"])
         lon = float(request.query_params["lon"])
@@ -177,11 +222,11 @@ def create_fake_app(state: FakeState) -> Starlette:
         return JSONResponse({**best, "licence": OSM_LICENCE})
 
     async def interpreter(request: Request) -> Response:
-        if failure := await faulted("overpass"):
+        if failure := await faulted("overpass", request):
             return failure
         form = await request.form()
         query = str(form.get("data", ""))
-        elements = CAFES if '"amenity"="cafe"' in query else []
+        elements = [e for tag, found in FEATURES.items() if tag in query for e in found]
         return JSONResponse(
             {
                 "version": 0.6,
@@ -192,7 +237,7 @@ def create_fake_app(state: FakeState) -> Starlette:
         )
 
     async def acs(request: Request) -> Response:
-        if failure := await faulted("census"):
+        if failure := await faulted("census", request):
             return failure
         get = request.query_params.get("get", "").split(",")
         geography = request.query_params.get("for", "")
@@ -208,7 +253,7 @@ def create_fake_app(state: FakeState) -> Starlette:
         return JSONResponse([header, [*data, zcta]])
 
     async def tile(request: Request) -> Response:
-        if failure := await faulted("tiles"):
+        if failure := await faulted("tiles", request):
             return failure
         z, x, y = (int(request.path_params[k]) for k in ("z", "x", "y"))
         if not (0 <= x < 2**z and 0 <= y < 2**z):
@@ -226,6 +271,8 @@ def create_fake_app(state: FakeState) -> Starlette:
                     count=int(body.get("count", 1)),
                     retry_after=body.get("retry_after"),
                     hang_s=float(body.get("hang_s", 0)),
+                    body=body.get("body"),
+                    media_type=body.get("media_type", "text/html"),
                 )
         return JSONResponse({"ok": True})
 
@@ -249,8 +296,8 @@ def create_fake_app(state: FakeState) -> Starlette:
 class FakeUpstream:
     """Runs the fake app with uvicorn in a background thread of the test process."""
 
-    def __init__(self) -> None:
-        self.state = FakeState()
+    def __init__(self, latency_s: float = 0.0) -> None:
+        self.state = FakeState(latency_s=latency_s)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
@@ -279,6 +326,17 @@ class FakeUpstream:
         with self.state.lock:
             self.state.faults.clear()
             self.state.requests.clear()
+            self.state.arrivals.clear()
+            self.state.user_agents.clear()
+
+    def arrivals(self, service: str) -> list[float]:
+        """Monotonic arrival times of `service`'s requests, in order."""
+        with self.state.lock:
+            return sorted(self.state.arrivals[service])
+
+    def user_agents(self, service: str) -> set[str]:
+        with self.state.lock:
+            return set(self.state.user_agents[service])
 
     def requests(self, service: str) -> int:
         with self.state.lock:
@@ -291,4 +349,21 @@ class FakeUpstream:
             "GEOSVC_OVERPASS_URL": f"{self.url}/api",
             "GEOSVC_CENSUS_URL": f"{self.url}/data",
             "GEOSVC_TILE_URL_TEMPLATE": f"{self.url}/tiles/{{z}}/{{x}}/{{y}}.png",
+            # The fake is not a public instance: keep the limiters on, but out of the way.
+            "GEOSVC_NOMINATIM_RATE_PER_S": "200",
+            "GEOSVC_OVERPASS_RATE_PER_S": "200",
+            "GEOSVC_CENSUS_RATE_PER_S": "200",
         }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve the fake upstream providers.")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    args = parser.parse_args()
+    app = create_fake_app(FakeState(latency_s=args.latency_ms / 1000))
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+
+
+if __name__ == "__main__":
+    main()

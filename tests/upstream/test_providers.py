@@ -6,7 +6,7 @@ from app.errors import NotFound
 from app.upstream.census import CensusAcsApi
 from app.upstream.client import RetryPolicy, UpstreamClient
 from app.upstream.nominatim import NominatimApi
-from app.upstream.overpass import OverpassApi, overpass_query
+from app.upstream.overpass import CATEGORY_TAGS, OverpassApi, overpass_query
 from tests.fakes.upstream import FakeUpstream
 
 FAST = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.01)
@@ -58,11 +58,36 @@ class TestNominatim:
 class TestOverpass:
     def test_nodes_and_way_centres_come_back(self, upstream: FakeUpstream) -> None:
         api = OverpassApi(UpstreamClient("overpass", f"{upstream.url}/api", policy=FAST))
-        features = api.nearby(30.267, -97.743, radius_m=5000, amenity="cafe", limit=10)
+        answer = api.nearby(30.267, -97.743, radius_m=5000, category="cafe", limit=10)
+        features = answer.features
         assert {f.osm_id for f in features} == {"node/501", "way/502", "node/503"}
+        assert not answer.truncated
         way = next(f for f in features if f.osm_id == "way/502")
         assert (way.lat, way.lon, way.name) == (30.2690, -97.7400, "Sixth Street Espresso")
 
-    def test_query_refuses_anything_but_a_tag_value(self) -> None:
-        with pytest.raises(ValueError, match="amenity"):
+    def test_query_refuses_anything_but_a_known_category(self) -> None:
+        with pytest.raises(ValueError, match="category"):
             overpass_query(0, 0, 100, 'cafe"];out;', 10)
+
+    @pytest.mark.parametrize(
+        ("category", "selector"),
+        [
+            ("hospital", '["amenity"="hospital"]'),
+            ("hotel", '["tourism"="hotel"]'),
+            ("supermarket", '["shop"="supermarket"]'),
+            ("airport", '["aeroway"="aerodrome"]'),
+        ],
+    )
+    def test_categories_map_to_osm_tags(self, category: str, selector: str) -> None:
+        assert selector in overpass_query(30.0, -97.0, 1000, category, 10)
+
+    def test_city_is_a_union_of_cities_and_towns(self) -> None:
+        query = overpass_query(30.0, -97.0, 1000, "city", 10)
+        assert '["place"="city"]' in query
+        assert '["place"="town"]' in query
+
+    def test_every_search_nearby_category_has_tags(self) -> None:
+        assert set(CATEGORY_TAGS) == {
+            "city", "airport", "postal_code", "hospital", "pharmacy", "school", "cafe",
+            "restaurant", "hotel", "fuel", "parking", "police", "supermarket",
+        }  # fmt: skip

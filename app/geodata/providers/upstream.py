@@ -2,7 +2,9 @@
 
 Selected per tool by `GEOSVC_UPSTREAM_TOOLS`. The adapters in `app.upstream` speak the
 wire formats (timeouts, tenacity retries, Redis answer cache); this class turns their
-answers into the tools' results. An outage surfaces as `UpstreamUnavailable` (0 credits).
+answers into the tools' results. Each provider gets the etiquette from Settings: a
+User-Agent with `GEOSVC_UPSTREAM_CONTACT`, a rate limiter and a circuit breaker shared by
+all processes through Redis. An outage surfaces as `UpstreamUnavailable` (0 credits).
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from app.geodata.schemas import (
     SearchNearbyArgs,
     SearchNearbyResult,
 )
-from app.redis_client import sync_redis_bytes
+from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
+from app.upstream.breaker import CircuitBreaker
 from app.upstream.census import AcsZcta, CensusAcsApi
-from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError
+from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError, user_agent
 from app.upstream.nominatim import NominatimApi, OsmPlace
 from app.upstream.overpass import OverpassApi
+from app.upstream.ratelimit import RateLimiter
 
 
 def _acs_source(year: int, table: str) -> str:
@@ -51,23 +55,55 @@ class UpstreamProvider:
     def __init__(self, settings: Settings) -> None:
         policy = RetryPolicy(attempts=settings.upstream_attempts)
         cache = sync_redis_bytes()
+        shared = sync_redis()
+        prefix = settings.redis_key_prefix
+        agent = user_agent(settings.upstream_contact, settings.base_url)
 
-        def client(name: str, url: str) -> UpstreamClient:
+        def client(name: str, url: str, rate_per_s: float) -> UpstreamClient:
+            limiter = (
+                RateLimiter(
+                    name,
+                    rate_per_s,
+                    client=shared,
+                    key_prefix=prefix,
+                    max_wait_s=settings.upstream_rate_wait_s,
+                )
+                if rate_per_s > 0
+                else None
+            )
+            breaker = CircuitBreaker(
+                name,
+                client=shared,
+                key_prefix=prefix,
+                failure_threshold=settings.upstream_breaker_failures,
+                cooldown_s=settings.upstream_breaker_cooldown_s,
+                probe_lease_s=settings.upstream_timeout_s * settings.upstream_attempts + 5,
+            )
             return UpstreamClient(
                 name,
                 url,
                 timeout_s=settings.upstream_timeout_s,
                 policy=policy,
                 cache=cache,
-                cache_prefix=settings.redis_key_prefix,
+                cache_prefix=prefix,
+                user_agent_header=agent,
+                limiter=limiter,
+                breaker=breaker,
+                max_connections=max(100, settings.tools_concurrency),
             )
 
         api_key = settings.census_api_key.get_secret_value() if settings.census_api_key else None
         self.census = CensusAcsApi(
-            client("census", settings.census_url), year=settings.census_year, api_key=api_key
+            client("census", settings.census_url, settings.census_rate_per_s),
+            year=settings.census_year,
+            api_key=api_key,
         )
-        self.nominatim = NominatimApi(client("nominatim", settings.nominatim_url))
-        self.overpass = OverpassApi(client("overpass", settings.overpass_url))
+        self.nominatim = NominatimApi(
+            client("nominatim", settings.nominatim_url, settings.nominatim_rate_per_s)
+        )
+        self.overpass = OverpassApi(
+            client("overpass", settings.overpass_url, settings.overpass_rate_per_s)
+        )
 
     def _zcta(self, postal_code: str) -> AcsZcta:
         try:
@@ -144,18 +180,23 @@ class UpstreamProvider:
         )
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
+        if args.category not in overpass.CATEGORY_TAGS:
+            raise InvalidArgument(
+                f"Unknown category {args.category!r}; categories: "
+                + ", ".join(overpass.CATEGORY_TAGS)
+            )
         try:
-            features = self.overpass.nearby(
+            answer = self.overpass.nearby(
                 args.lat,
                 args.lon,
                 radius_m=round(args.radius_m),
-                amenity=args.category,
+                category=args.category,
                 limit=args.limit,
             )
         except UpstreamStatusError as exc:
             raise InvalidArgument(f"The place search rejected the query ({exc.status})") from exc
         ranked = sorted(
-            ((haversine_km(args.lat, args.lon, f.lat, f.lon) * 1000, f) for f in features),
+            ((haversine_km(args.lat, args.lon, f.lat, f.lon) * 1000, f) for f in answer.features),
             key=lambda pair: pair[0],
         )
         places = [
