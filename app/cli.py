@@ -74,12 +74,27 @@ def api(
 @cli.command()
 def worker(
     queues: Annotated[str, typer.Option(help="comma-separated queues")] = "tools,billing",
-    concurrency: Annotated[int | None, typer.Option(help="processes (default: CPUs)")] = None,
-    pool: Annotated[str, typer.Option(help="prefork, threads or solo")] = "prefork",
+    concurrency: Annotated[
+        int | None,
+        typer.Option(help="threads or processes (default: GEOSVC_TOOLS_CONCURRENCY for threads)"),
+    ] = None,
+    pool: Annotated[
+        str | None,
+        typer.Option(help="prefork, threads or solo (default: GEOSVC_TOOLS_POOL with tools)"),
+    ] = None,
     hostname: Annotated[str | None, typer.Option(help="node name, e.g. w1@%h")] = None,
     loglevel: str = "info",
 ) -> None:
-    """Run a Celery worker: tool calls and the billing ledger."""
+    """Run a Celery worker: tool calls and the billing ledger.
+
+    A worker that takes the `tools` queue runs a pool of threads by default (64): tool
+    calls mostly wait on upstream providers, and the embedded indices are shared,
+    read-only arrays, so threads serve them safely from one copy in memory. Celery
+    enforces no time limits on a threads pool; tool calls are bounded by their HTTP
+    timeouts and the api's deadline. Run `--queues billing` as its own prefork worker to
+    keep the billing tasks' time limits.
+    """
+    from app.config import get_settings
     from app.queue import celery_app, liveness
     from app.redis_client import require_persistent_redis
 
@@ -87,6 +102,11 @@ def worker(
     celery_app.loader.import_module(WORKER_TASKS)
     liveness.install(celery_app)
     liveness.start_watchdog()
+    settings = get_settings()
+    if pool is None:
+        pool = settings.tools_pool if "tools" in queues.split(",") else "prefork"
+    if concurrency is None and pool == "threads":
+        concurrency = settings.tools_concurrency
     # No gossip, mingle or worker heartbeat events: nothing here uses them, and their
     # broadcast consumers are where kombu's Redis reconnect race crashed workers.
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]

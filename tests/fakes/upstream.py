@@ -7,7 +7,8 @@ Faults are set over HTTP (`POST /_faults`), so a worker in another process sees 
 census requests; `"hang_s": 10` delays them instead; count -1 means until cleared;
 `"status": 200, "body": "<html>..."` answers that body instead (errors inside a 200).
 Every request's arrival time and User-Agent are recorded per service (`arrivals`,
-`user_agents`), and `latency_s` delays every answer (for load benchmarks).
+`user_agents`), and `latency_s` delays every answer (for load benchmarks; also
+`POST /_latency {"seconds": 0.2}`).
 
 `python -m tests.fakes.upstream --port P --latency-ms 200` serves it as its own process.
 """
@@ -276,6 +277,11 @@ def create_fake_app(state: FakeState) -> Starlette:
                 )
         return JSONResponse({"ok": True})
 
+    async def set_latency(request: Request) -> Response:
+        body = await request.json()
+        state.latency_s = float(body["seconds"])
+        return JSONResponse({"ok": True})
+
     async def stats(_request: Request) -> Response:
         with state.lock:
             return JSONResponse(dict(state.requests))
@@ -288,6 +294,7 @@ def create_fake_app(state: FakeState) -> Starlette:
             Route("/data/{year:int}/acs/acs5", acs),
             Route("/tiles/{z:int}/{x:int}/{y:int}.png", tile),
             Route("/_faults", set_fault, methods=["POST"]),
+            Route("/_latency", set_latency, methods=["POST"]),
             Route("/_stats", stats),
         ]
     )

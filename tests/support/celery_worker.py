@@ -76,10 +76,14 @@ def start_celery_worker(
     log_path: Path,
     *,
     queues: str = "tools,billing",
-    concurrency: int = 2,
+    concurrency: int | None = None,
+    pool: str | None = None,
     deadline_s: float = 60.0,
 ) -> CeleryWorker:
-    """Migrate the database of `env`, start a worker and wait until it answers a ping."""
+    """Migrate the database of `env`, start a worker and wait until it answers a ping.
+
+    Without `pool`/`concurrency` the worker picks what production picks (for `tools`:
+    GEOSVC_TOOLS_POOL, threads, with GEOSVC_TOOLS_CONCURRENCY of them)."""
     subprocess.run(
         [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
     )
@@ -93,8 +97,8 @@ def start_celery_worker(
             "worker",
             "--queues",
             queues,
-            "--concurrency",
-            str(concurrency),
+            *(["--concurrency", str(concurrency)] if concurrency is not None else []),
+            *(["--pool", pool] if pool is not None else []),
             "--hostname",
             hostname,
             "--loglevel",
