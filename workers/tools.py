@@ -19,8 +19,8 @@ from app.tool_calls.service import RUN_TOOL_TASK, perform
 
 @worker_init.connect
 def load_geodata(**_kwargs: Any) -> None:
-    """Load (or build) the indices before the pool forks: children share them, and no
-    call waits for a load."""
+    """Load (or build) the indices before the pool starts: its threads (or forked
+    children) share one copy, read-only, and no call waits for a load."""
     geodata.warm_up()
 
 

@@ -1,4 +1,5 @@
-"""A metered tool call: validate, reserve a credit, run on a worker, charge or release.
+"""A metered tool call: validate, reserve a credit, run on a worker (or answer from the
+upstream answer cache right here, `app.tool_calls.cached`), charge or release.
 
 Every data surface (the MCP server now, the announced HTTP data API later) calls
 `call_tool`; the Celery task calls `perform`. Only a call that returns data costs a
@@ -24,6 +25,7 @@ from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
 from app.queue import waiter
+from app.tool_calls.cached import cached_reply
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +49,11 @@ async def call_tool(
     dispatcher = waiter()
     call_id = dispatcher.new_task_id("call")
     try:
-        reply = await dispatcher.run_task(
-            call_id, RUN_TOOL_TASK, [name, args], deadline_s=get_settings().tool_deadline_s
-        )
+        reply = await cached_reply(name, args)
+        if reply is None:  # not all in the answer cache: a worker runs it
+            reply = await dispatcher.run_task(
+                call_id, RUN_TOOL_TASK, [name, args], deadline_s=get_settings().tool_deadline_s
+            )
         if "error" in reply:
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))

@@ -1,0 +1,53 @@
+"""Upstream answers the shared cache already holds, computed in the api process.
+
+A tool that goes to an upstream provider stores the provider's answers in Redis (the
+answer cache in `app.upstream.client`). When everything a call needs is there, the api
+builds the result itself, with the same provider code the worker would run but
+`only_cached_answers()`: no Celery hop, no request to the provider (anything missing
+raises CacheMiss and the call goes to a worker as usual). The caller still pays like any
+successful call: `call_tool` reserved before and commits after.
+
+Only tools answered upstream-first qualify: an embedded lookup needs the indices, which
+the api process does not load.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from app.config import get_settings
+from app.errors import AppError
+from app.geodata import service as geodata
+from app.upstream.client import CacheMiss, only_cached_answers
+
+logger = logging.getLogger(__name__)
+
+
+def answered_upstream(name: str) -> bool:
+    return name in get_settings().upstream_tools
+
+
+def _reply_from_cache(name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+    try:
+        with only_cached_answers():
+            result = geodata.execute(name, arguments)
+    except CacheMiss:
+        return None
+    except AppError as exc:  # e.g. NOT_FOUND from a cached empty answer
+        return {"error": exc.to_body()["error"]}
+    except Exception:
+        logger.exception("cached answer for %s failed; the worker will try", name)
+        return None
+    return {"structured": result.structured, "png": None}
+
+
+async def cached_reply(name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The worker's reply for this call built from the answer cache, or None on a miss."""
+    if not answered_upstream(name):
+        return None
+    # A thread: the cache read is a blocking Redis call, kept off the event loop.
+    return await anyio.to_thread.run_sync(_reply_from_cache, name, arguments)
