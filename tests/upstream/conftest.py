@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.conftest import Backend
+from tests.support.fixtures import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import Stack, start_stack
 from tests.support.factories import sign_up
