@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.support.fixtures import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import Stack, start_stack
 from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
 from tests.support.live_server import TEST_RUN_PREFIX
 
 

@@ -84,7 +84,7 @@ class TestRateLimiter:
     def test_parallel_calls_from_two_processes_are_spaced_by_the_rate(
         self, upstream: FakeUpstream, shared: redis.Redis, prefix: str
     ) -> None:
-        rate, calls = 10.0, 6
+        rate, calls = 5.0, 6
         # Two clients with their own limiter objects on one key: two worker processes.
         clients = [
             census_client(
@@ -101,10 +101,9 @@ class TestRateLimiter:
         assert statuses == [200] * calls
         arrivals = upstream.arrivals("census")
         assert len(arrivals) == calls
-        # Spacing as the provider saw it (5% for the senders' scheduling jitter).
+        # Spacing as the provider saw it (5% for the senders' scheduling jitter); without
+        # the limiter the six would arrive within milliseconds of each other.
         assert arrivals[-1] - arrivals[0] >= 0.95 * (calls - 1) / rate
-        gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
-        assert min(gaps) >= 0.5 / rate
 
     def test_a_slot_beyond_the_wait_bound_fails_fast(
         self, upstream: FakeUpstream, shared: redis.Redis, prefix: str
@@ -119,12 +118,13 @@ class TestRateLimiter:
 
     def test_without_redis_the_limit_holds_per_process(self, upstream: FakeUpstream) -> None:
         broken = redis.Redis(port=1, socket_connect_timeout=0.2, decode_responses=True)
-        limiter = RateLimiter("census", 10.0, client=broken)
+        limiter = RateLimiter("census", 5.0, client=broken)
         client = census_client(upstream, limiter=limiter)
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda _: client.get("/2023/acs/acs5", ZCTA), range(4)))
         arrivals = upstream.arrivals("census")
-        assert arrivals[-1] - arrivals[0] >= 0.95 * 3 / 10.0
+        assert len(arrivals) == 4
+        assert arrivals[-1] - arrivals[0] >= 0.95 * 3 / 5.0
 
 
 OVERPASS_QUERY = {"radius_m": 5000, "category": "cafe", "limit": 10}
