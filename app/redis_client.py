@@ -32,11 +32,12 @@ def sync_redis() -> redis.Redis:
 
 @lru_cache
 def sync_redis_bytes() -> redis.Redis:
-    """For binary values (the upstream answer cache)."""
+    """For binary values (the upstream answer cache). Timeouts bound a read the api makes
+    on its event loop; a failed cache read counts as a miss."""
     url = get_settings().redis_url
     if url is None:
         return fakeredis.FakeRedis(server=_fake_server())
-    return redis.Redis.from_url(url)
+    return redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
 
 
 @lru_cache

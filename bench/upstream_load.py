@@ -57,6 +57,28 @@ from app.embedded_redis import free_port  # noqa: E402
 LATENCIES_MS = (0, 200)
 
 
+def cpu_seconds_of_this_tree() -> float:
+    """CPU time so far of this process and all its descendants (servers, worker, fake),
+    from /proc: how many cores the run kept busy, beside the machine's other load."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        times[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tree, frontier = {os.getpid()}, [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(times.get(pid, 0.0) for pid in tree)
+
+
 @dataclass
 class Load:
     label: str
@@ -64,6 +86,7 @@ class Load:
     rate: float
     latencies_ms: list[float]
     errors: int
+    cores: float  # CPU of our processes during the window, in cores
 
     @property
     def p50(self) -> float:
@@ -73,8 +96,7 @@ class Load:
         return (
             f"  {self.label:<34} {self.clients:3d} clients  p50 {self.p50:7.1f} ms  "
             f"p99 {percentile(self.latencies_ms or [float('nan')], 0.99):7.1f} ms  "
-            f"{self.rate:7.1f} calls/s"
-            f"  errors {self.errors}"
+            f"{self.rate:7.1f} calls/s  cpu {self.cores:4.2f} cores  errors {self.errors}"
         )
 
 
@@ -125,11 +147,13 @@ async def load(
 
     tasks = [asyncio.create_task(client()) for _ in range(clients)]
     await asyncio.wait_for(all_warm.wait(), timeout=120)  # every client connected
-    started = time.monotonic()
-    stop_at = started + seconds
+    cpu_before = cpu_seconds_of_this_tree()
+    stop_at = time.monotonic() + seconds
     ready.set()
+    await asyncio.sleep(seconds)
+    cores = (cpu_seconds_of_this_tree() - cpu_before) / seconds
     await asyncio.gather(*tasks)
-    return Load(label, clients, len(latencies) / seconds, latencies, errors)
+    return Load(label, clients, len(latencies) / seconds, latencies, errors, cores)
 
 
 def set_latency(fake_url: str, latency_ms: float) -> None:
