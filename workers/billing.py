@@ -13,13 +13,14 @@ import logging
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from app.billing.meter_reports import REPORT_TASK, report_overage
 from app.billing.stripe_provider import stripe_client
 from app.db import new_session
 from app.metering.outbox import DRAIN_TASK, drain
-from app.queue import celery_app
+from app.queue import celery_app, enqueue
 from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
 from app.redis_client import sync_redis
 
@@ -43,6 +44,14 @@ LEDGER_WRITE_OPTIONS: dict[str, Any] = {
 def drain_usage_outbox() -> int:
     """Move the usage outbox into the ledger; returns how many events were new."""
     return drain(new_session, sync_redis())
+
+
+@worker_ready.connect
+def drain_what_a_lost_worker_left(**_kwargs: Any) -> None:
+    """A worker that starts asks for a drain: one killed mid-drain (or holding prefetched
+    drain requests, up to its pool size with threads) leaves events that no later call may
+    poke for; beat catches them too, but later."""
+    enqueue(DRAIN_TASK)
 
 
 @celery_app.task(
