@@ -23,18 +23,24 @@ import numpy.typing as npt
 from app.geodata.geometry import unit_vectors
 from app.geodata.indices import sources
 from app.geodata.indices.nearest_grid import build_grid
-from app.geodata.indices.store import StringTable, expected_stamp, write_index
+from app.geodata.indices.store import (
+    KIND_ADMIN1,
+    KIND_AIRPORT,
+    KIND_CITY,
+    KIND_COUNTRY,
+    KIND_POSTAL,
+    Q_ALTERNATE,
+    Q_CODE,
+    Q_NAME,
+    ZIP_KINDS,
+    StringTable,
+    expected_stamp,
+    write_index,
+)
 from app.geodata.text import key_hash, normalize
-
-KIND_CITY, KIND_ADMIN1, KIND_COUNTRY, KIND_POSTAL, KIND_AIRPORT = range(5)
-KIND_NAMES = ("city", "admin1", "country", "postal_code", "airport")
-
-# name-index match qualities
-Q_NAME, Q_ALTERNATE, Q_CODE = 0, 1, 2
 
 # ZIPs in these "states" are countries of their own in GeoNames and ISO 3166.
 US_TERRITORIES = frozenset({"PR", "VI", "GU", "AS", "MP", "FM", "MH", "PW"})
-ZIP_KINDS = ("STANDARD", "PO BOX", "UNIQUE", "MILITARY")
 
 STEPS = (
     "places",

@@ -17,8 +17,6 @@ from app.geodata.schemas import (
     ReverseGeocodeResult,
     SearchNearbyArgs,
     SearchNearbyResult,
-    StaticMapArgs,
-    StaticMapResult,
 )
 
 
@@ -33,8 +31,3 @@ class GeodataProvider(Protocol):
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult: ...
 
-
-class MapProvider(Protocol):
-    def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
-        """The result and the PNG bytes."""
-        ...

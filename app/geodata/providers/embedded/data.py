@@ -14,7 +14,8 @@ from scipy.spatial import cKDTree
 
 from app.geodata.geometry import unit_vectors
 from app.geodata.indices import store
-from app.geodata.indices.build import KIND_ADMIN1, KIND_AIRPORT, KIND_COUNTRY, KIND_POSTAL, build
+from app.geodata.indices.build import build
+from app.geodata.indices.store import KIND_ADMIN1, KIND_AIRPORT, KIND_COUNTRY, KIND_POSTAL
 from app.geodata.indices.store import StringTable
 
 logger = logging.getLogger(__name__)

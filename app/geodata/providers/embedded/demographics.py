@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.errors import NotFound
-from app.geodata.indices.build import ZIP_KINDS
+from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.schemas import IncomeArgs, IncomeResult, PopulationArgs, PopulationResult

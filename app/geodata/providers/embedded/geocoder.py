@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.errors import InvalidArgument, NotFound
-from app.geodata.indices.build import (
+from app.geodata.indices.store import (
     KIND_ADMIN1,
     KIND_AIRPORT,
     KIND_CITY,
