@@ -87,7 +87,9 @@ def run(verbose: bool) -> dict[str, tuple[int, int]]:
         tool, expect = case["tool"], case["expect"]
         try:
             result = service.execute(tool, case["args"]).structured
-            problem = "expected NOT_FOUND" if expect.get("not_found") else check(tool, result, expect)
+            problem = (
+                "expected NOT_FOUND" if expect.get("not_found") else check(tool, result, expect)
+            )
         except AppError as exc:
             problem = None if expect.get("not_found") and exc.code == "NOT_FOUND" else exc.code
         totals[tool][0] += 1

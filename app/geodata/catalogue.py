@@ -73,8 +73,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "of the query matched, and a result that matched only part of the query (e.g. the "
             "town of a street address) has a lowered `confidence`. Results are sorted by "
             "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
-            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches."
-            + _CREDIT,
+            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches." + _CREDIT,
             schemas.GeocodeArgs,
             schemas.GeocodeResult,
             "geocode",

@@ -9,7 +9,7 @@ where their data came from in `source`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import (
     BaseModel,
@@ -267,9 +267,10 @@ class GeocodeMatch(Result):
     admin1: str | None = None
     postal_code: str | None = None
     confidence: float = Field(ge=0, le=1)
-    matched: str = Field(
+    matched: str | None = Field(
+        None,
         description="The part of the query this result matches; shorter than the query "
-        "when only a less precise part (e.g. the town of an address) was found"
+        "when only a less precise part (e.g. the town of an address) was found",
     )
 
 
@@ -319,7 +320,7 @@ class ImageResult(Result):
 
     _png: bytes = PrivateAttr(b"")
 
-    def with_png(self, png: bytes) -> ImageResult:
+    def with_png(self, png: bytes) -> Self:
         self._png = png
         return self
 

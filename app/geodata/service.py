@@ -94,7 +94,8 @@ def _call(source: Any, spec: ToolSpec, args: BaseModel) -> BaseModel:
 def _incomplete(result: BaseModel) -> bool:
     """An embedded answer the upstream may improve on: an address found only as its town."""
     if isinstance(result, schemas.GeocodeResult):
-        return result.results[0].matched != result.query
+        matched = result.results[0].matched
+        return matched is not None and matched != result.query
     return False
 
 
@@ -119,7 +120,7 @@ def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
         return _call(upstream_provider(), spec, args)
     except UpstreamUnavailable:
         local = _call(provider(), spec, args)
-        return local.model_copy(update={"source": FALLBACK_SOURCE + getattr(local, "source")})
+        return local.model_copy(update={"source": FALLBACK_SOURCE + local.source})
 
 
 def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:
