@@ -120,7 +120,8 @@ def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
         return _call(upstream_provider(), spec, args)
     except UpstreamUnavailable:
         local = _call(provider(), spec, args)
-        return local.model_copy(update={"source": FALLBACK_SOURCE + local.source})
+        source = str(getattr(local, "source", ""))
+        return local.model_copy(update={"source": FALLBACK_SOURCE + source})
 
 
 def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:

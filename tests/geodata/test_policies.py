@@ -129,4 +129,4 @@ class TestPolicySettings:
             {"nope": "upstream"},
         ):
             with pytest.raises(ValidationError):
-                Settings(tool_providers=providers)  # type: ignore[arg-type]
+                Settings(tool_providers=providers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -14,11 +15,11 @@ from app.geodata.providers.embedded.data import GeoData
 from app.geodata.schemas import NEARBY_CATEGORIES
 
 
-def reverse(lat: float, lon: float) -> dict[str, object]:
+def reverse(lat: float, lon: float) -> dict[str, Any]:
     return service.execute("reverse_geocode", {"lat": lat, "lon": lon}).structured
 
 
-def geocode(query: str) -> list[dict[str, object]]:
+def geocode(query: str) -> list[dict[str, Any]]:
     return service.execute("geocode", {"query": query}).structured["results"]
 
 
