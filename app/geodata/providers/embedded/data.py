@@ -68,6 +68,7 @@ class FastViews:
     cc_off: memoryview
     cc_edge: memoryview
     cc_edge_country: memoryview
+    inhabited: memoryview  # per country: 1 when it has a place to name (Antarctica has none)
 
 
 class GeoData:
@@ -119,6 +120,14 @@ class GeoData:
             cc_off=_view(a["cc_off"]),
             cc_edge=_view(np.ravel(a["cc_edge"])),
             cc_edge_country=_view(a["cc_edge_country"]),
+            inhabited=_view(
+                np.bincount(
+                    np.asarray(self.country)[self.localities.features].clip(0),
+                    minlength=len(self.countries),
+                )
+                .clip(0, 1)
+                .astype(np.int8)
+            ),
         )
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)

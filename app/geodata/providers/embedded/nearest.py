@@ -32,7 +32,8 @@ ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)
 CURSOR_PREFIX = "offset:"  # a cursor is this and the next result's position, base64url
-COUNTRY_FALLBACK = 64  # nearest places searched for one in the point's country
+# nearest places searched in dense cells and for one in the point's country
+COUNTRY_FALLBACK = 64
 
 
 def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]:
@@ -53,18 +54,22 @@ def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]
     country = country_at(
         lat, lon, cell, fast.cc_cell, fast.cc_off, fast.cc_edge, fast.cc_edge_country
     )
+    if country != NO_COUNTRY and not fast.inhabited[country]:
+        country = NO_COUNTRY  # nothing to name there: the nearest places, wherever they are
     start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
     if end > start:
         candidates: Sequence[int] = fast.grid_cand[start:end]
     else:
-        tree = data.localities.tree
-        chord, _nearest = tree.query((qx, qy, qz), k=1)
-        candidates = tree.query_ball_point((qx, qy, qz), r=chord + REACH_CHORD)
+        # a dense cell: the KD-tree's nearest places stand in for the full list
+        _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
+        candidates = near.tolist()
     best = _best(fast, candidates, qx, qy, qz, country)
     if best < 0 and country != NO_COUNTRY:
         # no candidate in the point's country: its nearest places there, else any
-        _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
-        best = _best(fast, [int(i) for i in near], qx, qy, qz, country, within=False)
+        if end > start:
+            _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
+            candidates = near.tolist()
+        best = _best(fast, candidates, qx, qy, qz, country, within=False)
         if best < 0:
             best = _best(fast, candidates, qx, qy, qz, NO_COUNTRY)
     feature = fast.features[best]
@@ -83,21 +88,18 @@ def _best(
     """The candidate (locality position) with the smallest chord / reach, among those in
     `country` (any when NO_COUNTRY) and, if `within`, at most REACH_KM beyond the nearest."""
     xyz, reach, countries = fast.xyz, fast.reach, fast.country
-    chords = []
-    nearest = 4.0
-    for candidate in candidates:
-        at = 3 * candidate
-        dot = xyz[at] * qx + xyz[at + 1] * qy + xyz[at + 2] * qz
-        chord = sqrt(max(0.0, 2.0 - 2.0 * dot))
-        chords.append(chord)
-        if chord < nearest:
-            nearest = chord
-    limit = nearest + REACH_CHORD if within else 4.0
+    dots = [xyz[3 * c] * qx + xyz[3 * c + 1] * qy + xyz[3 * c + 2] * qz for c in candidates]
+    if within:
+        # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
+        limit = sqrt(max(0.0, 2.0 - 2.0 * max(dots))) + REACH_CHORD
+        least_dot = 1.0 - limit * limit / 2.0
+    else:
+        least_dot = -2.0
     best, best_score = -1, float("inf")
-    for candidate, chord in zip(candidates, chords, strict=True):
-        if chord > limit or (country != NO_COUNTRY and countries[candidate] != country):
+    for candidate, dot in zip(candidates, dots, strict=True):
+        if dot < least_dot or (country != NO_COUNTRY and countries[candidate] != country):
             continue
-        score = chord / reach[candidate]
+        score = sqrt(max(0.0, 2.0 - 2.0 * dot)) / reach[candidate]
         if score < best_score:
             best, best_score = candidate, score
     return best
