@@ -69,7 +69,7 @@ def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]
         if end > start:
             _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
             candidates = near.tolist()
-        best = _best(fast, candidates, qx, qy, qz, country, within=False)
+        best = _best(fast, candidates, qx, qy, qz, country)
         if best < 0:
             best = _best(fast, candidates, qx, qy, qz, NO_COUNTRY)
     feature = fast.features[best]
@@ -77,27 +77,25 @@ def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]
 
 
 def _best(
-    fast: FastViews,
-    candidates: Sequence[int],
-    qx: float,
-    qy: float,
-    qz: float,
-    country: int,
-    within: bool = True,
+    fast: FastViews, candidates: Sequence[int], qx: float, qy: float, qz: float, country: int
 ) -> int:
-    """The candidate (locality position) with the smallest chord / reach, among those in
-    `country` (any when NO_COUNTRY) and, if `within`, at most REACH_KM beyond the nearest."""
+    """The candidate (locality position) with the smallest chord / reach among those in
+    `country` (any when NO_COUNTRY) at most REACH_KM beyond the nearest of them; -1 if none
+    is in the country."""
     xyz, reach, countries = fast.xyz, fast.reach, fast.country
     dots = [xyz[3 * c] * qx + xyz[3 * c + 1] * qy + xyz[3 * c + 2] * qz for c in candidates]
-    if within:
-        # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
-        limit = sqrt(max(0.0, 2.0 - 2.0 * max(dots))) + REACH_CHORD
-        least_dot = 1.0 - limit * limit / 2.0
+    if country != NO_COUNTRY:
+        kept = [(c, d) for c, d in zip(candidates, dots, strict=True) if countries[c] == country]
     else:
-        least_dot = -2.0
+        kept = list(zip(candidates, dots, strict=True))
+    if not kept:
+        return -1
+    # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
+    limit = sqrt(max(0.0, 2.0 - 2.0 * max(d for _c, d in kept))) + REACH_CHORD
+    least_dot = 1.0 - limit * limit / 2.0
     best, best_score = -1, float("inf")
-    for candidate, dot in zip(candidates, dots, strict=True):
-        if dot < least_dot or (country != NO_COUNTRY and countries[candidate] != country):
+    for candidate, dot in kept:
+        if dot < least_dot:
             continue
         score = sqrt(max(0.0, 2.0 - 2.0 * dot)) / reach[candidate]
         if score < best_score:
