@@ -14,6 +14,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 UpstreamTool = Literal[
     "get_population", "get_average_income", "geocode", "reverse_geocode", "search_nearby"
 ]
+# Who answers a tool: the embedded datasets, the upstream HTTP providers, or one of them
+# first (see app/geodata/service.py). static_map is embedded only.
+ToolPolicy = Literal["embedded", "upstream", "embedded-then-upstream", "upstream-then-embedded"]
 
 
 class Settings(BaseSettings):
@@ -57,6 +60,9 @@ class Settings(BaseSettings):
     # Tools answered by the upstream HTTP providers instead of the embedded datasets,
     # e.g. GEOSVC_UPSTREAM_TOOLS='["geocode","reverse_geocode"]'. static_map is embedded only.
     upstream_tools: set[UpstreamTool] = set()
+    # Per-tool provider policy, e.g. GEOSVC_TOOL_PROVIDERS='{"geocode":"embedded-then-upstream"}';
+    # it wins over upstream_tools (a shorthand for "upstream").
+    tool_providers: dict[UpstreamTool, ToolPolicy] = {}
     nominatim_url: str = "https://nominatim.openstreetmap.org"
     overpass_url: str = "https://overpass-api.de/api"
     census_url: str = "https://api.census.gov/data"

@@ -9,12 +9,13 @@ where their data came from in `source`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     field_validator,
     model_validator,
@@ -119,6 +120,26 @@ class ReverseGeocodeArgs(PointArgs):
     pass
 
 
+# What search_nearby finds. The first three are answered offline everywhere; the others
+# need the upstream provider (Overpass), except where a shipped dataset has them.
+NearbyCategory = Literal[
+    "city",
+    "airport",
+    "postal_code",
+    "hospital",
+    "pharmacy",
+    "school",
+    "cafe",
+    "restaurant",
+    "hotel",
+    "fuel",
+    "parking",
+    "police",
+    "supermarket",
+]
+NEARBY_CATEGORIES: tuple[str, ...] = get_args(NearbyCategory)
+
+
 class SearchNearbyArgs(PointArgs):
     radius_m: float = Field(
         5000,
@@ -128,13 +149,15 @@ class SearchNearbyArgs(PointArgs):
         allow_inf_nan=False,
         description="Search radius in metres, 1 to 50000",
     )
-    category: str = Field(
-        "city",
-        strict=True,
-        pattern=r"^[a-z][a-z0-9_]{0,39}$",
-        description="What to find: city, airport or postal_code",
-    )
+    category: NearbyCategory = Field("city", description="What to find")
     limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
+    cursor: str | None = Field(
+        None,
+        strict=True,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="`nextCursor` of the previous page, to get the next one",
+    )
 
 
 class LatLon(Arguments):
@@ -223,6 +246,11 @@ class IncomeResult(Result):
     measure: Literal["median_household_income", "mean_household_income"]
     year: int = Field(description="Last year of the survey period")
     period: str | None = Field(None, description='Survey period, e.g. "2020-2024"')
+    lower_bound: bool = Field(
+        False,
+        description="True when the survey publishes only 'amount or more' (top-coded, "
+        "e.g. 250,000+): the true median is at least `amount`",
+    )
     source: str
 
 
@@ -239,6 +267,11 @@ class GeocodeMatch(Result):
     admin1: str | None = None
     postal_code: str | None = None
     confidence: float = Field(ge=0, le=1)
+    matched: str | None = Field(
+        None,
+        description="The part of the query this result matches; shorter than the query "
+        "when only a less precise part (e.g. the town of an address) was found",
+    )
 
 
 class GeocodeResult(Result):
@@ -276,10 +309,27 @@ class SearchNearbyResult(Result):
     category: str
     radius_m: float
     results: list[NearbyPlace]
+    total: int | None = Field(None, description="How many are in range, when known")
+    truncated: bool = Field(False, description="More results follow (see nextCursor)")
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page")
     source: str
 
 
-class StaticMapResult(Result):
+class ImageResult(Result):
+    """A result that comes with an image, carried beside the JSON fields."""
+
+    _png: bytes = PrivateAttr(b"")
+
+    def with_png(self, png: bytes) -> Self:
+        self._png = png
+        return self
+
+    @property
+    def png(self) -> bytes:
+        return self._png
+
+
+class StaticMapResult(ImageResult):
     width: int
     height: int
     center: LatLon

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
-from app.geodata.service import TOOL_SPECS, ToolSpec
+from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.tool_calls.service import call_tool
 
@@ -72,10 +72,10 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
         output_schema=output_schema(spec.result_model),
         annotations=types.ToolAnnotations(
             title=spec.title,
-            read_only_hint=True,
+            read_only_hint=spec.read_only,
             destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=spec.name in settings.upstream_tools,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=policy(spec.name, settings) != "embedded",
         ),
     )
 

@@ -96,6 +96,7 @@ class TestSearchNearbyArguments:
             "radius_m": 5000.0,
             "category": "city",
             "limit": 10,
+            "cursor": None,
         }
 
     @pytest.mark.parametrize(
@@ -106,7 +107,10 @@ class TestSearchNearbyArguments:
             ({"radius_m": math.inf}, "radius_m: must be a finite number"),
             ({"limit": 51}, "limit: must be at most 50"),
             ({"limit": 2.5}, "limit: must be an integer"),
-            ({"category": "Bad Category"}, "category: must be a category"),
+            (
+                {"category": "Bad Category"},
+                "category: must be 'city', 'airport', 'postal_code', 'hospital'",
+            ),
         ],
     )
     def test_limits(self, arguments: dict[str, object], expected: str) -> None:

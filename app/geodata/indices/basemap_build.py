@@ -16,17 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import shapely
 
+from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, LEVEL_MAX_ZOOM
 from app.geodata.indices.wkb import Ring
 from app.geodata.rendering.mercator import TILE_SIZE, lonlat_to_world
 
-LAYER_COUNTRY, LAYER_STATE = 0, 1
-# (highest zoom served by the level); the last level keeps every vertex
-LEVEL_MAX_ZOOM = (2, 5, 8, 18)
 TOLERANCE_PX = 0.6
-
-
-def level_for_zoom(zoom: int) -> int:
-    return next(i for i, top in enumerate(LEVEL_MAX_ZOOM) if zoom <= top)
 
 
 def basemap_arrays(

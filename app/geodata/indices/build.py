@@ -19,22 +19,32 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
-from app.geodata.geometry import unit_vectors
+from app.geodata.geometry import km_to_chord, unit_vectors
 from app.geodata.indices import sources
-from app.geodata.indices.nearest_grid import build_grid
-from app.geodata.indices.store import StringTable, expected_stamp, write_index
+from app.geodata.indices.country_grid import build_country_grid
+from app.geodata.indices.nearest_grid import build_grid, reach_km
+from app.geodata.indices.store import (
+    KIND_ADMIN1,
+    KIND_AIRPORT,
+    KIND_CITY,
+    KIND_COUNTRY,
+    KIND_POSTAL,
+    Q_ALTERNATE,
+    Q_CODE,
+    Q_NAME,
+    ZIP_KINDS,
+    StringTable,
+    expected_stamp,
+    write_index,
+)
 from app.geodata.text import key_hash, normalize
-
-KIND_CITY, KIND_ADMIN1, KIND_COUNTRY, KIND_POSTAL, KIND_AIRPORT = range(5)
-KIND_NAMES = ("city", "admin1", "country", "postal_code", "airport")
-
-# name-index match qualities
-Q_NAME, Q_ALTERNATE, Q_CODE = 0, 1, 2
 
 # ZIPs in these "states" are countries of their own in GeoNames and ISO 3166.
 US_TERRITORIES = frozenset({"PR", "VI", "GU", "AS", "MP", "FM", "MH", "PW"})
-ZIP_KINDS = ("STANDARD", "PO BOX", "UNIQUE", "MILITARY")
+
+QUARTER_RATIO = 10  # a quarter of a city has at most a tenth of its people
 
 STEPS = (
     "places",
@@ -217,7 +227,28 @@ class _Builder:
             )
             if not is_section:
                 keep.append(i)
-        return np.asarray(keep, dtype=np.int32)
+        return self._without_quarters(np.asarray(keep, dtype=np.int32))
+
+    def _without_quarters(self, cities: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """Cities minus quarters of a much bigger city ('Times Square', 'Tiergarten'): a
+        place within the reach (nearest_grid.reach_km) of a city at least QUARTER_RATIO
+        times as populous, in the same admin1 and admin2 (or the city has no admin2)."""
+        f = self.features
+        population = np.asarray(f.population, dtype=np.float64)[cities]
+        admin1 = np.asarray(f.admin1)[cities]
+        admin2 = np.asarray(f.admin2)[cities]
+        tree = cKDTree(unit_vectors(np.asarray(f.lat)[cities], np.asarray(f.lon)[cities]))
+        reach = reach_km(population)
+        quarter = np.zeros(len(cities), dtype=bool)
+        for big in np.flatnonzero(reach >= 1.0):  # places of 62,500 people or more
+            for i in tree.query_ball_point(tree.data[big], r=km_to_chord(float(reach[big]))):
+                if (
+                    population[i] * QUARTER_RATIO <= population[big]
+                    and admin1[i] == admin1[big]
+                    and admin2[big] in (-1, admin2[i])
+                ):
+                    quarter[i] = True
+        return cities[~quarter]
 
     def add_admin1(self) -> None:
         self.progress("subdivisions")
@@ -360,7 +391,8 @@ class _Builder:
             ids.append(feature)
             if airport.iata:
                 self.names.add(airport.iata, feature, Q_ALTERNATE)
-                self.names.add(airport.name, feature, Q_NAME)
+                for name in _airport_names(airport.name, airport.city):
+                    self.names.add(name, feature, Q_NAME)
             if airport.icao and len(airport.icao) == 4:
                 self.names.add(airport.icao, feature, Q_CODE)
         self.arrays["airport_features"] = np.asarray(ids, dtype=np.int32)
@@ -398,6 +430,16 @@ class _Builder:
         self.tables["income"] = self.income_meta
 
 
+def _airport_names(name: str, city: str) -> set[str]:
+    """'London Heathrow Airport' is also 'Heathrow Airport'; 'Charles de Gaulle
+    International Airport' also 'Charles de Gaulle Airport'."""
+    names = {name}
+    if city and name.startswith(city + " ") and name.endswith(" Airport"):
+        names.add(name[len(city) + 1 :])
+    names |= {n.replace(" International Airport", " Airport") for n in names}
+    return names
+
+
 def build(data_dir: Path, progress: Progress | None = None) -> Path:
     """Build every index from the installed packages and write it under `data_dir`."""
     from app.geodata.indices.basemap_build import basemap_arrays
@@ -423,9 +465,11 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
         )
     )
     report("basemap")
+    coded_rings = sources.natural_earth_countries()
     builder.arrays.update(
-        basemap_arrays(sources.natural_earth_country_rings(), sources.us_state_shapes())
+        basemap_arrays([ring for _code, ring in coded_rings], sources.us_state_shapes())
     )
+    builder.arrays.update(build_country_grid(coded_rings, builder.country_index))
     report("write")
     counts = {
         "features": len(builder.features.kind),

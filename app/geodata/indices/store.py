@@ -26,7 +26,24 @@ import numpy.typing as npt
 
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 3
+INDEX_VERSION = 5
+
+# -- format constants: what the numbers in the arrays mean -----------------------------------
+
+# f_kind: what a feature is
+KIND_CITY, KIND_ADMIN1, KIND_COUNTRY, KIND_POSTAL, KIND_AIRPORT = range(5)
+# key_quality: how a name key matches its feature
+Q_NAME, Q_ALTERNATE, Q_CODE = 0, 1, 2
+# zip_kind: the USPS type of a ZIP code
+ZIP_KINDS = ("STANDARD", "PO BOX", "UNIQUE", "MILITARY")
+# basemap layers, and the highest zoom served by each level of detail (the last keeps
+# every vertex)
+LAYER_COUNTRY, LAYER_STATE = 0, 1
+LEVEL_MAX_ZOOM = (2, 5, 8, 18)
+
+
+def level_for_zoom(zoom: int) -> int:
+    return next(i for i, top in enumerate(LEVEL_MAX_ZOOM) if zoom <= top)
 
 
 def index_root(data_dir: Path) -> Path:

@@ -17,8 +17,6 @@ from app.geodata.schemas import (
     ReverseGeocodeResult,
     SearchNearbyArgs,
     SearchNearbyResult,
-    StaticMapArgs,
-    StaticMapResult,
 )
 
 
@@ -32,9 +30,3 @@ class GeodataProvider(Protocol):
     def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult: ...
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult: ...
-
-
-class MapProvider(Protocol):
-    def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
-        """The result and the PNG bytes."""
-        ...

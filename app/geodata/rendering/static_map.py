@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
-from app.geodata.indices.basemap_build import level_for_zoom
+from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
 
@@ -23,7 +23,7 @@ COUNTRY_BORDER = (150, 130, 150)
 STATE_BORDER = (190, 180, 190)
 LABEL = (40, 40, 40)
 HALO = (255, 255, 255)
-LAYER_COUNTRY, LAYER_STATE = 0, 1
+
 MARKER_RADIUS = 7
 LABEL_CANDIDATES = 300  # most populous places in view considered for a label
 

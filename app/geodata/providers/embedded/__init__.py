@@ -68,7 +68,7 @@ class EmbeddedProvider:
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
         return nearest.nearby(self.data, args)
 
-    def static_map(self, args: StaticMapArgs) -> tuple[StaticMapResult, bytes]:
+    def static_map(self, args: StaticMapArgs) -> StaticMapResult:
         box = args.bbox
         view = fit(
             [(m.lat, m.lon) for m in args.markers],
@@ -93,4 +93,4 @@ class EmbeddedProvider:
             attribution=attribution.MAP_ATTRIBUTION,
             source=attribution.basemap(self.data.meta),
         )
-        return result, png
+        return result.with_png(png)

@@ -12,10 +12,17 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from app.geodata.geometry import unit_vectors
+from app.geodata.geometry import EARTH_RADIUS_KM, unit_vectors
 from app.geodata.indices import store
-from app.geodata.indices.build import KIND_ADMIN1, KIND_AIRPORT, KIND_COUNTRY, KIND_POSTAL, build
-from app.geodata.indices.store import StringTable
+from app.geodata.indices.build import build
+from app.geodata.indices.nearest_grid import reach_km
+from app.geodata.indices.store import (
+    KIND_ADMIN1,
+    KIND_AIRPORT,
+    KIND_COUNTRY,
+    KIND_POSTAL,
+    StringTable,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +41,15 @@ class PointSet:
         return cls(features=features, tree=cKDTree(xyz, balanced_tree=False, compact_nodes=False))
 
 
+# added to every place's reach, so that villages still count by distance
+BASE_REACH_KM = 1.0
+
+
+def reach_chord(population: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """A place's reach plus BASE_REACH_KM, as a chord of the unit sphere."""
+    return np.asarray((reach_km(population) + BASE_REACH_KM) / EARTH_RADIUS_KM)
+
+
 def _view(array: npt.NDArray[Any]) -> memoryview:
     return np.ascontiguousarray(array).data
 
@@ -46,6 +62,13 @@ class FastViews:
     features: memoryview
     lat: memoryview
     lon: memoryview
+    country: memoryview  # per locality (position in the grid's lists)
+    reach: memoryview  # per locality: how far its size carries, in chord units (+1 km)
+    cc_cell: memoryview
+    cc_off: memoryview
+    cc_edge: memoryview
+    cc_edge_country: memoryview
+    inhabited: memoryview  # per country: 1 when it has a place to name (Antarctica has none)
 
 
 class GeoData:
@@ -83,6 +106,7 @@ class GeoData:
         self.grid_cand = a["grid_cand"]
         # memoryviews hand out Python numbers several times faster than numpy indexing,
         # which matters on the single-query path of reverse_geocode
+        locality_population = np.asarray(self.population)[self.localities.features]
         self.fast = FastViews(
             grid_off=_view(self.grid_off),
             grid_cand=_view(self.grid_cand),
@@ -90,6 +114,20 @@ class GeoData:
             features=_view(self.localities.features),
             lat=_view(self.lat),
             lon=_view(self.lon),
+            country=_view(np.asarray(self.country)[self.localities.features].astype(np.int32)),
+            reach=_view(reach_chord(locality_population)),
+            cc_cell=_view(a["cc_cell"]),
+            cc_off=_view(a["cc_off"]),
+            cc_edge=_view(np.ravel(a["cc_edge"])),
+            cc_edge_country=_view(a["cc_edge_country"]),
+            inhabited=_view(
+                np.bincount(
+                    np.asarray(self.country)[self.localities.features].clip(0),
+                    minlength=len(self.countries),
+                )
+                .clip(0, 1)
+                .astype(np.int8)
+            ),
         )
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.errors import NotFound
-from app.geodata.indices.build import ZIP_KINDS
+from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.schemas import IncomeArgs, IncomeResult, PopulationArgs, PopulationResult
@@ -44,19 +44,25 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     )
 
 
+# ACS publishes medians above this as '250,000+' (stored as 250001): a lower bound
+TOP_CODE = 250_000
+
+
 def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
     code = args.postal_code
     row = _row(data, code)
     value = int(data.zip_income[row])
+    data_source = str(data.income_meta["dataSource"])
     if value < 0:
         raise NotFound(
-            f"No median household income estimate for ZIP code {code} (the Census publishes "
-            "none for ZIP codes with too few households)"
+            f"No median household income estimate for ZIP code {code} in {data_source}: the "
+            "Census publishes none for ZIP codes with too few households, and the shipped "
+            "table also leaves out medians published only as a top code (250,000+)"
         )
-    data_source = str(data.income_meta["dataSource"])
     return IncomeResult(
         postal_code=code,
-        amount=value,
+        amount=min(value, TOP_CODE),
+        lower_bound=value >= TOP_CODE,
         measure="median_household_income",
         year=int(data.income_meta["year"]),
         period=attribution.income_period(data_source),

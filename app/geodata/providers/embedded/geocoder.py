@@ -1,5 +1,10 @@
 """geocode: names to places, ranked by match quality, then population.
 
+Ranking: match quality (ZIP, name in context, name, alternate name) plus prominence
+(log10 of the population), so a famous place beats an exact-name hamlet. A result that
+matched only a less specific part of the query (the town of a street address) says so in
+`matched` and has its confidence lowered; results are sorted by confidence.
+
 A query is split at commas into parts, most specific first as in an address
 ("350 5th Ave, New York, NY 10118"). ZIP codes anywhere in it match first. Then each part
 is tried as a name, with the parts after it (or the words after it: "Austin TX") as
@@ -9,12 +14,13 @@ gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.errors import InvalidArgument, NotFound
-from app.geodata.indices.build import (
+from app.geodata.indices.store import (
     KIND_ADMIN1,
     KIND_AIRPORT,
     KIND_CITY,
@@ -45,7 +51,11 @@ ALTERNATE_IN_CONTEXT = 0.9
 NAME = 0.9
 ALTERNATE = 0.8
 FALLBACK = 0.65  # factor for matches of a less specific part
-ALTERNATE_RANK = 0.1  # an alternate name ranks as if its place were 10x smaller
+PARTIAL = 0.6  # factor when only part of the query matched (the town of an address)
+# Ranking adds PROMINENCE x log10(population): 10x the people outweighs an alternate name
+# ("Bombay" is Mumbai, not a hamlet called Bombay; "St. Petersburg" is the Russian one).
+PROMINENCE = 0.08
+AIRPORT_RANK = 100_000.0  # an airport ranks like a town of this size
 
 
 @dataclass
@@ -53,6 +63,13 @@ class _Candidate:
     feature: int
     base: float
     rank: float
+    matched: str
+    zip: bool = False
+
+    @property
+    def score(self) -> float:
+        # a ZIP code in the query is its most precise known part, whatever the population
+        return self.base + PROMINENCE * math.log10(1.0 + self.rank) + (1.0 if self.zip else 0.0)
 
 
 Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
@@ -74,15 +91,15 @@ class Geocoder:
             candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
         if not candidates:
             raise NotFound(f"No place matches {args.query!r}")
-        candidates.sort(key=lambda c: (-c.base, -c.rank, c.feature))
-        # within a tier of equal match quality, less populous namesakes are less likely meant
-        top_rank: dict[float, float] = {}
-        for c in candidates:
-            top_rank.setdefault(c.base, c.rank)
-        results = []
+        candidates.sort(key=lambda c: (-c.score, c.feature))
+        # less prominent namesakes are less likely meant; confidence never rises down the list
+        top_rank = max(candidates[0].rank, 1.0)
+        results, ceiling = [], 1.0
         for c in candidates[: args.limit]:
-            share = c.rank / top_rank[c.base] if top_rank[c.base] > 0 else 1.0
-            results.append(self._match(c, c.base * (0.6 + 0.4 * min(1.0, share))))
+            share = min(1.0, c.rank / top_rank) if c.rank > 0 else 0.0
+            confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
+            ceiling = confidence
+            results.append(self._match(c, confidence))
         return GeocodeResult(
             query=args.query, results=results, source=attribution.places(self.data.meta)
         )
@@ -91,21 +108,31 @@ class Geocoder:
 
     def _candidates(self, query: str) -> list[_Candidate]:
         found: dict[int, _Candidate] = {}
+        matched = query
 
-        def offer(feature: int, base: float, rank: float) -> None:
+        def offer(feature: int, base: float, rank: float, zip_code: bool = False) -> None:
+            if int(self.data.kind[feature]) == KIND_AIRPORT:
+                rank = max(rank, AIRPORT_RANK)
+            if matched != query:
+                base *= PARTIAL
             current = found.get(feature)
             if current is None or (base, rank) > (current.base, current.rank):
-                found[feature] = _Candidate(feature, base, rank)
+                found[feature] = _Candidate(feature, base, rank, matched, zip_code)
 
-        for code in _ZIP.findall(query):
+        zips = _ZIP.findall(query)
+        for code in zips:
             row = self.data.zip_row(code)
             if row is not None and int(self.data.zip_feature[row]) >= 0:
                 feature = int(self.data.zip_feature[row])
-                offer(feature, ZIP_MATCH, float(self.data.population[feature]))
-        parts = [normalize(_ZIP.sub(" ", part)) for part in query.split(",")]
-        parts = [p for p in parts if p]
+                matched = query if normalize(query) == code else code
+                offer(feature, ZIP_MATCH, float(self.data.population[feature]), zip_code=True)
+        raw = [part.strip() for part in query.split(",")]
+        raw = [part for part in raw if normalize(_ZIP.sub(" ", part))]
+        parts = [normalize(_ZIP.sub(" ", part)) for part in raw]
         fallback = False
         for i, part in enumerate(parts):
+            # the whole query matched when its first part did (and it held no ZIP code)
+            matched = query if i == 0 and not zips else ", ".join(raw[i:])
             context = [c for c in (self._context(p) for p in parts[i + 1 :]) if c is not None]
             fallback = self._match_part(part, context, fallback, offer) or fallback
         return list(found.values())
@@ -141,7 +168,7 @@ class Geocoder:
                 base = NAME_IN_CONTEXT if quality == Q_NAME else ALTERNATE_IN_CONTEXT
             else:
                 base = NAME if quality == Q_NAME else ALTERNATE
-            rank = float(data.population[feature]) * (1.0 if quality == Q_NAME else ALTERNATE_RANK)
+            rank = float(data.population[feature])
             scores[feature] = (base * (FALLBACK if fallback else 1.0), rank)
         # an admin1 yields to a namesake city inside it: 'New York' is the city first
         for feature, _quality in hits:
@@ -194,4 +221,5 @@ class Geocoder:
             admin1=data.admin1_name(feature),
             postal_code=data.names[feature] if kind == KIND_POSTAL else None,
             confidence=round(confidence, 3),
+            matched=candidate.matched,
         )

@@ -1,14 +1,20 @@
-"""reverse_geocode and search_nearby: KD-trees over unit vectors, distances by haversine."""
+"""reverse_geocode and search_nearby: KD-trees over unit vectors, distances by haversine,
+the country from its border polygon."""
 
 from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from math import sqrt
 
 import numpy as np
 
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km, haversine_km_many, km_to_chord, unit_vector
-from app.geodata.indices.nearest_grid import cell_of
+from app.geodata.indices.country_grid import NO_COUNTRY, country_at
+from app.geodata.indices.nearest_grid import REACH_KM, cell_of
 from app.geodata.providers.embedded import attribution
-from app.geodata.providers.embedded.data import GeoData, PointSet
+from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.schemas import (
     NearbyPlace,
     ReverseGeocodeArgs,
@@ -24,29 +30,77 @@ MAX_ZIP_KM = 40.0
 # Countries whose addresses use US ZIP codes.
 ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 CATEGORIES = ("city", "airport", "postal_code")
+REACH_CHORD = km_to_chord(REACH_KM)
+CURSOR_PREFIX = "offset:"  # a cursor is this and the next result's position, base64url
+# nearest places searched in dense cells and for one in the point's country
+COUNTRY_FALLBACK = 64
 
 
 def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]:
-    """The nearest place by great-circle distance: (feature, km). Most cells of the grid
-    (see indices/nearest_grid.py) list the few places that can be nearest inside them, and
-    comparing those few unit vectors in plain Python beats any numpy or KD-tree call for
-    one point; the other cells ask the KD-tree."""
+    """The place the point is in: (feature, km from the point to its centre).
+
+    1. The country is the Natural Earth polygon that contains the point (country_grid.py).
+    2. Candidates are the places at most REACH_KM farther than the nearest place, in that
+       country when any is (a point at sea or on unclaimed land keeps them all).
+    3. The winner has the smallest distance relative to its reach (its size, see
+       data.reach_chord): a city of 2 M people 4 km away beats a suburb of 60,000 3 km
+       away, a village 1 km away beats a city 10 km away.
+    Most cells of the grid (nearest_grid.py) list every candidate, and comparing those few
+    unit vectors in plain Python beats any numpy or KD-tree call for one point; the other
+    cells ask the KD-tree."""
     fast = data.fast
     qx, qy, qz = unit_vector(lat, lon)
     cell = cell_of(lat, lon)
+    country = country_at(
+        lat, lon, cell, fast.cc_cell, fast.cc_off, fast.cc_edge, fast.cc_edge_country
+    )
+    if country != NO_COUNTRY and not fast.inhabited[country]:
+        country = NO_COUNTRY  # nothing to name there: the nearest places, wherever they are
     start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
     if end > start:
-        xyz, best, best_dot = fast.xyz, -1, -2.0
-        for slot in range(start, end):
-            candidate = fast.grid_cand[slot]
-            at = 3 * candidate
-            dot = xyz[at] * qx + xyz[at + 1] * qy + xyz[at + 2] * qz
-            if dot > best_dot:
-                best, best_dot = candidate, dot
+        candidates: Sequence[int] = fast.grid_cand[start:end]
     else:
-        best = int(data.localities.tree.query((qx, qy, qz), k=1)[1])
+        # a dense cell: the KD-tree's nearest places stand in for the full list
+        _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
+        candidates = near.tolist()
+    best = _best(fast, candidates, qx, qy, qz, country)
+    if best < 0 and country != NO_COUNTRY:
+        # no candidate in the point's country: its nearest places there, else any
+        if end > start:
+            _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
+            candidates = near.tolist()
+        best = _best(fast, candidates, qx, qy, qz, country)
+        if best < 0:
+            best = _best(fast, candidates, qx, qy, qz, NO_COUNTRY)
     feature = fast.features[best]
     return feature, haversine_km(lat, lon, fast.lat[feature], fast.lon[feature])
+
+
+def _best(
+    fast: FastViews, candidates: Sequence[int], qx: float, qy: float, qz: float, country: int
+) -> int:
+    """The candidate (locality position) with the smallest chord / reach among those in
+    `country` (any when NO_COUNTRY) at most REACH_KM beyond the nearest of them; -1 if none
+    is in the country."""
+    xyz, reach, countries = fast.xyz, fast.reach, fast.country
+    dots = [xyz[3 * c] * qx + xyz[3 * c + 1] * qy + xyz[3 * c + 2] * qz for c in candidates]
+    if country != NO_COUNTRY:
+        kept = [(c, d) for c, d in zip(candidates, dots, strict=True) if countries[c] == country]
+    else:
+        kept = list(zip(candidates, dots, strict=True))
+    if not kept:
+        return -1
+    # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
+    limit = sqrt(max(0.0, 2.0 - 2.0 * max(d for _c, d in kept))) + REACH_CHORD
+    least_dot = 1.0 - limit * limit / 2.0
+    best, best_score = -1, float("inf")
+    for candidate, dot in kept:
+        if dot < least_dot:
+            continue
+        score = sqrt(max(0.0, 2.0 - 2.0 * dot)) / reach[candidate]
+        if score < best_score:
+            best, best_score = candidate, score
+    return best
 
 
 def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
@@ -83,10 +137,27 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
 def _point_set(data: GeoData, category: str) -> PointSet:
     sets = {"city": data.localities, "airport": data.airports, "postal_code": data.postal}
     if category not in sets:
-        raise InvalidArgument(
-            f"category: {category!r} is not available here; use one of {', '.join(CATEGORIES)}"
+        raise NotFound(
+            f"category {category!r} needs the upstream provider (OpenStreetMap), which is not "
+            f"enabled for search_nearby here; offline categories: {', '.join(CATEGORIES)}"
         )
     return sets[category]
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        if not text.startswith(CURSOR_PREFIX):
+            raise ValueError(text)
+        return int(text[len(CURSOR_PREFIX) :])
+    except ValueError:
+        raise InvalidArgument("cursor: not a nextCursor returned by search_nearby") from None
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{CURSOR_PREFIX}{offset}".encode()).decode().rstrip("=")
 
 
 def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
@@ -100,9 +171,12 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     metres = haversine_km_many(args.lat, args.lon, data.lat[features], data.lon[features]) * 1000
     inside = metres <= args.radius_m
     features, metres = features[inside], metres[inside]
-    order = np.lexsort((-data.population[features], metres))[: args.limit]
-    if len(order) == 0:
+    total = len(features)
+    offset = _offset(args.cursor)
+    if total == 0:
         raise NotFound(f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})")
+    order = np.lexsort((-data.population[features], metres))[offset : offset + args.limit]
+    more = offset + args.limit < total
     results = []
     for i in order:
         feature = int(features[i])
@@ -121,5 +195,8 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
         category=args.category,
         radius_m=args.radius_m,
         results=results,
+        total=total,
+        truncated=more,
+        next_cursor=_cursor(offset + args.limit) if more else None,
         source=attribution.places(data.meta),
     )

@@ -1,0 +1,160 @@
+"""The tool catalogue: every tool's arguments, result, description, annotations and the
+provider method that answers it, in one place; and argument validation.
+
+Light on purpose: the api process validates arguments through this module without
+loading the indices (no numpy, scipy or pyarrow is imported from here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from app.config import Settings, ToolPolicy, UpstreamTool
+from app.errors import InvalidArgument, NotFound
+from app.geodata import schemas
+from app.validation import describe_errors
+
+_CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
+_OFFLINE_CATEGORIES = "city, airport, postal_code"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    args_model: type[BaseModel]
+    result_model: type[BaseModel]
+    # the GeodataProvider method that answers it (called with the validated arguments)
+    method: str
+    # static_map draws from the embedded basemap only; the others may go upstream
+    upstream_capable: bool = True
+    read_only: bool = True
+    idempotent: bool = True
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            "get_population",
+            "Population by US ZIP code",
+            "Resident population of a US ZIP code (5 digits, passed as a JSON string such as "
+            '"94103"), with its main city, state and county. The figure is a census count; '
+            "`year` and `source` say which census. ZIP codes that only serve PO boxes or a "
+            "single organisation have no population: NOT_FOUND." + _CREDIT,
+            schemas.PopulationArgs,
+            schemas.PopulationResult,
+            "get_population",
+        ),
+        ToolSpec(
+            "get_average_income",
+            "Median household income by US ZIP code",
+            "The MEDIAN household income (not the mean, despite the tool's name: half of "
+            "households earn less) of a US ZIP code (5 digits as a JSON string) in US "
+            "dollars; `measure` names the statistic, `year`, `period` and `source` the survey. "
+            "Where the survey publishes only a top code such as '250,000+', `amount` is that "
+            "bound and `lowerBound` is true. NOT_FOUND when no estimate is published." + _CREDIT,
+            schemas.IncomeArgs,
+            schemas.IncomeResult,
+            "get_average_income",
+        ),
+        ToolSpec(
+            "geocode",
+            "Find places by name",
+            "Coordinates (WGS84 degrees) for a place: a US ZIP code, a city ('Austin, TX', "
+            "'Paris, France', 'München', 'Bombay'), a state or province, a country, an airport "
+            "(code or name). An address resolves to its most precise part that is known: "
+            "`kind` says which (postal_code, city, admin1, country, poi), `matched` which part "
+            "of the query matched, and a result that matched only part of the query (e.g. the "
+            "town of a street address) has a lowered `confidence`. Results are sorted by "
+            "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
+            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches." + _CREDIT,
+            schemas.GeocodeArgs,
+            schemas.GeocodeResult,
+            "geocode",
+        ),
+        ToolSpec(
+            "reverse_geocode",
+            "Name the place at a point",
+            "The place a latitude/longitude is in: the country whose border contains the "
+            "point, and within it the populated place that best covers the point (a big city "
+            "reaches farther from its centre than a village), with first- and second-level "
+            "subdivision (admin1, admin2), the nearest US ZIP code when in the US, and "
+            "`distanceKm` from the point to the place's centre. NOT_FOUND farther than 300 km "
+            "from any place (open sea)." + _CREDIT,
+            schemas.ReverseGeocodeArgs,
+            schemas.ReverseGeocodeResult,
+            "reverse_geocode",
+        ),
+        ToolSpec(
+            "search_nearby",
+            "Places near a point",
+            "Places of one `category` within `radius_m` metres (1-50000, default 5000) of a "
+            "point, nearest first, with great-circle `distanceM`. Offline: "
+            f"{_OFFLINE_CATEGORIES}; the other categories are answered by the upstream "
+            "provider (OpenStreetMap) where it is enabled. `limit` 1-50 (default 10) per page; "
+            "`total` counts all in range when known, `truncated` says more follow and "
+            "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range."
+            + _CREDIT,
+            schemas.SearchNearbyArgs,
+            schemas.SearchNearbyResult,
+            "search_nearby",
+        ),
+        ToolSpec(
+            "static_map",
+            "Draw a map",
+            "A PNG map image (Web Mercator) with place labels and up to 50 markers (optional "
+            "label, colour #RRGGBB or a name such as red). Give `center` and `zoom` (0 world - 18 "
+            "street), or `markers` and/or `bbox` to fit. `width`/`height` 64-1280 px (default "
+            "600x400). Returns the image plus its centre, zoom and bounding box." + _CREDIT,
+            schemas.StaticMapArgs,
+            schemas.StaticMapResult,
+            "static_map",
+            upstream_capable=False,
+        ),
+    )
+}
+
+# Settings name the upstream-capable tools with a Literal (config imports no feature);
+# the catalogue is the truth, so the two must agree.
+if {s.name for s in TOOL_SPECS.values() if s.upstream_capable} != set(get_args(UpstreamTool)):
+    raise RuntimeError("app.config.UpstreamTool must list the catalogue's upstream-capable tools")
+
+
+def spec_for(name: str) -> ToolSpec:
+    spec = TOOL_SPECS.get(name)
+    if spec is None:
+        raise NotFound(f"Unknown tool {name!r}; tools: {', '.join(TOOL_SPECS)}")
+    return spec
+
+
+def parse(name: str, arguments: Mapping[str, Any]) -> BaseModel:
+    spec = spec_for(name)
+    if not isinstance(arguments, Mapping):
+        raise InvalidArgument("arguments must be a JSON object")
+    try:
+        return spec.args_model.model_validate(dict(arguments))
+    except ValidationError as exc:
+        known = spec.args_model.model_fields
+        raise InvalidArgument(describe_errors(exc.errors(), known=known)) from None
+
+
+def validate_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments checked and normalised (defaults filled in), as a JSON-ready dict."""
+    return parse(name, arguments).model_dump(mode="json")
+
+
+def policy(name: str, settings: Settings) -> ToolPolicy:
+    """Who answers `name`: GEOSVC_TOOL_PROVIDERS, else GEOSVC_UPSTREAM_TOOLS ("upstream"),
+    else the embedded datasets."""
+    if not spec_for(name).upstream_capable:
+        return "embedded"
+    chosen = settings.tool_providers.get(name)  # type: ignore[call-overload]
+    if chosen is not None:
+        return chosen
+    return "upstream" if name in settings.upstream_tools else "embedded"

@@ -1,0 +1,132 @@
+"""Per-tool provider policies, against the fake upstream servers (real HTTP)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from app.config import Settings
+from app.errors import NotFound, UpstreamUnavailable
+from app.geodata import service
+from app.runtime import reload_settings
+from tests.fakes.upstream import FakeUpstream
+
+
+@pytest.fixture
+def policies(
+    upstream: FakeUpstream, geodata_dir: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeUpstream]:
+    """Settings pointing the upstream provider at the fake, with a fresh cache prefix."""
+    for key, value in upstream.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GEOSVC_REDIS_URL", redis_url)
+    monkeypatch.setenv("GEOSVC_REDIS_KEY_PREFIX", f"t{secrets.token_hex(4)}:")
+    monkeypatch.setenv("GEOSVC_UPSTREAM_ATTEMPTS", "1")
+    yield upstream
+    monkeypatch.undo()
+    reload_settings()
+    service.configure(geodata_dir)
+
+
+def use(monkeypatch: pytest.MonkeyPatch, geodata_dir: Path, providers: dict[str, str]) -> None:
+    monkeypatch.setenv("GEOSVC_TOOL_PROVIDERS", json.dumps(providers))
+    reload_settings()
+    service.configure(geodata_dir)
+
+
+OSM = "OpenStreetMap"
+
+
+class TestPolicies:
+    def test_embedded_never_calls_upstream(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"geocode": "embedded"})
+        result = service.execute("geocode", {"query": "Austin, TX"}).structured
+        assert OSM not in result["source"]
+        assert policies.requests("nominatim") == 0
+
+    def test_upstream_answers_from_nominatim(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"geocode": "upstream"})
+        result = service.execute("geocode", {"query": "Austin, TX"}).structured
+        assert OSM in result["source"]
+        assert policies.requests("nominatim") == 1
+
+    def test_embedded_then_upstream_keeps_a_full_embedded_answer(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"geocode": "embedded-then-upstream"})
+        result = service.execute("geocode", {"query": "Austin, TX"}).structured
+        assert result["results"][0]["matched"] == "Austin, TX"
+        assert OSM not in result["source"]
+        assert policies.requests("nominatim") == 0
+
+    def test_embedded_then_upstream_sends_a_town_only_address_upstream(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"geocode": "embedded-then-upstream"})
+        result = service.execute("geocode", {"query": "301 Congress Ave, Austin, TX"}).structured
+        assert OSM in result["source"]
+        assert policies.requests("nominatim") == 1
+
+    def test_embedded_then_upstream_sends_upstream_only_categories_to_overpass(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"search_nearby": "embedded-then-upstream"})
+        args = {"lat": 30.2672, "lon": -97.7431, "radius_m": 2000, "category": "cafe"}
+        result = service.execute("search_nearby", args).structured
+        assert OSM in result["source"]
+        assert {r["category"] for r in result["results"]} == {"cafe"}
+        assert policies.requests("overpass") == 1
+
+    def test_upstream_then_embedded_falls_back_on_outage_and_says_so(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"reverse_geocode": "upstream-then-embedded"})
+        policies.fail("nominatim", status=503, count=-1)
+        result = service.execute("reverse_geocode", {"lat": 48.8584, "lon": 2.2945}).structured
+        assert result["name"] == "Paris"
+        assert result["source"].startswith(service.FALLBACK_SOURCE)
+        assert policies.requests("nominatim") >= 1
+
+    def test_upstream_alone_reports_the_outage(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"reverse_geocode": "upstream"})
+        policies.fail("nominatim", status=503, count=-1)
+        with pytest.raises(UpstreamUnavailable):
+            service.execute("reverse_geocode", {"lat": 48.8584, "lon": 2.2945})
+
+    def test_embedded_upstream_only_category_is_a_clear_not_found(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {})
+        args = {"lat": 30.2672, "lon": -97.7431, "category": "hospital"}
+        with pytest.raises(NotFound, match="needs the upstream provider"):
+            service.execute("search_nearby", args)
+        assert policies.requests("overpass") == 0
+
+    def test_upstream_tools_is_a_shorthand_for_upstream(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("GEOSVC_UPSTREAM_TOOLS", '["geocode"]')
+        use(monkeypatch, geodata_dir, {})
+        assert OSM in service.execute("geocode", {"query": "Austin, TX"}).structured["source"]
+
+
+class TestPolicySettings:
+    def test_unknown_tool_or_policy_or_static_map_is_refused(self) -> None:
+        for providers in (
+            {"static_map": "upstream"},
+            {"geocode": "sometimes"},
+            {"nope": "upstream"},
+        ):
+            with pytest.raises(ValidationError):
+                Settings(tool_providers=providers)
