@@ -87,11 +87,14 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _upstream_contact_in_production(self) -> Settings:
-        if self.env == "production" and self.upstream_tools and not self.upstream_contact:
+        uses_upstream = bool(self.upstream_tools) or any(
+            chosen != "embedded" for chosen in self.tool_providers.values()
+        )
+        if self.env == "production" and uses_upstream and not self.upstream_contact:
             raise ValueError(
                 "GEOSVC_UPSTREAM_CONTACT must be set in production when GEOSVC_UPSTREAM_TOOLS "
-                "names a tool: the upstream providers' usage policies require a contact "
-                "(e-mail or URL) in our User-Agent"
+                "or GEOSVC_TOOL_PROVIDERS sends a tool upstream: the upstream providers' usage "
+                "policies require a contact (e-mail or URL) in our User-Agent"
             )
         return self
 

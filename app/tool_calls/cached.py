@@ -20,13 +20,15 @@ from typing import Any
 from app.config import get_settings
 from app.errors import AppError
 from app.geodata import service as geodata
+from app.geodata.catalogue import policy
 from app.upstream.client import CacheMiss, only_cached_answers
 
 logger = logging.getLogger(__name__)
 
 
 def answered_upstream(name: str) -> bool:
-    return name in get_settings().upstream_tools
+    # Never embedded-then-upstream: its first answer needs the indices.
+    return policy(name, get_settings()) in ("upstream", "upstream-then-embedded")
 
 
 def _reply_from_cache(name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:

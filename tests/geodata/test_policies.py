@@ -130,3 +130,21 @@ class TestPolicySettings:
         ):
             with pytest.raises(ValidationError):
                 Settings(tool_providers=providers)
+
+
+class TestUpstreamPaging:
+    def test_overpass_results_page_with_the_cursor(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"search_nearby": "upstream"})
+        near = {"lat": 30.267, "lon": -97.743, "radius_m": 10_000, "category": "cafe"}
+
+        first = service.execute("search_nearby", {**near, "limit": 2}).structured
+        rest = service.execute(
+            "search_nearby", {**near, "limit": 2, "cursor": first["nextCursor"]}
+        ).structured
+
+        assert (first["total"], first["truncated"], len(first["results"])) == (3, True, 2)
+        assert (rest["truncated"], rest["nextCursor"], len(rest["results"])) == (False, None, 1)
+        seen = [place["code"] for place in first["results"] + rest["results"]]
+        assert sorted(seen) == ["node/501", "node/503", "way/502"]

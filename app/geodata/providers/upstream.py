@@ -14,6 +14,7 @@ from typing import cast
 from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
+from app.geodata.paging import cursor_at, offset_of
 from app.geodata.schemas import (
     GeocodeArgs,
     GeocodeMatch,
@@ -185,13 +186,15 @@ class UpstreamProvider:
                 f"Unknown category {args.category!r}; categories: "
                 + ", ".join(overpass.CATEGORY_TAGS)
             )
+        offset = offset_of(args.cursor)
         try:
+            # One more than the page: whether another page follows.
             answer = self.overpass.nearby(
                 args.lat,
                 args.lon,
                 radius_m=round(args.radius_m),
                 category=args.category,
-                limit=args.limit,
+                limit=offset + args.limit + 1,
             )
         except UpstreamStatusError as exc:
             raise InvalidArgument(f"The place search rejected the query ({exc.status})") from exc
@@ -199,7 +202,7 @@ class UpstreamProvider:
             ((haversine_km(args.lat, args.lon, f.lat, f.lon) * 1000, f) for f in answer.features),
             key=lambda pair: pair[0],
         )
-        places = [
+        in_range = [
             NearbyPlace(
                 name=feature.name or feature.category,
                 category=feature.category,
@@ -210,7 +213,9 @@ class UpstreamProvider:
             )
             for distance_m, feature in ranked
             if distance_m <= args.radius_m
-        ][: args.limit]
+        ]
+        places = in_range[offset : offset + args.limit]
+        more = len(in_range) > offset + args.limit
         if not places:
             raise NotFound(
                 f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})"
@@ -219,5 +224,9 @@ class UpstreamProvider:
             category=args.category,
             radius_m=args.radius_m,
             results=places,
+            # Overpass stopped at its element cap: how many are in range is unknown.
+            total=None if answer.truncated else len(in_range),
+            truncated=more or answer.truncated,
+            next_cursor=cursor_at(offset + args.limit) if more else None,
             source=overpass.ATTRIBUTION,
         )

@@ -3,16 +3,16 @@ the country from its border polygon."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from math import sqrt
 
 import numpy as np
 
-from app.errors import InvalidArgument, NotFound
+from app.errors import NotFound
 from app.geodata.geometry import haversine_km, haversine_km_many, km_to_chord, unit_vector
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.nearest_grid import REACH_KM, cell_of
+from app.geodata.paging import cursor_at, offset_of
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.schemas import (
@@ -31,7 +31,6 @@ MAX_ZIP_KM = 40.0
 ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)
-CURSOR_PREFIX = "offset:"  # a cursor is this and the next result's position, base64url
 # nearest places searched in dense cells and for one in the point's country
 COUNTRY_FALLBACK = 64
 
@@ -144,22 +143,6 @@ def _point_set(data: GeoData, category: str) -> PointSet:
     return sets[category]
 
 
-def _offset(cursor: str | None) -> int:
-    if cursor is None:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-        if not text.startswith(CURSOR_PREFIX):
-            raise ValueError(text)
-        return int(text[len(CURSOR_PREFIX) :])
-    except ValueError:
-        raise InvalidArgument("cursor: not a nextCursor returned by search_nearby") from None
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"{CURSOR_PREFIX}{offset}".encode()).decode().rstrip("=")
-
-
 def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     points = _point_set(data, args.category)
     radius_km = args.radius_m / 1000.0
@@ -172,7 +155,7 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     inside = metres <= args.radius_m
     features, metres = features[inside], metres[inside]
     total = len(features)
-    offset = _offset(args.cursor)
+    offset = offset_of(args.cursor)
     if total == 0:
         raise NotFound(f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})")
     order = np.lexsort((-data.population[features], metres))[offset : offset + args.limit]
@@ -197,6 +180,6 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
         results=results,
         total=total,
         truncated=more,
-        next_cursor=_cursor(offset + args.limit) if more else None,
+        next_cursor=cursor_at(offset + args.limit) if more else None,
         source=attribution.places(data.meta),
     )
