@@ -148,6 +148,38 @@ def beat(loglevel: str = "info") -> None:
 
 
 @cli.command()
+def flower(
+    address: Annotated[
+        str, typer.Option(help="listen address (0.0.0.0 only inside a container)")
+    ] = "127.0.0.1",
+    port: int = 5555,
+) -> None:
+    """Run Flower, the Celery monitor, behind basic auth from GEOSVC_FLOWER_AUTH.
+
+    Flower shows every task's arguments and results (users' tool calls), so production
+    refuses to start it without a password.
+    """
+    from app.config import get_settings
+    from app.queue import celery_app
+
+    auth = get_settings().flower_auth
+    if auth is None or not auth.get_secret_value():
+        if not get_settings().is_development:
+            console.print(
+                "[red]geosvc: refusing to start:[/] GEOSVC_FLOWER_AUTH (user:password) is "
+                "required with GEOSVC_ENV=production: Flower shows users' tool arguments "
+                "and results.",
+                soft_wrap=True,
+            )
+            raise SystemExit(2)
+        console.print("[yellow]Flower without a password[/] (set GEOSVC_FLOWER_AUTH=user:password)")
+    else:
+        # Through the environment, not argv: argv is visible to every local user (ps).
+        os.environ["FLOWER_BASIC_AUTH"] = auth.get_secret_value()
+    celery_app.start(["flower", f"--address={address}", f"--port={port}"])
+
+
+@cli.command()
 def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Everything on the embedded default: SQLite, a local Redis, api + worker + beat."""
     from app.embedded_redis import embedded_redis
@@ -165,7 +197,16 @@ register_geodata_commands(cli)
 
 
 def main() -> None:
-    cli()
+    from pydantic import ValidationError
+
+    try:
+        cli()
+    except ValidationError as exc:  # Settings refused (e.g. unsafe in production): say why
+        messages = "; ".join(
+            str(error["msg"]).removeprefix("Value error, ") for error in exc.errors()
+        )
+        console.print(f"[red]geosvc: refusing to start:[/] {messages}", soft_wrap=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ UpstreamTool = Literal[
 # first (see app/geodata/service.py). static_map is embedded only.
 ToolPolicy = Literal["embedded", "upstream", "embedded-then-upstream", "upstream-then-embedded"]
 
+MIN_PEPPER_BYTES = 32
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -139,6 +141,28 @@ class Settings(BaseSettings):
         if missing:
             raise ValueError(
                 f"GEOSVC_PAYMENT_PROVIDER=stripe in production needs {', '.join(missing)}"
+            )
+        return self
+
+    # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
+    flower_auth: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> Settings:
+        """Settings that are fine on a laptop but unsafe when serving the public."""
+        if self.env != "production":
+            return self
+        if self.payment_provider == "local":
+            raise ValueError(
+                "GEOSVC_PAYMENT_PROVIDER=local is refused with GEOSVC_ENV=production: its "
+                "checkout takes no money (one click upgrades any account). Set "
+                "GEOSVC_PAYMENT_PROVIDER=stripe."
+            )
+        pepper = self.secret_pepper.get_secret_value().encode() if self.secret_pepper else b""
+        if len(pepper) < MIN_PEPPER_BYTES:
+            raise ValueError(
+                f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
+                f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
             )
         return self
 

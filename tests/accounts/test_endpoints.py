@@ -159,7 +159,9 @@ def production_server(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     log = tmp_path_factory.mktemp("logs") / f"production-{backend.name}.log"
-    server = start_live_server(backend.env(GEOSVC_ENV="production"), log)
+    server = start_live_server(
+        backend.env(GEOSVC_ENV="production", GEOSVC_PAYMENT_PROVIDER="stripe"), log
+    )
     yield server
     server.stop()
 

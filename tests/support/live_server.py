@@ -45,7 +45,7 @@ def service_env(
         GEOSVC_DATABASE_URL=database_url,
         GEOSVC_REDIS_URL=redis_url,
         GEOSVC_DATA_DIR=str(data_dir),
-        GEOSVC_SECRET_PEPPER="test-pepper-not-secret",
+        GEOSVC_SECRET_PEPPER="test-pepper-not-secret-but-32-bytes-long",
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
     )
     env.update(extra)
