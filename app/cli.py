@@ -182,15 +182,29 @@ def flower(
 @cli.command()
 def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Everything on the embedded default: SQLite, a local Redis, api + worker + beat."""
+    from app.config import get_settings
+    from app.devserver import DevServerRefused, only_copy_on, port_is_free
     from app.embedded_redis import embedded_redis
 
-    with embedded_redis() as redis_url:
-        os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
-        os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
-        reload_settings()
-        from app.devserver import serve
+    # Before any work: a busy port must not cost the running copy its demo key.
+    if not port_is_free(host, port):
+        console.print(
+            f"[red]geosvc dev: {host}:{port} is already in use.[/] Pick another port: "
+            f"`geosvc dev --port 8001` (or `make run PORT=8001`).",
+            soft_wrap=True,
+        )
+        raise SystemExit(1)
+    try:
+        with only_copy_on(get_settings().data_dir), embedded_redis() as redis_url:
+            os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
+            os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
+            reload_settings()
+            from app.devserver import serve
 
-        serve(host=host, port=port, console=console)
+            serve(host=host, port=port, console=console)
+    except DevServerRefused as exc:
+        console.print(f"[red]geosvc dev:[/] {exc}", soft_wrap=True)
+        raise SystemExit(1) from None
 
 
 register_geodata_commands(cli)

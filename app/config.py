@@ -48,6 +48,13 @@ class Settings(BaseSettings):
     max_active_keys: int = 25
     signin_max_failures: int = 10
     signin_failure_window_s: int = 15 * 60
+    # Failed sign-ins of one client IP (any e-mail) within the window before it is refused.
+    signin_max_failures_per_ip: int = Field(100, ge=1)
+    # Sign-up + sign-in requests per client IP per window (429 with Retry-After above).
+    auth_rate_limit_per_ip: int = Field(30, ge=1)
+    auth_rate_window_s: int = Field(60, ge=1)
+    # Argon2 hashes at once (0: half the CPUs), so sign-in bursts leave cores for /me, /mcp.
+    password_hash_concurrency: int = Field(0, ge=0)
     key_cache_ttl_s: float = 1.0
 
     # MCP transport security: hosts and origins a hosted deployment answers to.
@@ -144,6 +151,11 @@ class Settings(BaseSettings):
             )
         return self
 
+    # Largest request body on any route (413 above it, before the body is read).
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    # /docs and /openapi.json: on in development, off in production unless enabled.
+    enable_docs: bool | None = None
+
     # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
     flower_auth: SecretStr | None = None
 
@@ -169,6 +181,10 @@ class Settings(BaseSettings):
     @property
     def is_development(self) -> bool:
         return self.env == "development"
+
+    @property
+    def docs_enabled(self) -> bool:
+        return self.is_development if self.enable_docs is None else self.enable_docs
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,21 @@ def _enable_sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _create_private_file(path: Path) -> None:
+    """The SQLite file holds password and key hashes: readable by its owner only (SQLite
+    gives its -wal and -shm files the same mode)."""
+    if str(path) in ("", ":memory:"):
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    path.chmod(0o600)
+
+
 @lru_cache
 def engine_for(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        _create_private_file(Path(url.removeprefix("sqlite:///")))
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _enable_sqlite_wal)
         return engine

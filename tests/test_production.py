@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from app.embedded_redis import free_port
-from tests.conftest import Backend
+from tests.support.fixtures import Backend
 
 LONG_PEPPER = "0123456789abcdef0123456789abcdef"
 

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import ApiKeyPrincipal, averify_bearer
 from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
-from app.http.errors import send_error
+from app.http.errors import error_body, send_error
 
 REQUIRED_SCOPE = "read:data"
 
@@ -28,6 +28,12 @@ class BearerKeyAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if scope["method"] in ("GET", "DELETE"):
+            # Stateless: no server-to-client stream to open (GET) and no session to end
+            # (DELETE); a GET stream would otherwise stay open, even past key revocation.
+            body = error_body("METHOD_NOT_ALLOWED", "This MCP endpoint takes POST only")
+            await send_error(send, 405, body, {"Allow": "POST"})
             return
         authorization = _header(scope, b"authorization")
         try:

@@ -6,10 +6,11 @@ import httpx
 import pytest
 import redis
 
-from app.accounts.service import _failures_key, normalise_email
+from app.accounts.service import normalise_email
+from app.accounts.throttle import failures_key
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer, start_live_server
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
 
 
 class TestSignUp:
@@ -110,7 +111,7 @@ class TestSignIn:
         http.post("/auth/signin", json={"email": email, "password": "wrong-password"})
 
         store = redis.Redis.from_url(backend.redis_url)
-        key = _failures_key(normalise_email(email))
+        key = TEST_RUN_PREFIX + failures_key(normalise_email(email), "127.0.0.1")
         assert store.get(key) == b"1"
         assert 15 * 60 - 5 <= store.ttl(key) <= 15 * 60
 
