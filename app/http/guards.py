@@ -54,28 +54,40 @@ class RequestLimits:
             await send_error(send, 413, _too_large_body(limit), {"Connection": "close"})
             return
         received = 0
-        started = False
+        too_large = False
+        answered = False
 
         async def counted_receive() -> Message:
-            nonlocal received
+            nonlocal received, too_large
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
+                    too_large = True
                     raise BodyTooLarge
             return message
 
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
+        async def answer_too_large() -> None:
+            nonlocal answered
+            if not answered:
+                answered = True
+                await send_error(send, 413, _too_large_body(limit), {"Connection": "close"})
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal answered
+            # The framework may turn the cut-off read into its own error (FastAPI: 400
+            # "error parsing the body"): the answer is the 413 instead.
+            if too_large:
+                await answer_too_large()
+                return
             if message["type"] == "http.response.start":
-                started = True
+                answered = True
             await send(message)
 
         try:
-            await self.app(scope, counted_receive, tracked_send)
+            await self.app(scope, counted_receive, guarded_send)
         except BodyTooLarge:
-            if not started:
-                await send_error(send, 413, _too_large_body(limit), {"Connection": "close"})
+            await answer_too_large()
 
 
 class SecurityHeaders:
