@@ -21,9 +21,7 @@ from app.geodata import service as geodata
 from app.http.guards import CONTENT_SECURITY_POLICY
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer, start_live_server
-
-LONG_PEPPER = "0123456789abcdef0123456789abcdef"
+from tests.support.live_server import PRODUCTION_ENV, LiveServer, start_live_server
 
 
 def from_ip(ip: str) -> dict[str, str]:
@@ -188,9 +186,7 @@ class TestInputCharacters:
 def production_server(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    env = backend.env(
-        GEOSVC_ENV="production", GEOSVC_PAYMENT_PROVIDER="stripe", GEOSVC_SECRET_PEPPER=LONG_PEPPER
-    )
+    env = backend.env(**PRODUCTION_ENV)
     server = start_live_server(env, tmp_path_factory.mktemp("logs") / "hardening-prod.log")
     yield server
     server.stop()

@@ -14,8 +14,9 @@ import pytest
 
 from app.embedded_redis import free_port
 from tests.support.fixtures import Backend
+from tests.support.live_server import PRODUCTION_ENV
 
-LONG_PEPPER = "0123456789abcdef0123456789abcdef"
+LONG_PEPPER = PRODUCTION_ENV["GEOSVC_SECRET_PEPPER"]
 
 
 def run_geosvc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -30,11 +31,7 @@ def run_geosvc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
 
 @pytest.fixture
 def production_env(backend: Backend) -> dict[str, str]:
-    return backend.env(
-        GEOSVC_ENV="production",
-        GEOSVC_PAYMENT_PROVIDER="stripe",
-        GEOSVC_SECRET_PEPPER=LONG_PEPPER,
-    )
+    return backend.env(**PRODUCTION_ENV)
 
 
 class TestProductionRefusals:

@@ -10,7 +10,12 @@ from app.accounts.service import normalise_email
 from app.accounts.throttle import failures_key
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend
-from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
+from tests.support.live_server import (
+    PRODUCTION_ENV,
+    TEST_RUN_PREFIX,
+    LiveServer,
+    start_live_server,
+)
 
 
 class TestSignUp:
@@ -160,9 +165,7 @@ def production_server(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     log = tmp_path_factory.mktemp("logs") / f"production-{backend.name}.log"
-    server = start_live_server(
-        backend.env(GEOSVC_ENV="production", GEOSVC_PAYMENT_PROVIDER="stripe"), log
-    )
+    server = start_live_server(backend.env(**PRODUCTION_ENV), log)
     yield server
     server.stop()
 

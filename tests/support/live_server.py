@@ -37,6 +37,19 @@ class LiveServer:
             self.process.wait()
 
 
+# What production needs besides GEOSVC_ENV (it refuses `local` payments, a short pepper
+# and incomplete Stripe settings); the Stripe values only have to be present.
+PRODUCTION_ENV = {
+    "GEOSVC_ENV": "production",
+    "GEOSVC_PAYMENT_PROVIDER": "stripe",
+    "GEOSVC_SECRET_PEPPER": "0123456789abcdef0123456789abcdef",
+    "GEOSVC_STRIPE_SECRET_KEY": "sk_test_not_used",
+    "GEOSVC_STRIPE_WEBHOOK_SECRET": "whsec_not_used",
+    "GEOSVC_STRIPE_STANDARD_PRICE": "price_not_used",
+    "GEOSVC_STRIPE_METER_EVENT": "not_used",
+}
+
+
 def service_env(
     *, database_url: str, redis_url: str, data_dir: Path, **extra: str
 ) -> dict[str, str]:
