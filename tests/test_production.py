@@ -118,3 +118,9 @@ class TestFlower:
         assert wrong.status_code == 401
         right = httpx.get(flower_with_password, auth=("ops", "correct-horse"), timeout=5)
         assert right.status_code == 200
+
+    def test_workers_send_task_events_so_flower_shows_tasks(self) -> None:
+        from app.config import get_settings
+        from app.queue.celery import celery_config
+
+        assert celery_config(get_settings())["worker_send_task_events"] is True

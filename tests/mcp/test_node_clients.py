@@ -49,8 +49,10 @@ def mcp_remote() -> Path:
     return npm_binary(MCP_REMOTE, "mcp-remote")
 
 
-def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
-    completed = subprocess.run(
+def run_inspector(
+    inspector: Path, stack: Stack, api_key: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             str(inspector),
             "--cli",
@@ -66,6 +68,10 @@ def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
+
+
+def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
+    completed = run_inspector(inspector, stack, api_key, *args)
     assert completed.returncode == 0, completed.stderr + completed.stdout
     return dict(json.loads(completed.stdout))
 
@@ -131,23 +137,7 @@ def test_inspector_shows_why_a_key_is_refused(
     """Issue 10, item 10: the server's message, not "Interactive OAuth requires a TTY"."""
     message = revoke(account)
     for key, expected in ((account.api_key, message), (WRONG_KEY, "Invalid API key")):
-        completed = subprocess.run(
-            [
-                str(inspector),
-                "--cli",
-                stack.mcp_url,
-                "--transport",
-                "http",
-                "--header",
-                f"Authorization: Bearer {key}",
-                "--method",
-                "tools/list",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        completed = run_inspector(inspector, stack, key, "--method", "tools/list")
         output = completed.stdout + completed.stderr
         assert completed.returncode != 0
         assert expected in output, output
