@@ -9,7 +9,6 @@ import typer
 from rich.console import Console
 
 from app.geodata.cli import register as register_geodata_commands
-from app.runtime import reload_settings
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
 # beat processes to load: its tasks, worker signals and the beat schedule.
@@ -198,6 +197,8 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
         with only_copy_on(get_settings().data_dir), embedded_redis() as redis_url:
             os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
             os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
+            from app.runtime import reload_settings
+
             reload_settings()
             from app.devserver import serve
 
