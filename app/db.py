@@ -30,13 +30,17 @@ def _enable_sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _create_private_file(path: Path) -> None:
-    """The SQLite file holds password and key hashes: readable by its owner only (SQLite
-    gives its -wal and -shm files the same mode)."""
-    if str(path) in ("", ":memory:"):
+    """The SQLite file holds password and key hashes: created readable by its owner only
+    (SQLite gives its -wal and -shm files the same mode). An existing file is not opened
+    here: closing another descriptor of an open database drops this process's SQLite
+    locks on it."""
+    if str(path) in ("", ":memory:") or path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    path.chmod(0o600)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:  # another process created it first
+        return
 
 
 @lru_cache
