@@ -40,9 +40,12 @@ def hash_token(token: str) -> str:
 
 def create_user(session: Session, *, email: str, password: str, name: str | None = None) -> User:
     email = normalise_email(email)
+    # Hashed before the first query: a sign-up waiting for a hashing slot holds no
+    # database connection (16 of them would otherwise empty the pool under /me).
+    password_hash = hash_password(password)
     if session.exec(select(User).where(User.email == email)).first() is not None:
         raise Conflict("An account with this e-mail already exists")
-    user = User(id=new_user_id(), email=email, name=name, password_hash=hash_password(password))
+    user = User(id=new_user_id(), email=email, name=name, password_hash=password_hash)
     session.add(user)
     try:
         session.flush()
@@ -79,7 +82,11 @@ def authenticate(
     email = normalise_email(email)
     throttle.refuse_if_throttled(store, email, client_ip)
     user = session.exec(select(User).where(User.email == email)).first()
-    matches = _password_matches(user.password_hash if user else _DUMMY_HASH, password)
+    stored_hash = user.password_hash if user else _DUMMY_HASH
+    # Nothing was written: end the read so the connection goes back to the pool while
+    # this request waits for a hashing slot (the user row reloads on next access).
+    session.rollback()
+    matches = _password_matches(stored_hash, password)
     if user is None or not matches:
         throttle.note_failure(store, email, client_ip)
         raise Unauthenticated("Wrong e-mail or password")
