@@ -11,8 +11,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+PORT ?= 8000
+
 run: $(STAMP)
-	$(BIN)/geosvc dev
+	$(BIN)/geosvc dev --port $(PORT)
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -9,7 +9,6 @@ import typer
 from rich.console import Console
 
 from app.geodata.cli import register as register_geodata_commands
-from app.runtime import reload_settings
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
 # beat processes to load: its tasks, worker signals and the beat schedule.
@@ -148,24 +147,81 @@ def beat(loglevel: str = "info") -> None:
 
 
 @cli.command()
+def flower(
+    address: Annotated[
+        str, typer.Option(help="listen address (0.0.0.0 only inside a container)")
+    ] = "127.0.0.1",
+    port: int = 5555,
+) -> None:
+    """Run Flower, the Celery monitor, behind basic auth from GEOSVC_FLOWER_AUTH.
+
+    Flower shows every task's arguments and results (users' tool calls), so production
+    refuses to start it without a password.
+    """
+    from app.config import get_settings
+    from app.queue import celery_app
+
+    auth = get_settings().flower_auth
+    if auth is None or not auth.get_secret_value():
+        if not get_settings().is_development:
+            console.print(
+                "[red]geosvc: refusing to start:[/] GEOSVC_FLOWER_AUTH (user:password) is "
+                "required with GEOSVC_ENV=production: Flower shows users' tool arguments "
+                "and results.",
+                soft_wrap=True,
+            )
+            raise SystemExit(2)
+        console.print("[yellow]Flower without a password[/] (set GEOSVC_FLOWER_AUTH=user:password)")
+    else:
+        # Through the environment, not argv: argv is visible to every local user (ps).
+        os.environ["FLOWER_BASIC_AUTH"] = auth.get_secret_value()
+    celery_app.start(["flower", f"--address={address}", f"--port={port}"])
+
+
+@cli.command()
 def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Everything on the embedded default: SQLite, a local Redis, api + worker + beat."""
+    from app.config import get_settings
+    from app.devserver import DevServerRefused, only_copy_on, port_is_free
     from app.embedded_redis import embedded_redis
 
-    with embedded_redis() as redis_url:
-        os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
-        os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
-        reload_settings()
-        from app.devserver import serve
+    # Before any work: a busy port must not cost the running copy its demo key.
+    if not port_is_free(host, port):
+        console.print(
+            f"[red]geosvc dev: {host}:{port} is already in use.[/] Pick another port: "
+            f"`geosvc dev --port 8001` (or `make run PORT=8001`).",
+            soft_wrap=True,
+        )
+        raise SystemExit(1)
+    try:
+        with only_copy_on(get_settings().data_dir), embedded_redis() as redis_url:
+            os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
+            os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
+            from app.runtime import reload_settings
 
-        serve(host=host, port=port, console=console)
+            reload_settings()
+            from app.devserver import serve
+
+            serve(host=host, port=port, console=console)
+    except DevServerRefused as exc:
+        console.print(f"[red]geosvc dev:[/] {exc}", soft_wrap=True)
+        raise SystemExit(1) from None
 
 
 register_geodata_commands(cli)
 
 
 def main() -> None:
-    cli()
+    from pydantic import ValidationError
+
+    try:
+        cli()
+    except ValidationError as exc:  # Settings refused (e.g. unsafe in production): say why
+        messages = "; ".join(
+            str(error["msg"]).removeprefix("Value error, ") for error in exc.errors()
+        )
+        console.print(f"[red]geosvc: refusing to start:[/] {messages}", soft_wrap=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

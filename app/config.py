@@ -18,6 +18,8 @@ UpstreamTool = Literal[
 # first (see app/geodata/service.py). static_map is embedded only.
 ToolPolicy = Literal["embedded", "upstream", "embedded-then-upstream", "upstream-then-embedded"]
 
+MIN_PEPPER_BYTES = 32
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -46,6 +48,13 @@ class Settings(BaseSettings):
     max_active_keys: int = 25
     signin_max_failures: int = 10
     signin_failure_window_s: int = 15 * 60
+    # Failed sign-ins of one client IP (any e-mail) within the window before it is refused.
+    signin_max_failures_per_ip: int = Field(100, ge=1)
+    # Sign-up + sign-in requests per client IP per window (429 with Retry-After above).
+    auth_rate_limit_per_ip: int = Field(30, ge=1)
+    auth_rate_window_s: int = Field(60, ge=1)
+    # Argon2 hashes at once (0: half the CPUs), so sign-in bursts leave cores for /me, /mcp.
+    password_hash_concurrency: int = Field(0, ge=0)
     key_cache_ttl_s: float = 1.0
 
     # MCP transport security: hosts and origins a hosted deployment answers to.
@@ -145,9 +154,40 @@ class Settings(BaseSettings):
             )
         return self
 
+    # Largest request body on any route (413 above it, before the body is read).
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    # /docs and /openapi.json: on in development, off in production unless enabled.
+    enable_docs: bool | None = None
+
+    # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
+    flower_auth: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> Settings:
+        """Settings that are fine on a laptop but unsafe when serving the public."""
+        if self.env != "production":
+            return self
+        if self.payment_provider == "local":
+            raise ValueError(
+                "GEOSVC_PAYMENT_PROVIDER=local is refused with GEOSVC_ENV=production: its "
+                "checkout takes no money (one click upgrades any account). Set "
+                "GEOSVC_PAYMENT_PROVIDER=stripe."
+            )
+        pepper = self.secret_pepper.get_secret_value().encode() if self.secret_pepper else b""
+        if len(pepper) < MIN_PEPPER_BYTES:
+            raise ValueError(
+                f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
+                f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
+            )
+        return self
+
     @property
     def is_development(self) -> bool:
         return self.env == "development"
+
+    @property
+    def docs_enabled(self) -> bool:
+        return self.is_development if self.enable_docs is None else self.enable_docs
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,25 @@ def _enable_sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _create_private_file(path: Path) -> None:
+    """The SQLite file holds password and key hashes: created readable by its owner only
+    (SQLite gives its -wal and -shm files the same mode). An existing file is not opened
+    here: closing another descriptor of an open database drops this process's SQLite
+    locks on it."""
+    if str(path) in ("", ":memory:") or path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:  # another process created it first
+        return
+
+
 @lru_cache
 def engine_for(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        _create_private_file(Path(url.removeprefix("sqlite:///")))
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _enable_sqlite_wal)
         return engine

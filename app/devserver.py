@@ -9,10 +9,17 @@ its pool threads and stores no results, so the worker gets a process of its own.
 
 from __future__ import annotations
 
+import fcntl
 import secrets
+import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from sqlmodel import Session, select
@@ -64,6 +71,51 @@ def start_worker_and_beat() -> list[subprocess.Popen[bytes]]:
     ]
 
 
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@contextmanager
+def only_copy_on(data_dir: Path) -> Iterator[None]:
+    """Refuse a second `geosvc dev` on the same data dir: it would replace the running
+    copy's demo key and share its embedded Redis files."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with (data_dir / "dev.lock").open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DevServerRefused(
+                f"another `geosvc dev` is already running on {data_dir.resolve()}; stop it "
+                "first, or give this one its own GEOSVC_DATA_DIR"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class DevServerRefused(Exception):
+    pass
+
+
+def _wait_for_worker(deadline_s: float = 30.0) -> None:
+    from app.queue import celery_app
+
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            if celery_app.control.ping(timeout=0.5):
+                return
+        except Exception:  # broker not answering yet: keep asking until the deadline
+            time.sleep(0.2)
+
+
 def serve(*, host: str, port: int, console: Console) -> None:
     import uvicorn
 
@@ -79,15 +131,31 @@ def serve(*, host: str, port: int, console: Console) -> None:
         session.commit()
     children = start_worker_and_beat()
     base = f"http://{host}:{port}"
-    for line in (
-        f"[bold]Dashboard[/]  {base}/   (demo sign-in: {demo.email} / {demo.password})",
-        f"[bold]MCP URL[/]    {base}/mcp",
-        f"[bold]Demo key[/]   {demo.api_key}",
-        f"             send it as  Authorization: Bearer {demo.api_key}",
-    ):
-        console.print(line, soft_wrap=True)
+    server = uvicorn.Server(uvicorn.Config(create_app(), host=host, port=port, log_level="info"))
+
+    def announce() -> None:
+        """Last, after the worker's and uvicorn's start-up lines, so it stays on screen."""
+        _wait_for_worker()
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.should_exit:
+            return
+        for line in (
+            f"[bold]Dashboard[/]  {base}/   (demo sign-in: {demo.email} / {demo.password})",
+            f"[bold]MCP URL[/]    {base}/mcp",
+            f"[bold]Demo key[/]   {demo.api_key}",
+            f"             send it as  Authorization: Bearer {demo.api_key}",
+        ):
+            console.print(line, soft_wrap=True)
+
+    threading.Thread(target=announce, name="announce", daemon=True).start()
     try:
-        uvicorn.run(create_app(), host=host, port=port, log_level="info")
+        server.run()
     finally:
         for child in children:
             child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()

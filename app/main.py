@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
 from app.accounts.endpoints import router as accounts_router
@@ -17,7 +18,10 @@ from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.handlers import install_page_handlers
 from app.dashboard.pages import router as dashboard_router
 from app.dashboard.usage_page import router as dashboard_usage_router
+from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
+from app.http.guards import RequestLimits, SecurityHeaders
+from app.http.readiness import readiness_checks
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
@@ -34,15 +38,19 @@ def create_app() -> FastAPI:
             yield
             await close_waiter()
 
+    docs = get_settings().docs_enabled
     app = FastAPI(
         title="Geospatial Data Service",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url="/docs" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
         redoc_url=None,
     )
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
+    app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
+    app.add_middleware(SecurityHeaders)  # outermost: every answer carries the headers
     app.include_router(accounts_router)
     app.include_router(metering_router)
     app.include_router(api_keys_router)
@@ -55,6 +63,17 @@ def create_app() -> FastAPI:
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
+        """Liveness: the process answers (restart it if not). Says nothing of Redis or the DB."""
         return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        """Readiness: Redis and the database answer (route traffic here only if so)."""
+        checks = await readiness_checks()
+        if all(state == "ok" for state in checks.values()):
+            return JSONResponse({"status": "ok", "checks": checks})
+        down = ", ".join(name for name, state in checks.items() if state != "ok")
+        body = ServiceUnavailable(f"Not ready: {down} unreachable").to_body()
+        return JSONResponse({**body, "checks": checks}, 503, headers={"Retry-After": "5"})
 
     return app

@@ -77,3 +77,28 @@ def _pattern_hint(field: str) -> str:
     if field == "category":
         return "must be a category such as city, airport or postal_code"
     return "has an invalid format"
+
+
+# Control characters (C0, DEL, C1) and the bidi controls that can make a name display as
+# something else (e.g. "gpj.exe" shown as "exe.jpg").
+_CONTROL = {*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)}
+_BIDI = {0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def has_control_characters(text: str) -> bool:
+    return any(ord(char) in _CONTROL for char in text)
+
+
+def plain_text(value: str) -> str:
+    """For names shown to people: no control characters and no bidi controls."""
+    if has_control_characters(value):
+        raise ValueError("must not contain control characters")
+    if any(ord(char) in _BIDI for char in value):
+        raise ValueError("must not contain bidirectional control characters")
+    return value
+
+
+def no_control_characters(value: str) -> str:
+    if has_control_characters(value):
+        raise ValueError("must not contain control characters")
+    return value

@@ -67,5 +67,22 @@ def test_app_services_share_the_configuration(compose: dict[str, Any]) -> None:
         assert env["GEOSVC_REDIS_URL"] == "redis://redis:6379/0"
         assert env["GEOSVC_ENV"] == "production"
         assert "GEOSVC_SECRET_PEPPER" in env
-    assert services["flower"]["command"][:4] == ["celery", "-A", "workers", "flower"]
+    assert "GEOSVC_FLOWER_AUTH" in services["flower"]["environment"]
+    assert "GEOSVC_FLOWER_AUTH" not in services["api"]["environment"]
     assert (ROOT / "Dockerfile").exists()
+
+
+def test_production_compose_is_accepted_by_settings(compose: dict[str, Any]) -> None:
+    env = compose["services"]["api"]["environment"]
+    assert env["GEOSVC_PAYMENT_PROVIDER"] != "local"
+
+
+def test_flower_runs_through_geosvc_and_is_not_published_on_all_interfaces(
+    compose: dict[str, Any],
+) -> None:
+    flower = compose["services"]["flower"]
+    assert flower["command"][:2] == ["geosvc", "flower"]
+    result = CliRunner().invoke(cli, [*flower["command"][1:], "--help"])
+    assert result.exit_code == 0, result.output
+    for port in flower["ports"]:
+        assert str(port).startswith("127.0.0.1:"), port

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Cookie, Response
+from fastapi import APIRouter, Cookie, Request, Response
 
-from app.accounts import service
+from app.accounts import service, throttle
 from app.accounts.deps import SESSION_COOKIE, CurrentUser
 from app.accounts.schemas import MeResponse, SignInRequest, SignUpRequest
 from app.config import get_settings
@@ -28,7 +28,10 @@ def set_session_cookie(response: Response, token: str) -> None:
 
 
 @router.post("/auth/signup", status_code=201)
-def sign_up(body: SignUpRequest, session: SessionDep, response: Response) -> MeResponse:
+def sign_up(
+    body: SignUpRequest, session: SessionDep, request: Request, response: Response
+) -> MeResponse:
+    throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
     user = service.create_user(session, email=body.email, password=body.password, name=body.name)
     token = service.start_session(session, user)
     me = service.me(session, user)
@@ -38,8 +41,14 @@ def sign_up(body: SignUpRequest, session: SessionDep, response: Response) -> MeR
 
 
 @router.post("/auth/signin")
-def sign_in(body: SignInRequest, session: SessionDep, response: Response) -> MeResponse:
-    user = service.authenticate(session, sync_redis(), email=body.email, password=body.password)
+def sign_in(
+    body: SignInRequest, session: SessionDep, request: Request, response: Response
+) -> MeResponse:
+    client_ip = service.client_ip_of(request.client)
+    throttle.check_rate(sync_redis(), client_ip)
+    user = service.authenticate(
+        session, sync_redis(), email=body.email, password=body.password, client_ip=client_ip
+    )
     token = service.start_session(session, user)
     me = service.me(session, user)
     session.commit()

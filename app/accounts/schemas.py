@@ -1,20 +1,28 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field
+
+from app.validation import no_control_characters, plain_text
+
+Email = Annotated[str, AfterValidator(no_control_characters), EmailStr]
 
 
 class SignUpRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=8, max_length=256)
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Annotated[str, AfterValidator(plain_text)] | None = Field(
+        default=None, min_length=1, max_length=200
+    )
 
 
 class SignInRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=1, max_length=256)
 
 

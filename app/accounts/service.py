@@ -16,11 +16,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
+from app.accounts import throttle
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
 from app.billing.service import has_subscription
 from app.clock import as_utc, utcnow
 from app.config import get_settings
-from app.errors import Conflict, RateLimited, Unauthenticated
+from app.errors import Conflict, Unauthenticated
 from app.ids import new_user_id
 from app.models import AuthSession, User
 
@@ -39,9 +40,12 @@ def hash_token(token: str) -> str:
 
 def create_user(session: Session, *, email: str, password: str, name: str | None = None) -> User:
     email = normalise_email(email)
+    # Hashed before the first query: a sign-up waiting for a hashing slot holds no
+    # database connection (16 of them would otherwise empty the pool under /me).
+    password_hash = hash_password(password)
     if session.exec(select(User).where(User.email == email)).first() is not None:
         raise Conflict("An account with this e-mail already exists")
-    user = User(id=new_user_id(), email=email, name=name, password_hash=_hasher.hash(password))
+    user = User(id=new_user_id(), email=email, name=name, password_hash=password_hash)
     session.add(user)
     try:
         session.flush()
@@ -51,34 +55,42 @@ def create_user(session: Session, *, email: str, password: str, name: str | None
     return user
 
 
-def set_password(user: User, password: str) -> None:
-    user.password_hash = _hasher.hash(password)
+def hash_password(password: str) -> str:
+    return throttle.in_hash_pool(lambda: _hasher.hash(password))
 
 
-def _failures_key(email: str) -> str:
-    return f"signin_failures:{hashlib.sha256(email.encode()).hexdigest()[:32]}"
-
-
-def authenticate(session: Session, store: redis.Redis, *, email: str, password: str) -> User:
-    """Check credentials, throttling repeated failures for one e-mail."""
-    settings = get_settings()
-    email = normalise_email(email)
-    failures_key = _failures_key(email)
-    failures = int(str(store.get(failures_key) or 0))
-    if failures >= settings.signin_max_failures:
-        raise RateLimited("Too many failed sign-ins for this e-mail; try again later")
-    user = session.exec(select(User).where(User.email == email)).first()
+def _password_matches(stored_hash: str, password: str) -> bool:
     try:
-        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+        return throttle.in_hash_pool(lambda: _hasher.verify(stored_hash, password))
     except (VerificationError, InvalidHashError):
-        user = None
-    if user is None:
-        pipe = store.pipeline()
-        pipe.incr(failures_key)
-        pipe.expire(failures_key, settings.signin_failure_window_s, nx=True)
-        pipe.execute()
+        return False
+
+
+def set_password(user: User, password: str) -> None:
+    user.password_hash = hash_password(password)
+
+
+def client_ip_of(client: tuple[str, int] | None) -> str:
+    """The caller's address (uvicorn already applied trusted X-Forwarded-For)."""
+    return client[0] if client else "unknown"
+
+
+def authenticate(
+    session: Session, store: redis.Redis, *, email: str, password: str, client_ip: str
+) -> User:
+    """Check credentials, throttling repeated failures per (e-mail, IP) and per IP."""
+    email = normalise_email(email)
+    throttle.refuse_if_throttled(store, email, client_ip)
+    user = session.exec(select(User).where(User.email == email)).first()
+    stored_hash = user.password_hash if user else _DUMMY_HASH
+    # Nothing was written: end the read so the connection goes back to the pool while
+    # this request waits for a hashing slot (the user row reloads on next access).
+    session.rollback()
+    matches = _password_matches(stored_hash, password)
+    if user is None or not matches:
+        throttle.note_failure(store, email, client_ip)
         raise Unauthenticated("Wrong e-mail or password")
-    store.delete(failures_key)
+    throttle.forget_failures(store, email, client_ip)
     return user
 
 

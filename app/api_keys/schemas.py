@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from app.validation import plain_text
 
 KEY_NAME_MAX = 64
 
 KeyName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=KEY_NAME_MAX)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=KEY_NAME_MAX),
+    AfterValidator(plain_text),
 ]
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Cookie, Form, Request, Response
 from pydantic import ValidationError
 
 from app.accounts import service as accounts
+from app.accounts import throttle
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.endpoints import set_session_cookie
 from app.accounts.schemas import SignInRequest, SignUpRequest
@@ -34,9 +35,11 @@ def sign_in(
     request: Request, session: SessionDep, email: FormText = "", password: FormText = ""
 ) -> Response:
     try:
+        client_ip = accounts.client_ip_of(request.client)
+        throttle.check_rate(sync_redis(), client_ip)
         body = SignInRequest(email=email, password=password)
         user = accounts.authenticate(
-            session, sync_redis(), email=body.email, password=body.password
+            session, sync_redis(), email=body.email, password=body.password, client_ip=client_ip
         )
     except ValidationError as exc:
         return render(
@@ -68,6 +71,7 @@ def sign_up(
 ) -> Response:
     context = {"email": email, "name": name, "prices": prices()}
     try:
+        throttle.check_rate(sync_redis(), accounts.client_ip_of(request.client))
         body = SignUpRequest(email=email, password=password, name=name.strip() or None)
         user = accounts.create_user(
             session, email=body.email, password=body.password, name=body.name

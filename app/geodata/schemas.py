@@ -40,7 +40,7 @@ CountryCode = Annotated[
     Field(description="ISO 3166-1 alpha-2 country code, e.g. US, FR"),
 ]
 
-_ZIP = re.compile(r"^(\d{5})(?:-\d{4})?$")
+_ZIP = re.compile(r"^([0-9]{5})(?:-[0-9]{4})?$")  # ASCII only: \d matches "１２３４５"
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 NAMED_COLORS = {
     "red": "#d7263d",

@@ -75,8 +75,8 @@ def headers_of(exc: AppError) -> dict[str, str] | None:
     """The HTTP headers an AppError's answer carries."""
     if exc.status == 401:
         return {"WWW-Authenticate": "Bearer"}
-    if isinstance(exc, ServiceUnavailable):
-        return {"Retry-After": str(exc.details["retryAfterSeconds"])}
+    if isinstance(exc, ServiceUnavailable) or "retryAfterSeconds" in exc.details:
+        return {"Retry-After": str(exc.details["retryAfterSeconds"])}  # e.g. RATE_LIMITED
     return None
 
 

@@ -2,9 +2,9 @@
 
 A request reaches the MCP SDK only with a valid, unrevoked key that has `read:data`;
 its principal rides along in the ASGI scope state (`principal_of` reads it back in a
-tool handler). Everything else is answered here in the spec's error shape: 401 with
-`WWW-Authenticate: Bearer error="invalid_token"` (what MCP clients and proxies expect
-before they would try OAuth discovery), or 403 for a key without the scope.
+tool handler). Everything else (no key, a malformed, unknown or revoked key, a key
+without the scope) is answered here: 403 with the reason in a JSON-RPC error (see
+`_refuse` for why not 401).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import ApiKeyPrincipal, averify_bearer
 from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
-from app.http.errors import send_error
+from app.http.errors import error_body, send_error
 
 REQUIRED_SCOPE = "read:data"
 
@@ -28,6 +28,12 @@ class BearerKeyAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if scope["method"] in ("GET", "DELETE"):
+            # Stateless: no server-to-client stream to open (GET) and no session to end
+            # (DELETE); a GET stream would otherwise stay open, even past key revocation.
+            body = error_body("METHOD_NOT_ALLOWED", "This MCP endpoint takes POST only")
+            await send_error(send, 405, body, {"Allow": "POST"})
             return
         authorization = _header(scope, b"authorization")
         try:
@@ -56,13 +62,23 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+# JSON-RPC's implementation-defined server error range; `data` is our error object.
+KEY_REFUSED_RPC_CODE = -32001
+
+
 async def _refuse(exc: AppError, send: Send) -> None:
-    if isinstance(exc, ServiceUnavailable):  # the key could not be checked: not a challenge
+    """403 with a JSON-RPC error body, never 401: MCP clients answer any 401 by starting
+    OAuth discovery (Inspector asks for a TTY, mcp-remote tries client registration), and
+    the person never sees why. A 403 without a challenge is shown as is, and a JSON-RPC
+    error body is what the Python SDK reports; `data` carries `{"code", "message"}`."""
+    if isinstance(exc, ServiceUnavailable):  # the key could not be checked: not a refusal
         headers = {"Retry-After": str(exc.details["retryAfterSeconds"])}
         await send_error(send, exc.status, exc.to_body(), headers)
         return
-    if exc.status == 401:
-        challenge = 'Bearer error="invalid_token"'
-    else:
-        challenge = f'Bearer error="insufficient_scope", scope="{REQUIRED_SCOPE}"'
-    await send_error(send, exc.status, exc.to_body(), {"WWW-Authenticate": challenge})
+    error = exc.to_body()["error"]
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": KEY_REFUSED_RPC_CODE, "message": exc.message, "data": error},
+    }
+    await send_error(send, 403, body)

@@ -27,6 +27,7 @@ from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
 from app.mcp.auth import BearerKeyAuth, principal_of
+from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.tool_calls.service import call_tool
 
 logger = logging.getLogger(__name__)
@@ -101,8 +102,14 @@ def error_result(exc: AppError) -> types.CallToolResult:
 async def handle_call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
+    principal = principal_of(ctx.request)
     try:
-        answer = await call_tool(principal_of(ctx.request), params.name, params.arguments)
+        answer = await run_unless_client_gone(
+            ctx.request, lambda: call_tool(principal, params.name, params.arguments)
+        )
+    except ClientGone:  # nobody to answer; the call was cancelled and its credit released
+        logger.warning("tool call %s abandoned: the client disconnected", params.name)
+        return error_result(Internal("The client disconnected; no credit was charged."))
     except AppError as exc:
         return error_result(exc)
     except Exception as exc:  # e.g. Redis unreachable: the cap fails closed, with a result
@@ -159,4 +166,4 @@ def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, Bea
         stateless=True,
         security_settings=transport_security(settings),
     )
-    return manager, BearerKeyAuth(StreamableHTTPASGIApp(manager))
+    return manager, BearerKeyAuth(ClientGoneWatch(StreamableHTTPASGIApp(manager)))

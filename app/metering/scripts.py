@@ -26,11 +26,16 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 """
 
-# KEYS: counter, reservations. ARGV: reservation id, ttl ms, quota, enforce (1|0).
-# Returns {granted 1|0, used, in_flight (after this reservation)}.
+# KEYS: counter, reservations. ARGV: reservation id, ttl ms, quota, enforce (1|0),
+# need counter (1|0). Returns {granted 1|0, used, in_flight (after this reservation)}, or
+# {-1, 0, 0} when the counter is missing and needed: the caller seeds it from the ledger
+# (`SEED`) and asks again, so a flushed Redis never decides on an empty counter.
 RESERVE = (
     _PRUNE
     + """
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
+  return {-1, 0, 0}
+end
 local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
 local in_flight = redis.call('ZCARD', KEYS[2])
 if ARGV[4] == '1' and used + in_flight >= tonumber(ARGV[3]) then
@@ -94,6 +99,16 @@ end
 return {before, after}
 """
 
+# KEYS: counter. ARGV: ledger total, counter ttl s. Creates a missing counter from the
+# ledger; a counter that exists meanwhile (a concurrent seed or commit) is kept.
+# Returns the counter's used.
+SEED = """
+if redis.call('HSETNX', KEYS[1], 'used', tonumber(ARGV[1])) == 1 then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return tonumber(redis.call('HGET', KEYS[1], 'used'))
+"""
+
 # KEYS: counter. ARGV: snapshot time. Records (used, time) for the next reconciliation.
 SNAPSHOT = """
 local used = redis.call('HGET', KEYS[1], 'used')
@@ -141,6 +156,7 @@ class LuaScript:
 
 
 reserve_script = LuaScript(RESERVE)
+seed_script = LuaScript(SEED)
 commit_script = LuaScript(COMMIT)
 release_script = LuaScript(RELEASE)
 reconcile_script = LuaScript(RECONCILE)

@@ -16,6 +16,7 @@ past its cap. Such commits are logged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from dataclasses import dataclass
@@ -29,12 +30,13 @@ from app.billing.plans import Plan, quota_for
 from app.billing.service import plan_of
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
+from app.db import new_session
 from app.errors import QuotaExceeded
 from app.metering import outbox
 from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.metering.schemas import UsageEventIn, UsageResponse
-from app.metering.scripts import commit_script, release_script, reserve_script
+from app.metering.scripts import commit_script, release_script, reserve_script, seed_script
 from app.redis_client import async_redis, sync_redis
 
 logger = logging.getLogger(__name__)
@@ -78,14 +80,23 @@ async def reserve(user_id: str, plan: Plan, *, now: datetime | None = None) -> R
     reservation_id = "res_" + secrets.token_hex(10)
     ttl_ms = get_settings().reservation_ttl_s * 1000
     enforce = 1 if plan is Plan.FREE else 0
-    granted, used, in_flight = await reserve_script.run_async(
-        async_redis(),
-        [counter_key(user_id, period), reservations_key(user_id, period)],
-        [reservation_id, ttl_ms, quota, enforce],
-    )
+    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+    args = [reservation_id, ttl_ms, quota, enforce]
+    # The free cap needs the counter: a missing one (new period, Redis restarted or
+    # flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota.
+    granted, used, in_flight = await reserve_script.run_async(async_redis(), keys, [*args, enforce])
+    if granted == -1:
+        total = await asyncio.to_thread(_ledger_used, user_id, period)
+        await seed_script.run_async(async_redis(), keys[:1], [total, counter_ttl_s(period)])
+        granted, used, in_flight = await reserve_script.run_async(async_redis(), keys, [*args, 0])
     if not granted:
         raise quota_exceeded(quota=quota, used=int(used), in_flight=int(in_flight), period=period)
     return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
+
+
+def _ledger_used(user_id: str, period: str) -> int:
+    with new_session() as session:
+        return ledger_total(session, user_id, period)
 
 
 def _note_late_commit(live: int, reservation: Reservation) -> None:

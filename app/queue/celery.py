@@ -134,7 +134,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
         "enable_utc": True,
         "timezone": "UTC",
-        "worker_send_task_events": False,
+        # Flower shows tasks only from these events (started, succeeded, failed).
+        "worker_send_task_events": True,
     }
 
 

@@ -6,10 +6,16 @@ import httpx
 import pytest
 import redis
 
-from app.accounts.service import _failures_key, normalise_email
+from app.accounts.service import normalise_email
+from app.accounts.throttle import failures_key
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer, start_live_server
+from tests.support.live_server import (
+    PRODUCTION_ENV,
+    TEST_RUN_PREFIX,
+    LiveServer,
+    start_live_server,
+)
 
 
 class TestSignUp:
@@ -110,7 +116,7 @@ class TestSignIn:
         http.post("/auth/signin", json={"email": email, "password": "wrong-password"})
 
         store = redis.Redis.from_url(backend.redis_url)
-        key = _failures_key(normalise_email(email))
+        key = TEST_RUN_PREFIX + failures_key(normalise_email(email), "127.0.0.1")
         assert store.get(key) == b"1"
         assert 15 * 60 - 5 <= store.ttl(key) <= 15 * 60
 
@@ -159,7 +165,7 @@ def production_server(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     log = tmp_path_factory.mktemp("logs") / f"production-{backend.name}.log"
-    server = start_live_server(backend.env(GEOSVC_ENV="production"), log)
+    server = start_live_server(backend.env(**PRODUCTION_ENV), log)
     yield server
     server.stop()
 

@@ -25,6 +25,7 @@ COMPLETE = {
     "stripe_webhook_secret": "whsec_x",
     "stripe_standard_price": "price_x",
     "stripe_meter_event": "overage",
+    "secret_pepper": "0123456789abcdef0123456789abcdef",  # production needs >= 32 bytes
 }
 
 

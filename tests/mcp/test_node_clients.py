@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 
-from tests.mcp.conftest import Account, Stack
+from tests.mcp.conftest import Account, Stack, connect
 from tests.support.services import REQUIRE_SERVICES
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
@@ -49,8 +49,10 @@ def mcp_remote() -> Path:
     return npm_binary(MCP_REMOTE, "mcp-remote")
 
 
-def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
-    completed = subprocess.run(
+def run_inspector(
+    inspector: Path, stack: Stack, api_key: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             str(inspector),
             "--cli",
@@ -66,6 +68,10 @@ def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
+
+
+def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
+    completed = run_inspector(inspector, stack, api_key, *args)
     assert completed.returncode == 0, completed.stderr + completed.stdout
     return dict(json.loads(completed.stdout))
 
@@ -114,3 +120,64 @@ async def test_mcp_remote_proxies_the_tools_as_the_readme_configures_it(
     assert not result.is_error
     assert result.structured_content["population"] > 0
     assert account.http.get("/usage").json()["used"] == 1
+
+
+def revoke(account: Account) -> str:
+    """Revoke the account's key; the message a caller of that key should see."""
+    assert account.http.delete(f"/api-keys/{account.key_id}").status_code == 204
+    return "This API key has been revoked; create a new one"
+
+
+WRONG_KEY = "svc_live_ak_unknownkey123456_" + "A" * 40
+
+
+def test_inspector_shows_why_a_key_is_refused(
+    inspector: Path, stack: Stack, account: Account
+) -> None:
+    """Issue 10, item 10: the server's message, not "Interactive OAuth requires a TTY"."""
+    message = revoke(account)
+    for key, expected in ((account.api_key, message), (WRONG_KEY, "Invalid API key")):
+        completed = run_inspector(inspector, stack, key, "--method", "tools/list")
+        output = completed.stdout + completed.stderr
+        assert completed.returncode != 0
+        assert expected in output, output
+        assert "OAuth" not in output
+
+
+def test_mcp_remote_shows_why_a_key_is_refused(
+    mcp_remote: Path, stack: Stack, account: Account
+) -> None:
+    """Not "Dynamic Client Registration rejected (HTTP 404)"."""
+    message = revoke(account)
+    completed = subprocess.run(
+        [
+            str(mcp_remote),
+            stack.mcp_url,
+            "--transport",
+            "http-only",
+            "--allow-http",
+            "--header",
+            f"Authorization:Bearer {account.api_key}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    output = completed.stdout + completed.stderr
+    assert message in output, output
+    assert "Client Registration" not in output
+
+
+async def test_python_sdk_shows_why_a_key_is_refused(stack: Stack, account: Account) -> None:
+    """Not "Server returned an error response"."""
+    message = revoke(account)
+    with pytest.raises(BaseException) as refused:  # noqa: PT011  # the SDK wraps it in groups
+        async with connect(stack.mcp_url, account.api_key) as client:
+            await client.list_tools()
+    errors = [refused.value]
+    while isinstance(errors[-1], BaseExceptionGroup):
+        errors.append(errors[-1].exceptions[0])
+    assert isinstance(errors[-1], MCPError), repr(refused.value)
+    assert errors[-1].error.message == message
+    assert errors[-1].error.data["code"] == "UNAUTHENTICATED"

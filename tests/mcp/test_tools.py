@@ -228,16 +228,19 @@ class TestAuthentication:
             "Bearer svc_live_ak_unknownkey123_" + "A" * 40,
         ],
     )
-    def test_missing_malformed_and_unknown_keys_get_401(
+    def test_missing_malformed_and_unknown_keys_get_403_with_the_reason(
         self, stack: Stack, authorization: str | None
     ) -> None:
         response = raw_call(stack.mcp_url, authorization)
 
-        assert response.status_code == 401
-        assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
-        assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+        assert response.status_code == 403  # not 401: clients would start OAuth discovery
+        assert "www-authenticate" not in response.headers
+        error = response.json()["error"]
+        assert error["code"] == -32001
+        assert error["data"]["code"] == "UNAUTHENTICATED"
+        assert error["message"] == error["data"]["message"]
 
-    async def test_a_revoked_key_gets_401_on_its_next_call(
+    async def test_a_revoked_key_gets_403_on_its_next_call(
         self, stack: Stack, account: Account
     ) -> None:
         async with connect(stack.mcp_url, account.api_key, "legacy") as client:
@@ -247,14 +250,14 @@ class TestAuthentication:
 
         response = raw_call(stack.mcp_url, f"Bearer {account.api_key}")
 
-        assert response.status_code == 401
+        assert response.status_code == 403
         assert "revoked" in response.json()["error"]["message"]
         assert usage(account)["used"] == 1
 
     def test_the_control_plane_session_is_not_a_key(self, stack: Stack, account: Account) -> None:
         cookie = account.http.cookies.get("svc_session")
         response = raw_call(stack.mcp_url, None, Cookie=f"svc_session={cookie}")
-        assert response.status_code == 401
+        assert response.status_code == 403
 
     def test_a_foreign_host_is_refused(self, stack: Stack, account: Account) -> None:
         response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", Host="evil.example")

@@ -14,7 +14,7 @@ from sqlmodel import Session
 
 from app.billing.plans import Plan
 from app.config import get_settings
-from app.db import new_session
+from app.db import migrate, new_session
 from app.ids import new_user_id
 from app.metering.keys import counter_key, outbox_key, repairs_key
 from app.metering.outbox import encode
@@ -107,6 +107,7 @@ def use_redis(
         database_url=f"sqlite:///{tmp_path / 'geosvc.db'}", redis_url=redis_url, data_dir=tmp_path
     )
     _point_settings_at(env, monkeypatch)
+    migrate()  # a free account's first reservation reads its ledger total
     yield env
     for key in list(os.environ):
         if key.startswith("GEOSVC_"):

@@ -36,7 +36,6 @@ class TestRepairUp:
         session.commit()
         at_cap = next(user for user, count in users.items() if count == 1000)
         accounts.forget_counters()  # what a flushed Redis looks like
-        (await reserve(at_cap, Plan.FREE))  # the cap is gone until reconciliation
 
         result = reconcile(session, sync_redis(), now=utcnow())
 

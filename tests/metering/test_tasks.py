@@ -142,7 +142,6 @@ class TestReconcileTask:
             await reserve(heavy, Plan.FREE)
 
         accounts.forget_counters()  # Redis flushed
-        escaped = await reserve(heavy, Plan.FREE)  # the cap is gone...
         result = worker.client.send_task("metering.reconcile", queue="billing").get(
             timeout=DEADLINE_S
         )
@@ -152,9 +151,24 @@ class TestReconcileTask:
         assert repaired[light] == (None, 7)
         assert repaired[heavy] == (None, 1000)
         assert (accounts.used(light, period), accounts.used(heavy, period)) == (7, 1000)
-        with pytest.raises(QuotaExceeded):  # ...and back after one run
+        with pytest.raises(QuotaExceeded):
             await reserve(heavy, Plan.FREE)
-        await commit(escaped)  # the escaped call finished: counted, never lost
+
+    async def test_flushed_redis_keeps_the_free_cap_before_reconciliation(
+        self, worker: CeleryWorker, accounts: Accounts
+    ) -> None:
+        """The first reservation after a flush rebuilds the counter from the ledger."""
+        period = period_of(utcnow())
+        heavy = accounts.new_id()
+        for reservation in [await reserve(heavy, Plan.FREE) for _ in range(1000)]:
+            await commit(reservation)
+        drain(worker)
+        wait_for(count_events(heavy), lambda n: n >= 1000)
+
+        accounts.forget_counters()  # Redis flushed, no reconciliation yet
+        with pytest.raises(QuotaExceeded):
+            await reserve(heavy, Plan.FREE)
+        assert accounts.used(heavy, period) == 1000
 
 
 class TestRolloverTask:

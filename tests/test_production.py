@@ -1,0 +1,126 @@
+"""Start-up refusals with GEOSVC_ENV=production, and Flower behind a password (issue 10,
+items 1 and 2): real `geosvc` processes, real Redis."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.embedded_redis import free_port
+from tests.support.fixtures import Backend
+from tests.support.live_server import PRODUCTION_ENV
+
+LONG_PEPPER = PRODUCTION_ENV["GEOSVC_SECRET_PEPPER"]
+
+
+def run_geosvc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def production_env(backend: Backend) -> dict[str, str]:
+    return backend.env(**PRODUCTION_ENV)
+
+
+class TestProductionRefusals:
+    @pytest.mark.parametrize(
+        ("override", "setting"),
+        [
+            ({"GEOSVC_PAYMENT_PROVIDER": "local"}, "GEOSVC_PAYMENT_PROVIDER"),
+            ({"GEOSVC_SECRET_PEPPER": ""}, "GEOSVC_SECRET_PEPPER"),
+            ({"GEOSVC_SECRET_PEPPER": LONG_PEPPER[:31]}, "GEOSVC_SECRET_PEPPER"),
+        ],
+    )
+    def test_api_refuses_to_start_naming_the_setting(
+        self, production_env: dict[str, str], override: dict[str, str], setting: str
+    ) -> None:
+        port = free_port()
+        result = run_geosvc({**production_env, **override}, "api", "--port", str(port))
+        assert result.returncode == 2, result.stdout + result.stderr
+        output = " ".join((result.stdout + result.stderr).split())
+        assert "refusing to start" in output
+        assert setting in output
+        assert "Traceback" not in output
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+
+    def test_the_same_settings_are_fine_in_development(self, backend: Backend) -> None:
+        env = backend.env(GEOSVC_PAYMENT_PROVIDER="local", GEOSVC_SECRET_PEPPER="short")
+        assert run_geosvc(env, "migrate").returncode == 0
+
+    def test_a_safe_production_configuration_starts(self, production_env: dict[str, str]) -> None:
+        result = run_geosvc(production_env, "migrate")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def wait_for_http(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"flower exited:\n{log.read_text(errors='replace')}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise AssertionError(f"flower did not answer:\n{log.read_text(errors='replace')}")
+
+
+@pytest.fixture
+def flower_with_password(backend: Backend, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path / "flower.log"
+    env = backend.env(GEOSVC_FLOWER_AUTH="ops:correct-horse")
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "flower", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert "correct-horse" not in log.read_text(errors="replace")
+
+
+class TestFlower:
+    def test_production_refuses_flower_without_a_password(
+        self, production_env: dict[str, str]
+    ) -> None:
+        result = run_geosvc(production_env, "flower", "--port", str(free_port()))
+        assert result.returncode == 2
+        assert "GEOSVC_FLOWER_AUTH" in " ".join(result.stdout.split())
+
+    def test_flower_asks_for_the_password(self, flower_with_password: str) -> None:
+        assert httpx.get(flower_with_password, timeout=5).status_code == 401
+        wrong = httpx.get(flower_with_password, auth=("ops", "wrong"), timeout=5)
+        assert wrong.status_code == 401
+        right = httpx.get(flower_with_password, auth=("ops", "correct-horse"), timeout=5)
+        assert right.status_code == 200
+
+    def test_workers_send_task_events_so_flower_shows_tasks(self) -> None:
+        from app.config import get_settings
+        from app.queue.celery import celery_config
+
+        assert celery_config(get_settings())["worker_send_task_events"] is True
