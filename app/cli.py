@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from app.admin.cli import register as register_admin_commands
 from app.geodata.cli import register as register_geodata_commands
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
@@ -220,6 +221,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
 
 
 register_geodata_commands(cli)
+register_admin_commands(cli)
 
 
 def main() -> None:

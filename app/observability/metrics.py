@@ -83,8 +83,6 @@ def outcome_of(exc: BaseException | None) -> str:
 def tool_call(tool: str, outcome: str, seconds: float) -> None:
     TOOL_CALLS.labels(tool, outcome).inc()
     TOOL_CALL_SECONDS.labels(tool).observe(seconds)
-    if outcome == "quota_exceeded":
-        QUOTA_REFUSALS.inc()
     logger.info(
         "tool call %s %s",
         tool,
@@ -126,8 +124,8 @@ def observed_tool_call(
     return decorate
 
 
-def credits_committed(credits: int) -> None:
-    CREDITS_COMMITTED.inc(credits)
+def quota_refused() -> None:
+    QUOTA_REFUSALS.inc()
 
 
 def reservation_opened() -> None:
@@ -135,7 +133,13 @@ def reservation_opened() -> None:
 
 
 def reservation_closed() -> None:
+    """Released: the call failed or was abandoned, nothing charged."""
     RESERVATIONS_IN_FLIGHT.dec()
+
+
+def reservation_committed(credits: int) -> None:
+    RESERVATIONS_IN_FLIGHT.dec()
+    CREDITS_COMMITTED.inc(credits)
 
 
 def upstream_request(provider: str, outcome: str) -> None:
