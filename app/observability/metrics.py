@@ -148,6 +148,12 @@ def upstream_request(provider: str, outcome: str) -> None:
     UPSTREAM_REQUESTS.labels(provider, outcome).inc()
 
 
+def upstream_outcome(status: int) -> str:
+    if status == 429 or status >= 500:
+        return "retryable_status"
+    return "client_error" if status >= 400 else "ok"
+
+
 def upstream_retry(provider: str) -> None:
     UPSTREAM_RETRIES.labels(provider).inc()
 
