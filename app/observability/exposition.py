@@ -50,14 +50,12 @@ from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
 from app.metering.keys import outbox_key
+from app.queue.celery import QUEUES
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-# The queue names of app/queue (workers/celery_app before the restructure); kept literal
-# so this module imports no Celery configuration.
-QUEUES = ("tools", "billing")
 # kombu's Redis transport keeps a message of priority p>0 in the list "<queue>\x06\x16<p>".
 _PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 PROVIDERS = ("census", "nominatim", "overpass")

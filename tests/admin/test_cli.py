@@ -14,7 +14,8 @@ from sqlmodel import col, select
 from typer.testing import CliRunner, Result
 
 from app.accounts.service import create_user
-from app.api_keys.service import create_key, verify_bearer
+from app.api_keys.service import create_key
+from app.api_keys.verify import verify_bearer
 from app.billing.plans import Plan
 from app.billing.service import plan_of
 from app.clock import period_of, utcnow
