@@ -26,8 +26,8 @@ from app.metering import service as metering
 from app.metering.keys import counter_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.models import AdminAction, UsageEvent
-from tests.conftest import Backend
 from tests.support.factories import PASSWORD, unique_email
+from tests.support.fixtures import Backend
 
 ACTOR = "ops-test@example"
 

@@ -17,10 +17,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.embedded_redis import free_port
-from tests.conftest import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import mcp_env
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer
 
 METRICS_TOKEN = "metrics-token-for-tests"

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from app.embedded_redis import free_port
-from tests.conftest import Backend
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import connect
 from tests.observability.conftest import observed_env, poll, start_observed_stack
 from tests.observability.test_metrics import new_key
+from tests.support.fixtures import Backend
 
 trace_service = pytest.importorskip(
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
