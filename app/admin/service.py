@@ -34,6 +34,7 @@ from app.metering.keys import counter_key
 from app.metering.schemas import UsageResponse
 from app.metering.service import usage_for
 from app.models import AdminAction, ApiKey, Subscription, UsageEvent, User
+from app.observability.logs import log_event
 
 logger = logging.getLogger("geosvc.admin")
 
@@ -127,19 +128,15 @@ def _audit(
     )
     session.add(record)
     session.flush()
-    logger.info(
-        "admin %s on %s by %s",
-        action,
-        user_id,
-        actor,
-        extra={
-            "event": "admin_action",
-            "action": action,
-            "user_id": user_id,
-            "actor": actor,
-            "reason": record.reason,
-            "details": details,
-        },
+    log_event(
+        logger,
+        "admin_action",
+        f"admin {action} on {user_id} by {actor}",
+        action=action,
+        user_id=user_id,
+        actor=actor,
+        reason=record.reason,
+        details=details,
     )
     return record
 

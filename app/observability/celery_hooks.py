@@ -28,6 +28,7 @@ from app.observability.logs import (
     call_id_var,
     configure_logging,
     current_request_id,
+    log_event,
     request_id_var,
 )
 
@@ -68,17 +69,8 @@ def _task_finished(
         outcome = (state or "unknown").lower()
         seconds = time.perf_counter() - started
         metrics.task_finished(name, outcome, seconds)
-        logger.info(
-            "task %s %s",
-            name,
-            outcome,
-            extra={
-                "event": "task_done",
-                "task": name,
-                "outcome": outcome,
-                "ms": round(seconds * 1000, 2),
-            },
-        )
+        ms = round(seconds * 1000, 2)
+        log_event(logger, "task_done", f"task {name} {outcome}", task=name, outcome=outcome, ms=ms)
     call_id_var.set(None)
     request_id_var.set(None)
 

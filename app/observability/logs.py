@@ -62,6 +62,12 @@ def bind_request_of(request: object) -> None:
         bind_request_id(scope.get("state", {}).get("request_id"))
 
 
+def log_event(logger: logging.Logger, event: str, message: str, **fields: Any) -> None:
+    """One info line for an event; `fields` become JSON keys."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info(message, extra={"event": event, **fields})
+
+
 def current_call_id() -> str | None:
     return call_id_var.get()
 

@@ -23,6 +23,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from app.clock import as_utc, utcnow
 from app.errors import AppError
+from app.observability.logs import log_event
 
 logger = logging.getLogger("geosvc.calls")
 
@@ -83,17 +84,8 @@ def outcome_of(exc: BaseException | None) -> str:
 def tool_call(tool: str, outcome: str, seconds: float) -> None:
     TOOL_CALLS.labels(tool, outcome).inc()
     TOOL_CALL_SECONDS.labels(tool).observe(seconds)
-    logger.info(
-        "tool call %s %s",
-        tool,
-        outcome,
-        extra={
-            "event": "tool_call",
-            "tool": tool,
-            "outcome": outcome,
-            "ms": round(seconds * 1000, 2),
-        },
-    )
+    ms = round(seconds * 1000, 2)
+    log_event(logger, "tool_call", f"tool call {tool} {outcome}", tool=tool, outcome=outcome, ms=ms)
 
 
 def observed_tool_call(

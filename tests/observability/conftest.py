@@ -21,7 +21,7 @@ from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import mcp_env
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer
+from tests.support.live_server import LiveServer, wait_until_healthy
 
 METRICS_TOKEN = "metrics-token-for-tests"
 AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
@@ -38,20 +38,7 @@ def start_api(env: dict[str, str], log_path: Path, *, workers: int = 2) -> LiveS
         [*command, "--workers", str(workers)], env=env, stdout=log, stderr=subprocess.STDOUT
     )
     server = LiveServer(url=url, env=env, process=process, log_path=log_path)
-    deadline = time.monotonic() + 90
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"api exited early:\n{server.log()}")
-        try:
-            # every worker process answers once the port does; poll until one has
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise RuntimeError(f"api did not become healthy:\n{server.log()}")
-        time.sleep(0.05)
+    return wait_until_healthy(server, deadline_s=90)
 
 
 @dataclass
