@@ -25,7 +25,7 @@ from app.http.readiness import readiness_checks
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
-from app.observability.setup import install_api
+from app.observability.endpoints import install_api
 from app.queue import close_waiter
 
 

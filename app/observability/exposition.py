@@ -1,4 +1,4 @@
-"""Serving the metrics: `/metrics` on the api, an exporter port on workers.
+"""What a scrape reads, and the worker's exporter (no web framework: workers import it).
 
 Multiprocess mode: `geosvc api` and `geosvc worker` always point
 `PROMETHEUS_MULTIPROC_DIR` at a directory of their own (`GEOSVC_METRICS_DIR`, wiped at
@@ -33,13 +33,9 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIServer, make_server
 
-from fastapi import APIRouter, Request
-from fastapi.responses import Response
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
-    generate_latest,
     make_wsgi_app,
     multiprocess,
     values,
@@ -218,27 +214,7 @@ class _Forward(Collector):
         return self._source.collect()
 
 
-# --- the api's endpoint and the worker's exporter --------------------------------------
-
-
-def metrics_router() -> APIRouter:
-    router = APIRouter()
-    registry = scrape_registry(with_redis_state=True)
-
-    @router.get("/metrics", include_in_schema=False)
-    def metrics(request: Request) -> Response:
-        if not authorized(get_settings(), request.headers.get("authorization")):
-            return Response(
-                json.dumps(
-                    {"error": {"code": "UNAUTHENTICATED", "message": "Metrics token required"}}
-                ),
-                status_code=401,
-                media_type="application/json",
-                headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
-            )
-        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
-
-    return router
+# --- the worker's exporter (the api's /metrics is in app.observability.endpoints) ----
 
 
 def start_worker_exporter(settings: Settings) -> WSGIServer | None:
