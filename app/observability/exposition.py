@@ -62,9 +62,14 @@ class MetricsProtectionMissing(RuntimeError):
     pass
 
 
+def metrics_token(settings: Settings) -> str | None:
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+    return token or None  # an empty setting is no token
+
+
 def require_metrics_protection(settings: Settings) -> None:
     """Refuse to serve unprotected metrics in production."""
-    if not settings.is_development and settings.metrics_token is None:
+    if not settings.is_development and metrics_token(settings) is None:
         raise MetricsProtectionMissing(
             "GEOSVC_METRICS_TOKEN must be set in production: /metrics and the worker's "
             "metrics port answer only `Authorization: Bearer <GEOSVC_METRICS_TOKEN>`"
@@ -72,9 +77,10 @@ def require_metrics_protection(settings: Settings) -> None:
 
 
 def authorized(settings: Settings, authorization: str | None) -> bool:
-    if settings.metrics_token is None:
+    token = metrics_token(settings)
+    if token is None:
         return True
-    expected = f"Bearer {settings.metrics_token.get_secret_value()}"
+    expected = f"Bearer {token}"
     return hmac.compare_digest((authorization or "").encode(), expected.encode())
 
 

@@ -14,12 +14,14 @@ from tests.support.live_server import service_env
 
 @pytest.fixture
 def production_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    return service_env(
+    env = service_env(
         database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
         redis_url=redis_url,
         data_dir=tmp_path,
         GEOSVC_ENV="production",
     )
+    env.pop("GEOSVC_METRICS_TOKEN")
+    return env
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,7 @@ def service_env(
         GEOSVC_REDIS_URL=redis_url,
         GEOSVC_DATA_DIR=str(data_dir),
         GEOSVC_SECRET_PEPPER="test-pepper-not-secret-but-32-bytes-long",
+        GEOSVC_METRICS_TOKEN="test-metrics-token-not-secret",  # production servers need one
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.
         GEOSVC_AUTH_RATE_LIMIT_PER_IP="1000000",
