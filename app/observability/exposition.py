@@ -7,10 +7,10 @@ every Celery pool process writes its own file and a scrape of any one process su
 all. A process started without it (a bare `uvicorn app.main:create_app`) serves its own
 in-process registry.
 
-Series that describe shared state are read from Redis when scraped, in one pipeline: the
-depth of the `tools` and `billing` queues, the outbox length and the age of its oldest
-event, and each upstream breaker's state (the breaker keeps it in Redis,
-`upstream:breaker:<provider>`). A scrape costs one round trip, calls nothing.
+Series that describe shared state are read when scraped: the depth of the `tools` and
+`billing` queues from the broker (Redis or RabbitMQ, a passive declare each), the outbox
+length and the age of its oldest event (`metering.outbox.outbox_stats`), and each
+upstream breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`).
 
 Protection: with `GEOSVC_METRICS_TOKEN` set, both ask for `Authorization: Bearer <token>`;
 in production it is required (`require_metrics_protection`).
@@ -19,16 +19,13 @@ in production it is required (`require_metrics_protection`).
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import os
 import shutil
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIServer, make_server
@@ -45,15 +42,13 @@ from prometheus_client.exposition import _SilentHandler
 from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
-from app.metering.keys import outbox_key
-from app.queue.celery import QUEUES
+from app.metering.outbox import outbox_stats
+from app.queue.celery import QUEUES, celery_app
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-# kombu's Redis transport keeps a message of priority p>0 in the list "<queue>\x06\x16<p>".
-_PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 PROVIDERS = ("census", "nominatim", "overpass")
 BREAKER_CLOSED, BREAKER_OPEN, BREAKER_HALF_OPEN = 0, 1, 2
 
@@ -120,76 +115,78 @@ def process_exited(pid: int) -> None:
 # --- what a scrape reads ---------------------------------------------------------------
 
 
-class RedisStateCollector(Collector):
-    """Queue depths, outbox and breakers, read from Redis in one pipeline per scrape."""
+class SharedStateCollector(Collector):
+    """Read per scrape: queue depths from the broker (a passive declare per queue, on a
+    connection of its own), the outbox (`outbox_stats`) and the breakers from Redis."""
 
     def __init__(self, redis_factory: Callable[[], Any] = sync_redis) -> None:
         self._redis = redis_factory
 
     def collect(self) -> Iterable[Metric]:
-        prefix = get_settings().redis_key_prefix
-        try:
-            pipe = self._redis().pipeline(transaction=False)
-            for queue in QUEUES:
-                for suffix in _PRIORITY_SUFFIXES:
-                    pipe.llen(f"{prefix}{queue}{suffix}")
-            pipe.llen(outbox_key())
-            pipe.lindex(outbox_key(), 0)
-            for provider in PROVIDERS:
-                pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
-            pipe.time()
-            replies = pipe.execute()
-        except Exception as exc:  # a scrape must answer even when Redis does not
-            logger.warning("metrics: Redis state unreadable: %s", exc)
-            up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
-            up.add_metric([], 0)
-            yield up
-            return
-        up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
-        up.add_metric([], 1)
-        yield up
-        yield from self._families(replies)
+        yield from self._queues()
+        yield from self._redis_state()
 
-    def _families(self, replies: list[Any]) -> Iterator[Metric]:
+    def _queues(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily(
             "geosvc_queue_depth", "Messages waiting in a Celery queue", labels=["queue"]
         )
-        per_queue = len(_PRIORITY_SUFFIXES)
-        for index, queue in enumerate(QUEUES):
-            chunk = replies[index * per_queue : (index + 1) * per_queue]
-            depth.add_metric([queue], sum(int(n) for n in chunk))
+        up = GaugeMetricFamily("geosvc_broker_up", "The broker answered this scrape")
+        try:
+            with celery_app.connection_for_read() as connection:
+                for queue in QUEUES:
+                    depth.add_metric([queue], _depth(connection, queue))
+            up.add_metric([], 1)
+        except Exception as exc:  # a scrape must answer even when the broker does not
+            logger.warning("metrics: broker unreadable: %s", exc)
+            up.add_metric([], 0)
+        yield up
         yield depth
-        rest = replies[len(QUEUES) * per_queue :]
-        outbox_length, oldest_raw = int(rest[0]), rest[1]
-        breakers, (seconds, micros) = rest[2:-1], rest[-1]
-        now_s = int(seconds) + int(micros) / 1e6
-        outbox = GaugeMetricFamily("geosvc_outbox_events", "Usage events not yet in the ledger")
-        outbox.add_metric([], outbox_length)
-        yield outbox
+
+    def _redis_state(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
+        try:
+            outbox = outbox_stats(self._redis())
+            pipe = self._redis().pipeline(transaction=False)
+            prefix = get_settings().redis_key_prefix
+            for provider in PROVIDERS:
+                pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
+            pipe.time()
+            *breakers, (seconds, micros) = pipe.execute()
+        except Exception as exc:  # a scrape must answer even when Redis does not
+            logger.warning("metrics: Redis state unreadable: %s", exc)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        events = GaugeMetricFamily("geosvc_outbox_events", "Usage events not yet in the ledger")
+        events.add_metric([], outbox.depth)
+        yield events
         age = GaugeMetricFamily(
             "geosvc_outbox_oldest_event_age_seconds",
             "Age of the oldest usage event waiting for the ledger (0 when none)",
         )
-        age.add_metric([], _event_age(oldest_raw, time.time()))
+        age.add_metric([], outbox.oldest_age_s or 0.0)
         yield age
+        now_ms = (int(seconds) + int(micros) / 1e6) * 1000
         state = GaugeMetricFamily(
             "geosvc_upstream_breaker_state",
             "Upstream circuit breaker: 0 closed, 1 open, 2 half-open (probing)",
             labels=["provider"],
         )
         for provider, open_until in zip(PROVIDERS, breakers, strict=True):
-            state.add_metric([provider], _breaker_state(open_until, now_s * 1000))
+            state.add_metric([provider], _breaker_state(open_until, now_ms))
         yield state
 
 
-def _event_age(raw: object, now: float) -> float:
-    if raw is None:
-        return 0.0
+def _depth(connection: Any, queue: str) -> int:
+    # A channel per queue: RabbitMQ closes the channel of a passive declare that finds no
+    # queue, which only means nothing declared it yet.
     try:
-        created = datetime.fromisoformat(str(json.loads(str(raw))["created_at"]))
-    except (ValueError, KeyError, TypeError):
-        return 0.0
-    return max(0.0, now - created.timestamp())
+        with connection.channel() as channel:
+            return int(channel.queue_declare(queue=queue, passive=True).message_count)
+    except connection.channel_errors:
+        return 0
 
 
 def _breaker_state(open_until: object, now_ms: float) -> int:
@@ -208,7 +205,7 @@ def scrape_registry(*, with_redis_state: bool) -> CollectorRegistry:
         registry = CollectorRegistry()
         registry.register(_Forward(REGISTRY))
     if with_redis_state:
-        registry.register(RedisStateCollector())
+        registry.register(SharedStateCollector())
     return registry
 
 

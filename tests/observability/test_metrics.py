@@ -77,6 +77,7 @@ async def test_counters_move_by_exactly_the_calls_made(
     assert delta(api_before, api, "geosvc_quota_refusals_total") == 1
     assert api.get("geosvc_reservations_in_flight") == 0
     assert api.get("geosvc_redis_state_up") == 1
+    assert api.get("geosvc_broker_up") == 1
     for queue in ("tools", "billing"):
         assert api.has("geosvc_queue_depth", queue=queue)
     assert api.get("geosvc_upstream_breaker_state", provider="census") == 0
