@@ -42,7 +42,6 @@ from prometheus_client.exposition import _SilentHandler
 from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
-from app.metering.outbox import outbox_stats
 from app.queue.celery import QUEUES, celery_app
 from app.redis_client import sync_redis
 
@@ -143,6 +142,10 @@ class SharedStateCollector(Collector):
         yield depth
 
     def _redis_state(self) -> Iterator[Metric]:
+        # imported here: the metering feature defines metrics, and this module must load
+        # before the multiprocess directory is set (see prepare_multiprocess_dir)
+        from app.metering.outbox import outbox_stats
+
         up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
         try:
             outbox = outbox_stats(self._redis())
