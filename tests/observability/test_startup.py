@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.live_server import service_env
+from tests.support.live_server import PRODUCTION_ENV, service_env
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def production_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
         database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
         redis_url=redis_url,
         data_dir=tmp_path,
-        GEOSVC_ENV="production",
+        **PRODUCTION_ENV,
     )
     env.pop("GEOSVC_METRICS_TOKEN")
     return env
