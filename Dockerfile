@@ -13,7 +13,7 @@ WORKDIR /srv/geosvc
 # Dependencies first, so code changes do not reinstall them.
 COPY pyproject.toml README.md ./
 RUN mkdir -p app workers && touch app/__init__.py workers/__init__.py beat_schedule.py \
-    && pip install . \
+    && pip install '.[otel]' \
     && pip uninstall -y geosvc
 
 COPY app ./app

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from app.admin.cli import register as register_admin_commands
 from app.geodata.cli import register as register_geodata_commands
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
@@ -54,20 +55,24 @@ def api(
     """Run the HTTP API (control plane, dashboard, /mcp) against the configured services."""
     import uvicorn
 
+    from app.config import get_settings
     from app.db import migrate as run_migrations
+    from app.observability.setup import metrics_process_group
     from app.redis_client import require_persistent_redis
 
-    require_persistent_redis()
-    run_migrations()
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=True,
-        log_level="info",
-    )
+    with metrics_process_group(get_settings()):
+        require_persistent_redis()
+        run_migrations()
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=True,
+            log_level="info",
+            log_config=None,  # ours (JSON lines), set up by metrics_process_group/create_app
+        )
 
 
 @cli.command()
@@ -94,13 +99,9 @@ def worker(
     keep the billing tasks' time limits.
     """
     from app.config import get_settings
-    from app.queue import celery_app, liveness
+    from app.observability.setup import metrics_process_group
     from app.redis_client import require_persistent_redis
 
-    require_persistent_redis()
-    celery_app.loader.import_module(WORKER_TASKS)
-    liveness.install(celery_app)
-    liveness.start_watchdog()
     settings = get_settings()
     if pool is None:
         pool = settings.tools_pool if "tools" in queues.split(",") else "prefork"
@@ -114,7 +115,17 @@ def worker(
         argv += ["--concurrency", str(concurrency)]
     if hostname is not None:
         argv += ["--hostname", hostname]
-    celery_app.worker_main(argv)
+    with metrics_process_group(settings):
+        require_persistent_redis()
+        # the tasks import the features, which define metrics: after the process group
+        from app.observability.celery_hooks import install_worker
+        from app.queue import celery_app, liveness
+
+        celery_app.loader.import_module(WORKER_TASKS)
+        liveness.install(celery_app)
+        liveness.start_watchdog()
+        install_worker(pool)
+        celery_app.worker_main(argv)
 
 
 @cli.command("worker-health")
@@ -197,6 +208,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
         with only_copy_on(get_settings().data_dir), embedded_redis() as redis_url:
             os.environ.setdefault("GEOSVC_REDIS_URL", redis_url)
             os.environ.setdefault("GEOSVC_BASE_URL", f"http://{host}:{port}")
+            os.environ.setdefault("GEOSVC_LOG_FORMAT", "text")  # for a person at the terminal
             from app.runtime import reload_settings
 
             reload_settings()
@@ -209,6 +221,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
 
 
 register_geodata_commands(cli)
+register_admin_commands(cli)
 
 
 def main() -> None:

@@ -137,6 +137,18 @@ class Settings(BaseSettings):
     stripe_api_base: str = "https://api.stripe.com"
     stripe_timeout_s: float = Field(10.0, gt=0)
 
+    # Observability (app/observability). /metrics and the worker exporter ask for
+    # `Authorization: Bearer <metrics_token>` when it is set; production requires it.
+    metrics_token: SecretStr | None = None
+    # The worker's own Prometheus exporter (0: off); scraped separately from the api.
+    worker_metrics_port: int = Field(0, ge=0, le=65535)
+    worker_metrics_host: str = "0.0.0.0"
+    # Where the processes of one `geosvc api` / `geosvc worker` keep their metric files
+    # (prometheus_client multiprocess mode); a fresh temporary directory when unset.
+    metrics_dir: Path | None = None
+    log_format: Literal["json", "text"] = "json"
+    log_level: str = "INFO"
+
     @model_validator(mode="after")
     def _refuse_incomplete_stripe_in_production(self) -> Settings:
         if self.env != "production" or self.payment_provider != "stripe":

@@ -25,6 +25,7 @@ from app.http.readiness import readiness_checks
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
+from app.observability.endpoints import install_api
 from app.queue import close_waiter
 
 
@@ -50,7 +51,8 @@ def create_app() -> FastAPI:
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
-    app.add_middleware(SecurityHeaders)  # outermost: every answer carries the headers
+    app.add_middleware(SecurityHeaders)  # every answer carries the headers
+    install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
     app.include_router(accounts_router)
     app.include_router(metering_router)
     app.include_router(api_keys_router)

@@ -141,3 +141,17 @@ class StripeMeterReport(SQLModel, table=True):
     identifier: str = Field(unique=True, max_length=100)
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     sent_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class AdminAction(SQLModel, table=True):
+    """The audit trail of `geosvc admin`: who did what to which account, when and why."""
+
+    __tablename__ = "admin_actions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, sa_column=_utc_column(index=True))
+    actor: str = Field(max_length=200)
+    action: str = Field(max_length=32)
+    user_id: str = Field(index=True, max_length=40)
+    reason: str = Field(max_length=500)
+    details: str = Field(default="{}", max_length=2000)  # JSON

@@ -28,6 +28,7 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "worker",
         "beat",
         "flower",
+        "prometheus",
     }
 
 

@@ -28,6 +28,7 @@ from app.errors import AppError, Internal, unavailable_for
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
+from app.observability.logs import bind_request_of
 from app.tool_calls.service import call_tool
 
 logger = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ async def handle_call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
     principal = principal_of(ctx.request)
+    bind_request_of(ctx.request)  # the session manager's task is not the request's
     try:
         answer = await run_unless_client_gone(
             ctx.request, lambda: call_tool(principal, params.name, params.arguments)

@@ -40,6 +40,7 @@ from app.clock import as_utc, utcnow
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
+from app.observability import metrics
 from app.queue import enqueue
 from app.redis_client import sync_redis
 
@@ -142,6 +143,7 @@ def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis, to
         with session_factory() as session:
             inserted += record_events(session, events)
             session.commit()
+        metrics.ledger_drained(event.created_at for event in events)
         # Trim only while still the holder: had the lock expired, another drain read the
         # same head and trims it itself (trimming here too would drop unread events).
         if not store.eval(_TRIM, 2, outbox_lock_key(), outbox_key(), token, len(raw)):

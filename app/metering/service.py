@@ -37,6 +37,7 @@ from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.metering.schemas import UsageEventIn, UsageResponse
 from app.metering.scripts import commit_script, release_script, reserve_script, seed_script
+from app.observability import metrics
 from app.redis_client import async_redis, sync_redis
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,9 @@ async def reserve(user_id: str, plan: Plan, *, now: datetime | None = None) -> R
         await seed_script.run_async(async_redis(), keys[:1], [total, counter_ttl_s(period)])
         granted, used, in_flight = await reserve_script.run_async(async_redis(), keys, [*args, 0])
     if not granted:
+        metrics.quota_refused()
         raise quota_exceeded(quota=quota, used=int(used), in_flight=int(in_flight), period=period)
+    metrics.reservation_opened()
     return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
 
 
@@ -117,6 +120,7 @@ async def release(reservation: Reservation) -> None:
         [counter_key(user_id, period), reservations_key(user_id, period)],
         [reservation.reservation_id],
     )
+    metrics.reservation_closed()
 
 
 async def commit_and_record(
@@ -149,6 +153,7 @@ async def commit_and_record(
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
         (live, _used), _length = await pipe.execute()
+    metrics.reservation_committed(CREDITS_PER_CALL)
     _note_late_commit(live, reservation)
     outbox.trigger.poke()
 

@@ -24,6 +24,7 @@ from app.config import get_settings
 from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
+from app.observability import logs, metrics
 from app.queue import waiter
 from app.tool_calls.cached import cached_reply
 
@@ -39,6 +40,7 @@ class ToolAnswer:
     png_base64: str | None
 
 
+@metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
 async def call_tool(
     principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
 ) -> ToolAnswer:
@@ -48,6 +50,7 @@ async def call_tool(
     reservation = await metering.reserve(principal.user_id, plan)
     dispatcher = waiter()
     call_id = dispatcher.new_task_id("call")
+    logs.bind_call_id(call_id)  # also the task id: the worker's lines carry it too
     try:
         reply = await cached_reply(name, args)
         if reply is None:  # not all in the answer cache: a worker runs it

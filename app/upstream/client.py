@@ -31,6 +31,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from app.clock import utcnow
 from app.errors import UpstreamUnavailable
+from app.observability import metrics
 from app.upstream.breaker import CircuitBreaker, Passage
 from app.upstream.ratelimit import RateLimiter
 
@@ -194,6 +195,7 @@ class UpstreamClient:
             stop=stop_after_attempt(self.policy.attempts),
             wait=_wait_for(self.policy),
             retry=retry_if_exception(_retryable),
+            before_sleep=lambda _state: metrics.upstream_retry(self.name),
             reraise=True,
         )
         try:
@@ -203,6 +205,7 @@ class UpstreamClient:
                 self.breaker.succeeded(passage)  # a 4xx still proves the provider is up
             raise
         except _RETRYABLE as exc:
+            metrics.upstream_error(self.name)
             logger.warning(
                 "%s unavailable after %d attempts: %s", self.name, self.policy.attempts, exc
             )
@@ -226,7 +229,12 @@ class UpstreamClient:
     ) -> httpx.Response:
         if self.limiter is not None:
             self.limiter.wait_for_slot()
-        response = self._http.request(method, path, params=params, data=data)
+        try:
+            response = self._http.request(method, path, params=params, data=data)
+        except httpx.TransportError:
+            metrics.upstream_request(self.name, "transport_error")
+            raise
+        metrics.upstream_request(self.name, metrics.upstream_outcome(response.status_code))
         if response.status_code == 429 or response.status_code >= 500:
             raise _RetryableStatus(response)
         if response.status_code >= 400:

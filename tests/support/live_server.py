@@ -60,6 +60,7 @@ def service_env(
         GEOSVC_REDIS_URL=redis_url,
         GEOSVC_DATA_DIR=str(data_dir),
         GEOSVC_SECRET_PEPPER="test-pepper-not-secret-but-32-bytes-long",
+        GEOSVC_METRICS_TOKEN="test-metrics-token-not-secret",  # production servers need one
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.
         GEOSVC_AUTH_RATE_LIMIT_PER_IP="1000000",
@@ -95,13 +96,19 @@ def start_live_server(env: dict[str, str], log_path: Path, deadline_s: float = 6
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    server = LiveServer(url=url, env=env, process=process, log_path=log_path)
+    return wait_until_healthy(
+        LiveServer(url=url, env=env, process=process, log_path=log_path), deadline_s
+    )
+
+
+def wait_until_healthy(server: LiveServer, deadline_s: float) -> LiveServer:
+    """Poll /healthz until it answers 200; stop the server and raise if it never does."""
     deadline = time.monotonic() + deadline_s
     while True:
-        if process.poll() is not None:
+        if server.process.poll() is not None:
             raise RuntimeError(f"server exited early:\n{server.log()}")
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
                 return server
         except httpx.HTTPError:
             pass

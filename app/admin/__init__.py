@@ -1,0 +1,1 @@
+"""Operator commands on accounts: `geosvc admin` over the features' services, audited."""

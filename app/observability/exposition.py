@@ -1,0 +1,248 @@
+"""What a scrape reads, and the worker's exporter (no web framework: workers import it).
+
+Multiprocess mode: `geosvc api` and `geosvc worker` always point
+`PROMETHEUS_MULTIPROC_DIR` at a directory of their own (`GEOSVC_METRICS_DIR`, wiped at
+start, or a fresh temporary one) before any metric exists, so every uvicorn worker and
+every Celery pool process writes its own file and a scrape of any one process sums them
+all. A process started without it (a bare `uvicorn app.main:create_app`) serves its own
+in-process registry.
+
+Series that describe shared state are read when scraped: the depth of the `tools` and
+`billing` queues from the broker (Redis or RabbitMQ, a passive declare each), the outbox
+length and the age of its oldest event (`metering.outbox.outbox_stats`), and each
+upstream breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`).
+
+Protection: with `GEOSVC_METRICS_TOKEN` set, both ask for `Authorization: Bearer <token>`;
+in production it is required (`require_metrics_protection`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIServer, make_server
+
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    make_wsgi_app,
+    multiprocess,
+    values,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import _SilentHandler
+from prometheus_client.registry import Collector
+
+from app.config import Settings, get_settings
+from app.queue.celery import QUEUES, celery_app
+from app.redis_client import sync_redis
+
+logger = logging.getLogger(__name__)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+PROVIDERS = ("census", "nominatim", "overpass")
+BREAKER_CLOSED, BREAKER_OPEN, BREAKER_HALF_OPEN = 0, 1, 2
+
+
+class MetricsProtectionMissing(RuntimeError):
+    pass
+
+
+def metrics_token(settings: Settings) -> str | None:
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+    return token or None  # an empty setting is no token
+
+
+def require_metrics_protection(settings: Settings) -> None:
+    """Refuse to serve unprotected metrics in production."""
+    if not settings.is_development and metrics_token(settings) is None:
+        raise MetricsProtectionMissing(
+            "GEOSVC_METRICS_TOKEN must be set in production: /metrics and the worker's "
+            "metrics port answer only `Authorization: Bearer <GEOSVC_METRICS_TOKEN>`"
+        )
+
+
+def authorized(settings: Settings, authorization: str | None) -> bool:
+    token = metrics_token(settings)
+    if token is None:
+        return True
+    expected = f"Bearer {token}"
+    return hmac.compare_digest((authorization or "").encode(), expected.encode())
+
+
+# --- multiprocess directory ------------------------------------------------------------
+
+
+def prepare_multiprocess_dir(settings: Settings) -> Path:
+    """Point this process (and its children) at an empty metrics directory.
+
+    Call before the first metric is created: prometheus_client picks its value class from
+    the environment, so it is re-picked here in case it was imported already."""
+    if "app.observability.metrics" in sys.modules:
+        raise RuntimeError("metrics were defined before their multiprocess directory")
+    if settings.metrics_dir is not None:
+        path = settings.metrics_dir
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("*.db"):  # files of a previous run would add to the counts
+            stale.unlink()
+    else:
+        path = Path(tempfile.mkdtemp(prefix="geosvc-metrics-"))
+    os.environ[MULTIPROC_ENV] = str(path)
+    values.ValueClass = values.get_value_class()
+    return path
+
+
+def remove_multiprocess_dir(path: Path, settings: Settings) -> None:
+    if settings.metrics_dir is None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def process_exited(pid: int) -> None:
+    """Drop a dead process's live gauges (reservations in flight) from the sums."""
+    if os.environ.get(MULTIPROC_ENV):
+        multiprocess.mark_process_dead(pid)
+
+
+# --- what a scrape reads ---------------------------------------------------------------
+
+
+class SharedStateCollector(Collector):
+    """Read per scrape: queue depths from the broker (a passive declare per queue, on a
+    connection of its own), the outbox (`outbox_stats`) and the breakers from Redis."""
+
+    def __init__(self, redis_factory: Callable[[], Any] = sync_redis) -> None:
+        self._redis = redis_factory
+
+    def collect(self) -> Iterable[Metric]:
+        yield from self._queues()
+        yield from self._redis_state()
+
+    def _queues(self) -> Iterator[Metric]:
+        depth = GaugeMetricFamily(
+            "geosvc_queue_depth", "Messages waiting in a Celery queue", labels=["queue"]
+        )
+        up = GaugeMetricFamily("geosvc_broker_up", "The broker answered this scrape")
+        try:
+            with celery_app.connection_for_read() as connection:
+                for queue in QUEUES:
+                    depth.add_metric([queue], _depth(connection, queue))
+            up.add_metric([], 1)
+        except Exception as exc:  # a scrape must answer even when the broker does not
+            logger.warning("metrics: broker unreadable: %s", exc)
+            up.add_metric([], 0)
+        yield up
+        yield depth
+
+    def _redis_state(self) -> Iterator[Metric]:
+        # imported here: the metering feature defines metrics, and this module must load
+        # before the multiprocess directory is set (see prepare_multiprocess_dir)
+        from app.metering.outbox import outbox_stats
+
+        up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
+        try:
+            outbox = outbox_stats(self._redis())
+            pipe = self._redis().pipeline(transaction=False)
+            prefix = get_settings().redis_key_prefix
+            for provider in PROVIDERS:
+                pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
+            pipe.time()
+            *breakers, (seconds, micros) = pipe.execute()
+        except Exception as exc:  # a scrape must answer even when Redis does not
+            logger.warning("metrics: Redis state unreadable: %s", exc)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        events = GaugeMetricFamily("geosvc_outbox_events", "Usage events not yet in the ledger")
+        events.add_metric([], outbox.depth)
+        yield events
+        age = GaugeMetricFamily(
+            "geosvc_outbox_oldest_event_age_seconds",
+            "Age of the oldest usage event waiting for the ledger (0 when none)",
+        )
+        age.add_metric([], outbox.oldest_age_s or 0.0)
+        yield age
+        now_ms = (int(seconds) + int(micros) / 1e6) * 1000
+        state = GaugeMetricFamily(
+            "geosvc_upstream_breaker_state",
+            "Upstream circuit breaker: 0 closed, 1 open, 2 half-open (probing)",
+            labels=["provider"],
+        )
+        for provider, open_until in zip(PROVIDERS, breakers, strict=True):
+            state.add_metric([provider], _breaker_state(open_until, now_ms))
+        yield state
+
+
+def _depth(connection: Any, queue: str) -> int:
+    # A channel per queue: RabbitMQ closes the channel of a passive declare that finds no
+    # queue, which only means nothing declared it yet.
+    try:
+        with connection.channel() as channel:
+            return int(channel.queue_declare(queue=queue, passive=True).message_count)
+    except connection.channel_errors:
+        return 0
+
+
+def _breaker_state(open_until: object, now_ms: float) -> int:
+    if open_until is None or int(str(open_until)) == 0:
+        return BREAKER_CLOSED
+    return BREAKER_OPEN if now_ms < int(str(open_until)) else BREAKER_HALF_OPEN
+
+
+def scrape_registry(*, with_redis_state: bool) -> CollectorRegistry:
+    """The registry a scrape reads: every process's files in multiprocess mode, else this
+    process's own metrics."""
+    if os.environ.get(MULTIPROC_ENV):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry = CollectorRegistry()
+        registry.register(_Forward(REGISTRY))
+    if with_redis_state:
+        registry.register(SharedStateCollector())
+    return registry
+
+
+class _Forward(Collector):
+    def __init__(self, source: CollectorRegistry) -> None:
+        self._source = source
+
+    def collect(self) -> Iterable[Metric]:
+        return self._source.collect()
+
+
+# --- the worker's exporter (the api's /metrics is in app.observability.endpoints) ----
+
+
+def start_worker_exporter(settings: Settings) -> WSGIServer | None:
+    """The worker main process's exporter on GEOSVC_WORKER_METRICS_PORT (0: none): the
+    pool processes' metrics; queue and outbox state come from the api's /metrics."""
+    if not settings.worker_metrics_port:
+        return None
+    require_metrics_protection(settings)
+    inner = make_wsgi_app(scrape_registry(with_redis_state=False))
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if not authorized(settings, environ.get("HTTP_AUTHORIZATION")):
+            start_response("401 Unauthorized", [("WWW-Authenticate", 'Bearer realm="metrics"')])
+            return [b"metrics token required\n"]
+        return inner(environ, start_response)
+
+    server = make_server(
+        settings.worker_metrics_host,
+        settings.worker_metrics_port,
+        app,
+        handler_class=_SilentHandler,
+    )
+    threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
+    logger.info("worker metrics on %s:%d", settings.worker_metrics_host, server.server_port)
+    return server

@@ -1,0 +1,49 @@
+"""docker-compose's Prometheus scrapes what the processes serve, with the token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return dict(yaml.safe_load((ROOT / "docker-compose.yml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def prometheus() -> dict[str, Any]:
+    return dict(yaml.safe_load((ROOT / "prometheus.yml").read_text()))
+
+
+def test_prometheus_scrapes_every_api_and_worker_with_the_token(
+    compose: dict[str, Any], prometheus: dict[str, Any]
+) -> None:
+    services = compose["services"]
+    jobs = {job["job_name"]: job for job in prometheus["scrape_configs"]}
+    assert set(jobs) == {"geosvc-api", "geosvc-worker"}
+    api_port = int(services["api"]["ports"][0].split(":")[1])
+    worker_port = int(services["worker"]["environment"]["GEOSVC_WORKER_METRICS_PORT"])
+    for job, service, port in (
+        (jobs["geosvc-api"], "api", api_port),
+        (jobs["geosvc-worker"], "worker", worker_port),
+    ):
+        assert job["metrics_path"] == "/metrics"
+        [discovery] = job["dns_sd_configs"]  # every replica, so --scale is scraped too
+        assert discovery == {"names": [service], "type": "A", "port": port}
+        assert job["authorization"] == {"credentials_file": "/run/secrets/metrics_token"}
+    prometheus_service = services["prometheus"]
+    assert prometheus_service["secrets"] == ["metrics_token"]
+    assert compose["secrets"]["metrics_token"] == {"environment": "GEOSVC_METRICS_TOKEN"}
+    assert "./prometheus.yml:/etc/prometheus/prometheus.yml:ro" in prometheus_service["volumes"]
+
+
+def test_every_geosvc_process_has_the_metrics_token(compose: dict[str, Any]) -> None:
+    for name in ("api", "worker", "beat"):
+        env = compose["services"][name]["environment"]
+        assert env["GEOSVC_METRICS_TOKEN"].startswith("${GEOSVC_METRICS_TOKEN:?")

@@ -1,0 +1,120 @@
+"""/metrics after real calls: a `geosvc api` of two processes, a real worker, the official
+MCP client. Every counter moves by exactly the calls made (deltas around the calls, so
+other tests on the same stack do not matter)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from app.clock import period_of, utcnow
+from tests.fakes.upstream import FakeUpstream
+from tests.mcp.conftest import FREE_QUOTA, connect
+from tests.observability.conftest import AUTH, ObservedStack, Samples, poll
+from tests.support.factories import sign_up
+
+TOOL_CALLS = "geosvc_tool_calls_total"
+
+
+def new_key(stack: ObservedStack) -> tuple[str, str]:
+    with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+        user_id = str(sign_up(http)["userId"])
+        return user_id, http.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
+
+
+def delta(before: Samples, after: Samples, name: str, **labels: str) -> float:
+    return after.get(name, **labels) - before.get(name, **labels)
+
+
+async def test_counters_move_by_exactly_the_calls_made(
+    observed: ObservedStack, upstream: FakeUpstream, redis_url: str
+) -> None:
+    import redis
+
+    _user_id, key = new_key(observed)
+    capped_user, capped_key = new_key(observed)
+    store = redis.Redis.from_url(redis_url)
+    api_before, worker_before = observed.api_metrics(), observed.worker_metrics()
+
+    async with connect(observed.mcp_url, key) as client:
+        for zip_code in ("10001", "94103"):
+            assert not (
+                await client.call_tool("get_population", {"postal_code": zip_code})
+            ).is_error
+        assert (await client.call_tool("get_population", {"postal_code": "00000"})).is_error
+        assert (await client.call_tool("get_population", {"postal_code": 10001})).is_error
+        assert (await client.call_tool("get_weather", {})).is_error
+        # the fake Census API: one clean answer, one after a 503 and a retry
+        assert not (await client.call_tool("get_average_income", {"postal_code": "94103"})).is_error
+        upstream.fail("census", status=503, count=1)
+        assert not (await client.call_tool("get_average_income", {"postal_code": "10001"})).is_error
+    # the capped account has used its free credits (as if committed earlier)
+    prefix = observed.server.env["GEOSVC_REDIS_KEY_PREFIX"]
+    counter = f"{prefix}usage:{{{capped_user}}}:{period_of(utcnow())}"
+    store.hset(counter, "used", FREE_QUOTA)
+    async with connect(observed.mcp_url, capped_key) as client:
+        refused = await client.call_tool("get_population", {"postal_code": "10001"})
+        assert refused.is_error
+    store.delete(counter)
+
+    api = observed.api_metrics()
+    calls = {
+        ("get_population", "ok"): 2,
+        ("get_population", "not_found"): 1,
+        ("get_population", "invalid_argument"): 1,
+        ("get_population", "quota_exceeded"): 1,
+        ("other", "not_found"): 1,
+        ("get_average_income", "ok"): 2,
+    }
+    for (tool, outcome), count in calls.items():
+        assert delta(api_before, api, TOOL_CALLS, tool=tool, outcome=outcome) == count, (
+            tool,
+            outcome,
+        )
+    assert delta(api_before, api, "geosvc_tool_call_seconds_count", tool="get_population") == 5
+    assert delta(api_before, api, "geosvc_tool_call_seconds_count", tool="get_average_income") == 2
+    assert delta(api_before, api, "geosvc_credits_committed_total") == 4
+    assert delta(api_before, api, "geosvc_quota_refusals_total") == 1
+    assert api.get("geosvc_reservations_in_flight") == 0
+    assert api.get("geosvc_redis_state_up") == 1
+    assert api.get("geosvc_broker_up") == 1
+    for queue in ("tools", "billing"):
+        assert api.has("geosvc_queue_depth", queue=queue)
+    assert api.get("geosvc_upstream_breaker_state", provider="census") == 0
+
+    # the worker ran the five calls that passed validation and the cap, drained four
+    # usage events into the ledger, and asked the fake Census API three times
+    def drained() -> bool:
+        worker = observed.worker_metrics()
+        return delta(worker_before, worker, "geosvc_ledger_drain_lag_seconds_count") >= 4
+
+    poll(drained)
+    worker = observed.worker_metrics()
+    assert delta(worker_before, worker, "geosvc_ledger_drain_lag_seconds_count") == 4
+    assert (
+        delta(
+            worker_before, worker, "geosvc_celery_tasks_total", task="tools.run", outcome="success"
+        )
+        == 5
+    )
+    requests = "geosvc_upstream_requests_total"
+    assert delta(worker_before, worker, requests, provider="census", outcome="ok") == 2
+    assert (
+        delta(worker_before, worker, requests, provider="census", outcome="retryable_status") == 1
+    )
+    assert delta(worker_before, worker, "geosvc_upstream_retries_total", provider="census") == 1
+    assert delta(worker_before, worker, "geosvc_upstream_errors_total", provider="census") == 0
+    poll(lambda: observed.api_metrics().get("geosvc_outbox_events") == 0)
+    assert observed.api_metrics().get("geosvc_outbox_oldest_event_age_seconds") == 0
+
+
+@pytest.mark.parametrize("header", [None, "Bearer wrong", f"Basic {AUTH['Authorization']}"])
+def test_metrics_need_the_token(observed: ObservedStack, header: str | None) -> None:
+    headers = {"Authorization": header} if header else {}
+    api = httpx.get(f"{observed.server.url}/metrics", headers=headers, timeout=10)
+    assert api.status_code == 401
+    assert api.json()["error"]["code"] == "UNAUTHENTICATED"
+    assert "geosvc_" not in api.text
+    worker = httpx.get(observed.worker_metrics_url, headers=headers, timeout=10)
+    assert worker.status_code == 401
+    assert "geosvc_" not in worker.text
