@@ -48,7 +48,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread until it
+# stops, and the async tests of later modules need the thread without one.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing: `apt-get install chromium` (make test does)")

@@ -12,6 +12,7 @@ import pytest
 from drill_stack import RedisServer
 
 from app.redis_client import persistence_problem
+from tests.support.live_server import PRODUCTION_ENV
 from tests.support.services import REQUIRE_SERVICES
 
 pytestmark = pytest.mark.drill
@@ -33,10 +34,10 @@ def private_redis(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Re
 def test_production_api_and_worker_refuse_a_redis_without_aof(
     private_redis: RedisServer, tmp_path: Path
 ) -> None:
+    production = {k: v for k, v in PRODUCTION_ENV.items() if k != "GEOSVC_REDIS_AOF_CHECK"}
     env = {
-        "GEOSVC_ENV": "production",
+        **production,
         "GEOSVC_REDIS_URL": private_redis.url,
-        "GEOSVC_SECRET_PEPPER": "p" * 32,
         "GEOSVC_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
         "GEOSVC_DATA_DIR": str(tmp_path),
         "PATH": "/usr/bin:/bin",

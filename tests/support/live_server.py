@@ -47,6 +47,7 @@ PRODUCTION_ENV = {
     "GEOSVC_STRIPE_WEBHOOK_SECRET": "whsec_not_used",
     "GEOSVC_STRIPE_STANDARD_PRICE": "price_not_used",
     "GEOSVC_STRIPE_METER_EVENT": "not_used",
+    "GEOSVC_METRICS_TOKEN": "metrics-token-for-tests",
     "GEOSVC_REDIS_AOF_CHECK": "false",  # the shared test Redis has no AOF
 }
 

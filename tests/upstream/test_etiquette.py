@@ -22,6 +22,7 @@ from app.upstream.client import RetryPolicy, UpstreamClient, user_agent
 from app.upstream.overpass import OverpassApi
 from app.upstream.ratelimit import RateLimiter
 from tests.fakes.upstream import FakeUpstream
+from tests.support.live_server import PRODUCTION_ENV
 
 FAST = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.01)
 ZCTA = {"get": "NAME,B01003_001E", "for": "zip code tabulation area:94103"}
@@ -64,15 +65,16 @@ class TestUserAgent:
         assert "geo-ops@example.com" in agent
         assert "https://geo.example.com" in agent
 
-    def test_production_refuses_an_upstream_without_a_contact(self) -> None:
+    def test_production_refuses_an_upstream_without_a_contact(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        for key, value in PRODUCTION_ENV.items():
+            monkeypatch.setenv(key, value)
         with pytest.raises(ValidationError, match="GEOSVC_UPSTREAM_CONTACT"):
-            Settings(env="production", upstream_tools={"geocode"}, secret_pepper="x" * 32)
-        allowed = Settings(
-            env="production",
-            upstream_tools={"geocode"},
-            upstream_contact="ops@example.com",
-            secret_pepper="x" * 32,
-        )
+            Settings(upstream_tools={"geocode"})
+        with pytest.raises(ValidationError, match="GEOSVC_UPSTREAM_CONTACT"):
+            Settings(tool_providers={"geocode": "embedded-then-upstream"})
+        allowed = Settings(upstream_tools={"geocode"}, upstream_contact="ops@example.com")
         assert "ops@example.com" in user_agent(allowed.upstream_contact)
 
     def test_a_contact_cannot_inject_headers(self) -> None:
