@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from typing import Annotated
 
 import typer
@@ -196,6 +197,11 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     from app.devserver import DevServerRefused, only_copy_on, port_is_free
     from app.embedded_redis import embedded_redis
 
+    # Ctrl-C (SIGINT) and SIGTERM stop the start-up wherever it is, the first index build
+    # included, even when launched with SIGINT ignored (a background job of a script);
+    # uvicorn installs its own handlers once it serves.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     # Before any work: a busy port must not cost the running copy its demo key.
     if not port_is_free(host, port):
         console.print(

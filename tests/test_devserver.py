@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from app.embedded_redis import free_port
 
@@ -62,3 +66,64 @@ def test_make_run_takes_the_port() -> None:
         check=True,
     )
     assert "geosvc dev --port 8001" in result.stdout
+
+
+def processes_in_group(pgid: int) -> list[str]:
+    """Command lines of the live processes of a process group (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append((entry / "cmdline").read_text().replace("\0", " ").strip())
+        except (OSError, IndexError, ValueError):
+            continue  # exited while we looked
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_during_the_first_index_build_stops_everything(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
+    env["GEOSVC_DATA_DIR"] = str(tmp_path)
+    port = free_port()
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "dev", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        # As a background job of a script starts it: with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        # The database is migrated just before the first index build starts.
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "geosvc.db").exists():
+            assert dev.poll() is None, dev.stdout.read() if dev.stdout else ""
+            assert time.monotonic() < deadline, "geosvc dev never reached the index build"
+            time.sleep(0.05)
+
+        # Ctrl-C (or a plain kill), to the main process alone: what it started must be
+        # stopped by it, not by the terminal signalling the whole group.
+        os.kill(dev.pid, signum)
+        dev.wait(timeout=30)
+
+        deadline = time.monotonic() + 10
+        while processes_in_group(dev.pid):  # the embedded Redis and anything else it started
+            assert time.monotonic() < deadline, processes_in_group(dev.pid)
+            time.sleep(0.05)
+        assert port_is_free(port)
+        assert not list((tmp_path / "indices").glob("*/meta.json"))  # no half-built index
+    finally:
+        if dev.poll() is None:
+            os.killpg(dev.pid, signal.SIGKILL)
+            dev.wait()
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
