@@ -21,7 +21,7 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
 from app.http.guards import RequestLimits, SecurityHeaders
-from app.http.readiness import readiness_checks
+from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
@@ -72,10 +72,13 @@ def create_app() -> FastAPI:
     async def readyz() -> JSONResponse:
         """Readiness: Redis and the database answer (route traffic here only if so)."""
         checks = await readiness_checks()
+        persistence = {"redisPersistence": await redis_persistence()}
         if all(state == "ok" for state in checks.values()):
-            return JSONResponse({"status": "ok", "checks": checks})
+            return JSONResponse({"status": "ok", "checks": checks, **persistence})
         down = ", ".join(name for name, state in checks.items() if state != "ok")
         body = ServiceUnavailable(f"Not ready: {down} unreachable").to_body()
-        return JSONResponse({**body, "checks": checks}, 503, headers={"Retry-After": "5"})
+        return JSONResponse(
+            {**body, "checks": checks, **persistence}, 503, headers={"Retry-After": "5"}
+        )
 
     return app

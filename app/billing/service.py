@@ -219,18 +219,7 @@ def cancel_subscription(
 ) -> SubscriptionResponse:
     """Cancel at the end of the current period (it stays active until then); cancelling
     again is a no-op. NotFound when no subscription is in force. Flushes only."""
-    now = now or utcnow()
-    lock_account(session, user_id)
-    subscription = _settled(session, user_id, now)
-    if subscription is None or not in_force(subscription, now):
-        raise NotFound("No active subscription to cancel")
-    if not subscription.cancel_at_period_end:
-        get_provider(subscription.provider).cancel_at_period_end(subscription)
-        subscription.cancel_at_period_end = True
-        subscription.updated_at = now
-        session.add(subscription)
-        session.flush()
-    return to_response(subscription, now)
+    return _set_cancel_at_period_end(session, user_id, True, now or utcnow())
 
 
 def resume_subscription(
@@ -239,14 +228,23 @@ def resume_subscription(
     """Undo a cancellation at period end while the period lasts (it renews again);
     resuming one that is not cancelled is a no-op. NotFound when no subscription is in
     force (after the period end, subscribe again instead). Flushes only."""
-    now = now or utcnow()
+    return _set_cancel_at_period_end(session, user_id, False, now or utcnow())
+
+
+def _set_cancel_at_period_end(
+    session: Session, user_id: str, cancel: bool, now: datetime
+) -> SubscriptionResponse:
     lock_account(session, user_id)
     subscription = _settled(session, user_id, now)
     if subscription is None or not in_force(subscription, now):
-        raise NotFound("No active subscription to resume")
-    if subscription.cancel_at_period_end:
-        get_provider(subscription.provider).resume(subscription)
-        subscription.cancel_at_period_end = False
+        raise NotFound(f"No active subscription to {'cancel' if cancel else 'resume'}")
+    if subscription.cancel_at_period_end != cancel:
+        provider = get_provider(subscription.provider)
+        if cancel:
+            provider.cancel_at_period_end(subscription)
+        else:
+            provider.resume(subscription)
+        subscription.cancel_at_period_end = cancel
         subscription.updated_at = now
         session.add(subscription)
         session.flush()

@@ -8,11 +8,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from drill_stack import RedisServer
 
 from app.redis_client import persistence_problem
-from tests.support.live_server import PRODUCTION_ENV
+from tests.support.live_server import PRODUCTION_ENV, service_env, start_live_server
 from tests.support.services import REQUIRE_SERVICES
 
 pytestmark = pytest.mark.drill
@@ -69,3 +70,27 @@ def test_an_aof_fsynced_only_by_the_os_is_refused(private_redis: RedisServer) ->
 
     assert problem is not None
     assert "appendfsync no" in problem
+
+
+@pytest.mark.parametrize("private_redis", ["everysec"], indirect=True)
+def test_readyz_reports_an_aof_turned_off_after_start(
+    private_redis: RedisServer, tmp_path: Path
+) -> None:
+    env = service_env(
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        redis_url=private_redis.url,
+        data_dir=tmp_path,
+        **{k: v for k, v in PRODUCTION_ENV.items() if k != "GEOSVC_REDIS_AOF_CHECK"},
+    )
+    server = start_live_server(env, tmp_path / "server.log")
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            assert http.get("/readyz").json()["redisPersistence"] == "ok"
+
+            private_redis.client().config_set("appendonly", "no")
+            ready = http.get("/readyz")
+
+        assert ready.status_code == 200  # a report: every replica shares this Redis
+        assert "appendonly no" in ready.json()["redisPersistence"]
+    finally:
+        server.stop()
