@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from app.admin.cli import register as register_admin_commands
 from app.geodata.cli import register as register_geodata_commands
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
 # beat processes to load: its tasks, worker signals and the beat schedule.
@@ -76,28 +79,50 @@ def api(
         )
 
 
+def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
+    """The pool (and its size; None: Celery's default, one process per CPU) of a worker
+    taking `queues` when the command line names none.
+
+    `tools` with GEOSVC_TOOLS_POOL=auto: prefork while every tool is embedded (lookups
+    are CPU work, and one process per core uses every core; the memory-mapped indices
+    are loaded before the fork and shared), threads (GEOSVC_TOOLS_CONCURRENCY) once some
+    tool goes upstream (a call mostly waits, so many wait at once). Without `tools`:
+    prefork (the billing tasks keep their time limits).
+    """
+    from app.geodata.catalogue import some_tool_goes_upstream
+
+    if "tools" not in queues.split(","):
+        return "prefork", None
+    pool = settings.tools_pool
+    if pool == "auto":
+        pool = "threads" if some_tool_goes_upstream(settings) else "prefork"
+    return pool, settings.tools_concurrency if pool == "threads" else None
+
+
 @cli.command()
 def worker(
     queues: Annotated[str, typer.Option(help="comma-separated queues")] = "tools,billing",
     concurrency: Annotated[
         int | None,
-        typer.Option(help="threads or processes (default: GEOSVC_TOOLS_CONCURRENCY for threads)"),
+        typer.Option(help="threads or processes (default: see below)"),
     ] = None,
     pool: Annotated[
         str | None,
-        typer.Option(help="prefork, threads or solo (default: GEOSVC_TOOLS_POOL with tools)"),
+        typer.Option(help="prefork, threads or solo (default: see below)"),
     ] = None,
     hostname: Annotated[str | None, typer.Option(help="node name, e.g. w1@%h")] = None,
     loglevel: str = "info",
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger.
 
-    A worker that takes the `tools` queue runs a pool of threads by default (64): tool
-    calls mostly wait on upstream providers, and the embedded indices are shared,
-    read-only arrays, so threads serve them safely from one copy in memory. Celery
-    enforces no time limits on a threads pool; tool calls are bounded by their HTTP
-    timeouts and the api's deadline. Run `--queues billing` as its own prefork worker to
-    keep the billing tasks' time limits.
+    The pool of a worker that takes `tools` follows GEOSVC_TOOLS_POOL, by default `auto`:
+    one process per CPU while every tool is answered by the embedded datasets (CPU-bound
+    lookups), 64 threads (GEOSVC_TOOLS_CONCURRENCY) once some tool goes upstream (calls
+    mostly wait on the provider). The embedded indices are memory-mapped, read-only
+    arrays loaded before the pool starts: forked processes and threads share one copy.
+    Celery enforces no time limits on a threads pool; tool calls are bounded by their
+    HTTP timeouts and the api's deadline. Run `--queues billing` as its own prefork
+    worker to keep the billing tasks' time limits.
     """
     from app.config import get_settings
     from app.observability.setup import metrics_process_group
@@ -105,9 +130,11 @@ def worker(
 
     settings = get_settings()
     if pool is None:
-        pool = settings.tools_pool if "tools" in queues.split(",") else "prefork"
-    if concurrency is None and pool == "threads":
-        concurrency = settings.tools_concurrency
+        pool, default_concurrency = worker_pool(queues, settings)
+    else:
+        default_concurrency = settings.tools_concurrency if pool == "threads" else None
+    if concurrency is None:
+        concurrency = default_concurrency
     # No gossip, mingle or worker heartbeat events: nothing here uses them, and their
     # broadcast consumers are where kombu's Redis reconnect race crashed workers.
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]

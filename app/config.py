@@ -90,9 +90,11 @@ class Settings(BaseSettings):
     upstream_rate_wait_s: float = Field(5.0, ge=0)  # longest wait for a slot, then refuse
     upstream_breaker_failures: int = Field(5, ge=1)  # consecutive failed calls that open it
     upstream_breaker_cooldown_s: float = Field(30.0, gt=0)
-    # Worker pool for the `tools` queue: threads, since calls mostly wait on upstream I/O.
-    tools_pool: Literal["threads", "prefork", "solo"] = "threads"
-    tools_concurrency: int = Field(64, ge=1, le=1000)
+    # Worker pool for the `tools` queue. "auto": prefork, one process per CPU, while every
+    # tool is answered by the embedded datasets (CPU-bound lookups, one core each); a pool
+    # of tools_concurrency threads once some tool goes upstream (calls mostly wait on I/O).
+    tools_pool: Literal["auto", "threads", "prefork", "solo"] = "auto"
+    tools_concurrency: int = Field(64, ge=1, le=1000)  # threads of a threads pool
 
     @model_validator(mode="after")
     def _upstream_contact_in_production(self) -> Settings:

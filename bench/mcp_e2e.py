@@ -8,14 +8,15 @@
 
 Each is measured sequentially (p50, p99 over --calls, after a warm-up; the three
 interleaved call by call), then with --clients concurrent clients for --seconds (calls
-per second). --worker picks the worker's pool, e.g. threads:8. The rounds run side by
-side in one process against servers started here: uvicorn for (a) and for our api, one
-`geosvc worker` (prefork, 2 processes) for (b) and (c), the local Redis (or an embedded
-one) under a throwaway key prefix, and a throwaway SQLite database. The geodata indices
-come from GEOSVC_DATA_DIR (default .geosvc; built on first use).
+per second). --worker picks the worker's pool, e.g. threads:8 (default: the pool
+`geosvc worker` picks itself; with every tool embedded, prefork, one process per CPU).
+The rounds run side by side in one process against servers started here: uvicorn for
+(a) and for our api, one `geosvc worker` for (b) and (c), the local Redis (or an
+embedded one) under a throwaway key prefix, and a throwaway SQLite database. The
+geodata indices come from GEOSVC_DATA_DIR (default .geosvc; built on first use).
 
     .venv/bin/python bench/mcp_e2e.py [--calls 300] [--clients 16] [--seconds 10]\
-        [--worker prefork:2]
+        [--worker threads:64]
 """
 
 from __future__ import annotations
@@ -244,19 +245,11 @@ async def measure(
 
 
 def worker_command(python: str, spec: str) -> list[str]:
+    command = [python, "-m", "app.cli", "worker", "--loglevel", "warning"]
+    if spec == "default":
+        return command
     pool, _, concurrency = spec.partition(":")
-    return [
-        python,
-        "-m",
-        "app.cli",
-        "worker",
-        "--pool",
-        pool,
-        "--concurrency",
-        concurrency or "2",
-        "--loglevel",
-        "warning",
-    ]
+    return [*command, "--pool", pool, *(["--concurrency", concurrency] if concurrency else [])]
 
 
 def main() -> None:
@@ -267,7 +260,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument(
-        "--worker", default="prefork:2", help="pool:concurrency of the worker, e.g. threads:8"
+        "--worker",
+        default="default",
+        help="pool:concurrency of the worker, e.g. threads:8 (default: its own choice)",
     )
     args = parser.parse_args()
     with redis_for_bench() as redis_url, tempfile.TemporaryDirectory() as tmp:

@@ -3,10 +3,10 @@
 Everything runs here, on 127.0.0.1 only: the fake upstream providers
 (tests/fakes/upstream.py) as their own process, with a fixed latency set per
 configuration; a bare `MCPServer` with a trivial tool (baseline); our real `geosvc api`
-and `geosvc worker` (its default pool for `tools`: threads, GEOSVC_TOOLS_CONCURRENCY) on
-the machine's Redis under a random key prefix (or an embedded Redis) and a throwaway
-SQLite database. `geocode` goes upstream (Nominatim wire format, rate limiter and breaker
-on); `reverse_geocode` stays on the embedded data.
+and `geosvc worker` (its default pool, with a tool upstream: GEOSVC_TOOLS_CONCURRENCY
+threads) on the machine's Redis under a random key prefix (or an embedded Redis) and a
+throwaway SQLite database. `geocode` goes upstream (Nominatim wire format, rate
+limiter and breaker on); `reverse_geocode` stays on the embedded data.
 
 Configurations, each N clients (official `mcp` client, one session each) calling in a
 loop for --seconds, then stopping:
@@ -242,6 +242,18 @@ def report(results: dict[str, Load], seconds: float, pool: str) -> None:
     )
 
 
+def worker_pool_under(env: dict[str, str]) -> str:
+    """The pool `geosvc worker` picked under `env` (the bench's settings)."""
+    from unittest import mock
+
+    from app.cli import worker_pool
+    from app.config import Settings
+
+    with mock.patch.dict(os.environ, env):
+        pool, concurrency = worker_pool("tools,billing", Settings())
+    return f"{pool}:{concurrency or os.cpu_count()}"
+
+
 def forget_prefix(redis_url: str, prefix: str) -> None:
     """Delete this run's keys (answer cache, limiter, breaker, Celery) from the shared Redis."""
     client = redis.Redis.from_url(redis_url)
@@ -310,10 +322,7 @@ def main() -> None:
                 wait_for_worker(env)
                 api_key = account(env["GEOSVC_BASE_URL"])
                 results = asyncio.run(measure(urls, api_key, args.seconds))
-                from app.config import Settings
-
-                settings = Settings()
-                report(results, args.seconds, f"{settings.tools_pool}:{settings.tools_concurrency}")
+                report(results, args.seconds, worker_pool_under(env))
         finally:
             forget_prefix(redis_url, prefix)
 

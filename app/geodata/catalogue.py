@@ -44,8 +44,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "get_population",
             "Population by US ZIP code",
             "Resident population of a US ZIP code (5 digits, passed as a JSON string such as "
-            '"94103"), with its main city, state and county. The figure is a census count; '
-            "`year` and `source` say which census. ZIP codes that only serve PO boxes or a "
+            '"94103"), with its main city, state and county. The figure is a Census Bureau '
+            "survey estimate (ACS 5-year) or, where none is shipped, the 2010 Census count; "
+            "`year` and `source` say which. ZIP codes that only serve PO boxes or a "
             "single organisation have no population: NOT_FOUND." + _CREDIT,
             schemas.PopulationArgs,
             schemas.PopulationResult,
@@ -158,3 +159,8 @@ def policy(name: str, settings: Settings) -> ToolPolicy:
     if chosen is not None:
         return chosen
     return "upstream" if name in settings.upstream_tools else "embedded"
+
+
+def some_tool_goes_upstream(settings: Settings) -> bool:
+    """True when a policy sends some tool to an upstream provider (first or as fallback)."""
+    return any(policy(name, settings) != "embedded" for name in TOOL_SPECS)

@@ -52,6 +52,7 @@ from celery.backends.redis import RedisBackend
 from kombu import Exchange, Queue
 
 from app.config import Settings, get_settings
+from app.queue import broker
 
 TOOLS_QUEUE = "tools"
 BILLING_QUEUE = "billing"
@@ -94,6 +95,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     prefix = settings.redis_key_prefix
     broker_url = settings.broker_url or settings.redis_url or "memory://"
     broker_options: dict[str, Any] = {}
+    # Plain redis:// gets kombu's Redis transport with one client per channel (broker.py).
+    broker_transport = broker.TRANSPORT if broker_url.startswith("redis://") else None
     if broker_url.startswith(("redis://", "rediss://", "unix://")):
         broker_options["visibility_timeout"] = VISIBILITY_TIMEOUT_S
         if prefix:
@@ -107,6 +110,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         result_backend, backend_options = "cache+memory://", {}
     return {
         "broker_url": broker_url,
+        "broker_transport": broker_transport,
         "result_backend": result_backend,
         "broker_transport_options": broker_options,
         "result_backend_transport_options": backend_options,
@@ -153,6 +157,7 @@ def configure(settings: Settings | None = None) -> None:
     conf = celery_app.conf
     changed = (
         conf.broker_url != config["broker_url"]
+        or conf.broker_transport != config["broker_transport"]
         or conf.broker_transport_options != config["broker_transport_options"]
         or conf.result_backend_transport_options != config["result_backend_transport_options"]
     )

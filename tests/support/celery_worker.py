@@ -83,7 +83,7 @@ def start_celery_worker(
     """Migrate the database of `env`, start a worker and wait until it answers a ping.
 
     Without `pool`/`concurrency` the worker picks what production picks (for `tools`:
-    GEOSVC_TOOLS_POOL, threads, with GEOSVC_TOOLS_CONCURRENCY of them)."""
+    GEOSVC_TOOLS_POOL, auto: prefork per CPU with every tool embedded, else threads)."""
     subprocess.run(
         [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
     )
