@@ -27,8 +27,8 @@ from app.accounts.locks import lock_account
 from app.accounts.service import normalise_email
 from app.api_keys.service import list_keys, revoke_key
 from app.billing.plans import Plan
-from app.billing.service import get_subscription, plan_of
-from app.clock import period_end, period_of, period_start, utcnow
+from app.billing.service import get_subscription, plan_of, set_plan
+from app.clock import period_of, utcnow
 from app.errors import InvalidArgument, NotFound
 from app.metering.keys import counter_key
 from app.metering.schemas import UsageResponse
@@ -156,22 +156,7 @@ def change_plan(
     _checked_reason(reason)
     lock_account(session, user_id)
     before = plan_of(session, user_id, now=now)
-    subscription = get_subscription(session, user_id) or Subscription(user_id=user_id)
-    period = period_of(now)
-    if plan is Plan.STANDARD:
-        subscription.status = "active"
-        subscription.provider = "local"
-        subscription.current_period_start = period_start(period)
-        subscription.current_period_end = period_end(period)
-    else:
-        subscription.status = "canceled"
-        subscription.current_period_end = now
-    subscription.plan = plan.value
-    subscription.cancel_at_period_end = False
-    subscription.checkout_id = None
-    subscription.updated_at = now
-    session.add(subscription)
-    session.flush()
+    subscription = set_plan(session, user_id, plan, now)
     _audit(
         session,
         actor=actor,

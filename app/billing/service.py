@@ -214,6 +214,27 @@ def complete_checkout(
     return subscription
 
 
+def set_plan(session: Session, user_id: str, plan: Plan, now: datetime) -> Subscription:
+    """An operator's decision (geosvc admin), not a payment: standard is active for the
+    current month and renews like a local subscription; free ends the subscription now.
+    The caller holds the account lock. Flushes only."""
+    subscription = get_subscription(session, user_id) or Subscription(user_id=user_id)
+    if plan is Plan.STANDARD:
+        subscription.status = "active"
+        subscription.provider = "local"
+        _set_period(subscription, now)
+    else:
+        subscription.status = "canceled"
+        subscription.current_period_end = now
+    subscription.plan = plan.value
+    subscription.cancel_at_period_end = False
+    subscription.checkout_id = None
+    subscription.updated_at = now
+    session.add(subscription)
+    session.flush()
+    return subscription
+
+
 def cancel_subscription(
     session: Session, user_id: str, *, now: datetime | None = None
 ) -> SubscriptionResponse:
