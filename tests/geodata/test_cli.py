@@ -19,7 +19,7 @@ class TestToolCommand:
     def test_prints_the_json_result(self, geodata_dir: Path) -> None:
         code, out = run("tool", "get_population", '{"postal_code": "10001"}')
         assert code == 0
-        assert json.loads(out)["population"] == 21102
+        assert json.loads(out)["population"] == 27004
 
     def test_static_map_writes_the_png(self, geodata_dir: Path, tmp_path: Path) -> None:
         target = tmp_path / "map.png"

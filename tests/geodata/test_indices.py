@@ -6,12 +6,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from app.geodata.indices import store
-from app.geodata.indices.safe_pickle import load_plain
+from app.geodata.indices.safe_pickle import Opaque, load_plain, load_plain_parts
 from app.geodata.providers.embedded.data import GeoData
 
 
@@ -27,6 +28,28 @@ class TestSafePickle:
         path.write_bytes(pickle.dumps(Path("/etc/passwd")))
         with pytest.raises(pickle.UnpicklingError, match="plain data types only"):
             load_plain(path)
+
+    def test_parts_reader_keeps_plain_data_and_runs_nothing(self, tmp_path: Path) -> None:
+        marker = tmp_path / "ran"
+        path = tmp_path / "mixed.pkl"
+        data = {"names": {"DE": "Deutschland"}, "rule": _RunsCommand(f"touch {marker}")}
+        path.write_bytes(pickle.dumps(data))
+        loaded = load_plain_parts(path)
+        assert loaded["names"] == {"DE": "Deutschland"}
+        assert isinstance(loaded["rule"], Opaque)
+        assert not marker.exists()
+
+
+class _RunsCommand:
+    """Unpickled by the standard loader, this runs a shell command."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return (os.system, (self.command,))
 
 
 class TestIndexFiles:

@@ -104,7 +104,7 @@ class TestCalls:
         for name, result in results.items():
             assert not result.is_error, (name, result.content)
             assert "source" in structured(result)
-        assert structured(results["get_population"])["population"] == 21102
+        assert structured(results["get_population"])["population"] == 27004
         assert structured(results["get_average_income"])["amount"] == 94_354
         assert structured(results["reverse_geocode"])["countryCode"] == "FR"
         assert usage(account)["used"] == len(GOOD_CALLS)

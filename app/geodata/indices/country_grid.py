@@ -21,6 +21,7 @@ from app.geodata.indices.wkb import Ring
 
 SAMPLE_DEG = 0.05  # long edges are sampled this finely to find the cells they cross
 NO_COUNTRY = -1
+MANY_EDGES = 24  # cells with more edges than this are walked with numpy
 
 
 def _cells(lon: npt.NDArray[np.float64], lat: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -97,12 +98,34 @@ def build_country_grid(
     counts = np.bincount(cells, minlength=ROWS * COLS)
     offsets = np.zeros(ROWS * COLS + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
+    centre = _centre_countries(rings)
+    edge_country = np.concatenate(all_countries)[order]
     return {
-        "cc_cell": _centre_countries(rings),
+        "cc_cell": centre,
         "cc_off": offsets.astype(np.int32),
         "cc_edge": np.concatenate(all_edges)[order].astype(np.float32),
-        "cc_edge_country": np.concatenate(all_countries)[order],
+        "cc_edge_country": edge_country,
+        "cc_border": _border_cells(centre, offsets, edge_country),
     }
+
+
+def _border_cells(
+    centre: npt.NDArray[np.int16], offsets: npt.NDArray[np.int64], edge_country: Any
+) -> npt.NDArray[np.uint8]:
+    """1 for the cells where two countries meet (the edges of two countries pass through
+    it, or the centre's country and another one's edges); coasts of one country are 0."""
+    cells = len(centre)
+    edge_cell = np.repeat(np.arange(cells, dtype=np.int64), np.diff(offsets))
+    has_edges = np.diff(offsets) > 0
+    with_centre = np.flatnonzero(has_edges & (centre >= 0))
+    keys = np.concatenate(
+        [
+            edge_cell * 1024 + edge_country.astype(np.int64) + 1,
+            with_centre * 1024 + centre[with_centre].astype(np.int64) + 1,
+        ]
+    )
+    distinct = np.bincount(np.unique(keys) // 1024, minlength=cells)
+    return (distinct >= 2).astype(np.uint8)
 
 
 def country_at(
@@ -114,6 +137,23 @@ def country_at(
     start, end = offsets[cell], offsets[cell + 1]
     if start == end:
         return int(inside_centre)
+    if end - start > MANY_EDGES:
+        crossed = _crossed_many(lat, lon, cell, start, end, edges, countries)
+    else:
+        crossed = _crossed(lat, lon, cell, start, end, edges, countries)
+    for country, odd in crossed.items():
+        if odd and country != inside_centre:
+            return int(country)  # walked into it
+    if crossed.get(inside_centre, 0):
+        return NO_COUNTRY  # walked out of the centre's country into no other
+    return int(inside_centre)
+
+
+def _crossed(
+    lat: float, lon: float, cell: int, start: int, end: int, edges: Any, countries: Any
+) -> dict[int, int]:
+    """Per country: 1 if the walk from the cell centre to the point crosses its edges an
+    odd number of times."""
     row, col = divmod(cell, COLS)
     cy, cx = -90.0 + (row + 0.5) * STEP_DEG, -180.0 + (col + 0.5) * STEP_DEG
     dx, dy = lon - cx, lat - cy
@@ -132,9 +172,34 @@ def country_at(
         if (d3 > 0) != (d4 > 0):
             country = countries[edge]
             crossed[country] = crossed.get(country, 0) ^ 1
-    for country, odd in crossed.items():
-        if odd and country != inside_centre:
-            return int(country)  # walked into it
-    if crossed.get(inside_centre, 0):
-        return NO_COUNTRY  # walked out of the centre's country into no other
-    return int(inside_centre)
+    return crossed
+
+
+def _crossed_many(
+    lat: float, lon: float, cell: int, start: int, end: int, edges: Any, countries: Any
+) -> dict[int, int]:
+    """_crossed with numpy, for cells with many edges (the same arithmetic, in float64)."""
+    row, col = divmod(cell, COLS)
+    cy, cx = -90.0 + (row + 0.5) * STEP_DEG, -180.0 + (col + 0.5) * STEP_DEG
+    dx, dy = lon - cx, lat - cy
+    seg = np.frombuffer(edges, dtype=np.float32)[4 * start : 4 * end].astype(np.float64)
+    x1, y1, x2, y2 = seg[0::4], seg[1::4], seg[2::4], seg[3::4]
+    d1 = dx * (y1 - cy) - dy * (x1 - cx)
+    d2 = dx * (y2 - cy) - dy * (x2 - cx)
+    ex, ey = x2 - x1, y2 - y1
+    d3 = ex * (cy - y1) - ey * (cx - x1)
+    d4 = ex * (lat - y1) - ey * (lon - x1)
+    hit = ((d1 > 0) != (d2 > 0)) & ((d3 > 0) != (d4 > 0))
+    crossed: dict[int, int] = {}
+    for country in np.frombuffer(countries, dtype=np.int16)[start:end][hit].tolist():
+        crossed[country] = crossed.get(country, 0) ^ 1
+    return crossed
+
+
+def cell_countries(cell: int, centre: Any, offsets: Any, countries: Any) -> set[int]:
+    """The countries that meet in the cell: its centre's and those whose edges pass
+    through it."""
+    present = set(countries[offsets[cell] : offsets[cell + 1]].tolist())
+    present.add(int(centre[cell]))
+    present.discard(NO_COUNTRY)
+    return present

@@ -5,9 +5,10 @@ place to some point of the cell: with c the cell centre, R an upper bound of the
 from c to any point of the cell and d0 the distance from c to its nearest place, such a
 place for a point q of the cell lies within d0 + 2R + REACH_KM of c
 (dist(c, p) <= dist(c, q) + dist(q, p) <= R + (d0 + R) + REACH_KM).
-Cells whose candidate list would be longer than MAX_CANDIDATES keep none and fall back to
+Cells whose candidate list would be longer than WIDE_CANDIDATES keep none and fall back to
 the KD-tree. A query then computes a cell number and compares a handful of unit vectors,
-which is several times cheaper than a single scipy KD-tree call.
+which is several times cheaper than a single scipy KD-tree call; narrow_to_country then
+keeps, in a cell no border crosses, only the places of its country.
 """
 
 from __future__ import annotations
@@ -24,17 +25,28 @@ STEP_DEG = 0.25
 CELLS_PER_DEG = 4
 ROWS, COLS = 180 * CELLS_PER_DEG, 360 * CELLS_PER_DEG
 MAX_CANDIDATES = 48
+# cells with more candidates are looked at again with up to this many (then compared with
+# numpy at query time: still several times cheaper than a KD-tree query for 64 places)
+WIDE_CANDIDATES = 512
 # reverse_geocode weighs places by size among those at most this much farther than the
 # nearest one (see providers/embedded/nearest.py), so a cell lists those too
 REACH_KM = 15.0
 # A place's reach, how far from its centre its size carries: 0.004 km x sqrt(population)
 # (Paris, 2.1 M: 5.8 km; a town of 60,000: 1 km), at most REACH_KM.
 REACH_PER_SQRT_PEOPLE_KM = 0.004
+# added to every place's reach when ranking, so that villages still count by distance
+BASE_REACH_KM = 1.0
 
 
 def reach_km(population: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
     people = np.maximum(np.asarray(population, dtype=np.float64), 0.0)
     return np.minimum(REACH_PER_SQRT_PEOPLE_KM * np.sqrt(people), REACH_KM)
+
+
+def inhabited_countries(place_country: npt.NDArray[Any], countries: int) -> npt.NDArray[np.bool_]:
+    """Per country: has it a place to name? (Antarctica has none.)"""
+    known = np.asarray(place_country)[np.asarray(place_country) >= 0]
+    return np.bincount(known, minlength=countries) > 0
 
 
 def cell_of(lat: float, lon: float) -> int:
@@ -49,9 +61,8 @@ def build_grid(xyz: npt.NDArray[np.float64]) -> dict[str, npt.NDArray[Any]]:
     lat_c = -90.0 + (np.arange(ROWS) + 0.5) * STEP_DEG
     lon_c = -180.0 + (np.arange(COLS) + 0.5) * STEP_DEG
     lat_grid, lon_grid = np.meshgrid(lat_c, lon_c, indexing="ij")
-    chords, neighbours = tree.query(
-        unit_vectors(lat_grid.ravel(), lon_grid.ravel()), k=MAX_CANDIDATES + 1, workers=-1
-    )
+    centres = unit_vectors(lat_grid.ravel(), lon_grid.ravel())
+    chords, neighbours = tree.query(centres, k=MAX_CANDIDATES + 1, workers=-1)
     km = chord_to_km(chords)
     # R: centre to corner, measured generously (the equatorward edge is the wider one)
     half = np.radians(STEP_DEG / 2) * EARTH_RADIUS_KM
@@ -61,10 +72,23 @@ def build_grid(xyz: npt.NDArray[np.float64]) -> dict[str, npt.NDArray[Any]]:
     inside = km <= bound[:, None]
     complete = ~inside[:, -1]  # the (K+1)-th neighbour is already too far: list is whole
     counts = np.where(complete, inside.sum(axis=1), 0)
+    pair_cells = [np.repeat(np.arange(len(counts)), counts)]
+    pairs = [neighbours[inside & complete[:, None]]]
+    del chords, neighbours, km, inside
+    # the rest (coasts seen from the sea, dense regions) get a second, wider look, in
+    # chunks to bound the memory; what is still too long is left to the KD-tree
+    wide = np.flatnonzero(~complete)
+    for chunk in np.array_split(wide, max(1, len(wide) // 4096)):
+        chords, neighbours = tree.query(centres[chunk], k=WIDE_CANDIDATES + 1, workers=-1)
+        inside = chord_to_km(chords) <= bound[chunk, None]
+        whole = ~inside[:, -1]
+        counts[chunk] = np.where(whole, inside.sum(axis=1), 0)
+        pair_cells.append(np.repeat(chunk, counts[chunk]))
+        pairs.append(neighbours[inside & whole[:, None]])
+    order = np.argsort(np.concatenate(pair_cells), kind="stable")
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    keep = inside & complete[:, None]
     return {
-        "grid_off": offsets.astype(np.int64),
-        "grid_cand": neighbours[keep].astype(np.int32),
+        "grid_off": offsets,
+        "grid_cand": np.concatenate(pairs)[order].astype(np.int32),
     }

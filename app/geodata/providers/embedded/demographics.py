@@ -8,8 +8,6 @@ from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.schemas import IncomeArgs, IncomeResult, PopulationArgs, PopulationResult
 
-POPULATION_YEAR = 2010
-
 
 def _row(data: GeoData, code: str) -> int:
     row = data.zip_row(code)
@@ -27,6 +25,7 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     code = args.postal_code
     row = _row(data, code)
     value = int(data.zip_population[row])
+    vintage = data.population_vintages[int(data.zip_population_vintage[row])]
     if value < 0:
         kind = _kind(data, row)
         why = (
@@ -36,11 +35,11 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     return PopulationResult(
         postal_code=code,
         population=value,
-        year=POPULATION_YEAR,
+        year=int(vintage["year"]),
         place_name=data.zip_city[row] or None,
         state=data.zip_state[row] or None,
         county=data.zip_county[row] or None,
-        source=attribution.population(data.meta),
+        source=attribution.zip_figure(data.meta, vintage),
     )
 
 
@@ -52,19 +51,24 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
     code = args.postal_code
     row = _row(data, code)
     value = int(data.zip_income[row])
-    data_source = str(data.income_meta["dataSource"])
+    newest = data.income_vintages[0]
     if value < 0:
         raise NotFound(
-            f"No median household income estimate for ZIP code {code} in {data_source}: the "
-            "Census publishes none for ZIP codes with too few households, and the shipped "
-            "table also leaves out medians published only as a top code (250,000+)"
+            f"No median household income estimate for ZIP code {code} in "
+            f"{newest['dataSource']} nor in earlier vintages: the Census publishes none for "
+            "ZIP codes with too few households"
         )
+    vintage = data.income_vintages[int(data.zip_income_vintage[row])]
+    source = attribution.zip_figure(data.meta, vintage)
+    if vintage is not newest:
+        # median-income leaves out ZIPs whose newest median is top-coded (250,000+)
+        source += f"; the newer {newest['dataSource']} has no figure for this ZIP code"
     return IncomeResult(
         postal_code=code,
         amount=min(value, TOP_CODE),
         lower_bound=value >= TOP_CODE,
         measure="median_household_income",
-        year=int(data.income_meta["year"]),
-        period=attribution.income_period(data_source),
-        source=attribution.income(data.meta, data_source),
+        year=int(vintage["year"]),
+        period=attribution.income_period(str(vintage["dataSource"])),
+        source=source,
     )

@@ -4,14 +4,23 @@ the country from its border polygon."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import sqrt
+from math import asin, cos, radians, sin, sqrt
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from app.errors import NotFound
-from app.geodata.geometry import haversine_km, haversine_km_many, km_to_chord, unit_vector
+from app.geodata.geometry import (
+    EARTH_RADIUS_KM,
+    haversine_km,
+    haversine_km_many,
+    km_to_chord,
+    unit_vector,
+)
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
-from app.geodata.indices.nearest_grid import REACH_KM, cell_of
+from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, REACH_KM, ROWS
+from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
@@ -38,68 +47,120 @@ COUNTRY_FALLBACK = 64
 def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]:
     """The place the point is in: (feature, km from the point to its centre).
 
-    1. The country is the Natural Earth polygon that contains the point (country_grid.py).
+    1. The country is the Natural Earth polygon that contains the point (country_grid.py);
+       where two countries meet, the finer OpenStreetMap-derived one (borders.py).
     2. Candidates are the places at most REACH_KM farther than the nearest place, in that
        country when any is (a point at sea or on unclaimed land keeps them all).
     3. The winner has the smallest distance relative to its reach (its size, see
        data.reach_chord): a city of 2 M people 4 km away beats a suburb of 60,000 3 km
        away, a village 1 km away beats a city 10 km away.
-    Most cells of the grid (nearest_grid.py) list every candidate, and comparing those few
-    unit vectors in plain Python beats any numpy or KD-tree call for one point; the other
-    cells ask the KD-tree."""
+    Most cells of the grid (nearest_grid.py) lie in one country and list just its
+    candidates, often a single one: those answer without a country test, and comparing
+    their few unit vectors in plain Python beats any numpy or KD-tree call for one point.
+    Cells crossed by a border find the country first; the densest cells ask the KD-tree."""
     fast = data.fast
-    qx, qy, qz = unit_vector(lat, lon)
-    cell = cell_of(lat, lon)
-    country = country_at(
-        lat, lon, cell, fast.cc_cell, fast.cc_off, fast.cc_edge, fast.cc_edge_country
-    )
+    # unit_vector and cell_of, inlined: this is the hot path of reverse_geocode
+    phi, lam = radians(lat), radians(lon)
+    cos_phi = cos(phi)
+    qx, qy, qz = cos_phi * cos(lam), cos_phi * sin(lam), sin(phi)
+    row = int((lat + 90.0) * CELLS_PER_DEG)
+    cell = (row if row < ROWS else ROWS - 1) * COLS + int((lon + 180.0) * CELLS_PER_DEG) % COLS
+    start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
+    if fast.grid_filter[cell] == GENERAL:
+        best = _general(data, lat, lon, cell, (qx, qy, qz))
+    elif end - start == 1:
+        best = fast.grid_cand[start]
+    elif end - start <= SHORT_LIST:
+        best = _best(fast, fast.grid_cand[start:end], qx, qy, qz)
+    else:
+        best = _best_in_sub_cell(data, lat, lon, cell, (qx, qy, qz))
+    # great-circle km from the chord (its squared parts do not cancel for short chords)
+    xyz, at = fast.xyz, 3 * best
+    dx, dy, dz = xyz[at] - qx, xyz[at + 1] - qy, xyz[at + 2] - qz
+    half_chord = min(1.0, sqrt(dx * dx + dy * dy + dz * dz) / 2.0)
+    return fast.features[best], 2.0 * EARTH_RADIUS_KM * asin(half_chord)
+
+
+def _best(fast: FastViews, candidates: Sequence[int], qx: float, qy: float, qz: float) -> int:
+    """The candidate with the smallest chord / reach among those at most REACH_KM beyond
+    the nearest of them (compared squared, which orders the same)."""
+    xyz, inverse_reach_sq = fast.xyz, fast.inverse_reach_sq
+    dots = [xyz[(at := 3 * c)] * qx + xyz[at + 1] * qy + xyz[at + 2] * qz for c in candidates]
+    # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
+    limit = sqrt(max(0.0, 2.0 - 2.0 * max(dots))) + REACH_CHORD
+    least_dot = 1.0 - limit * limit / 2.0
+    best, best_score = -1, float("inf")
+    for candidate, dot in zip(candidates, dots, strict=True):
+        if dot >= least_dot:
+            score = (2.0 - 2.0 * dot) * inverse_reach_sq[candidate]
+            if score < best_score:
+                best, best_score = candidate, score
+    return best
+
+
+def _best_in_sub_cell(
+    data: GeoData, lat: float, lon: float, cell: int, unit: tuple[float, float, float]
+) -> int:
+    """A long list is split into sub-cells (reverse_build.split_long_lists)."""
+    fast = data.fast
+    row, col = divmod(cell, COLS)
+    sub_row = min(int(((lat + 90.0) * CELLS_PER_DEG - row) * SPLIT), SPLIT - 1)
+    sub_col = min(int(((lon + 180.0) * CELLS_PER_DEG) % 1.0 * SPLIT), SPLIT - 1)
+    sub = fast.grid_sub[cell] + sub_row * SPLIT + sub_col
+    start, end = fast.sub_off[sub], fast.sub_off[sub + 1]
+    if end - start == 1:
+        return int(fast.sub_cand[start])
+    if end - start <= SHORT_LIST:
+        return _best(fast, fast.sub_cand[start:end], *unit)
+    return _best_many(data, data.sub_cand[start:end], unit, NO_COUNTRY)
+
+
+def _general(
+    data: GeoData, lat: float, lon: float, cell: int, unit: tuple[float, float, float]
+) -> int:
+    """A cell crossed by a border (the point's country decides which places count), or
+    one too dense to list its candidates (the KD-tree's nearest places stand in)."""
+    fast = data.fast
+    refined = data.borders.country(fast, lat, lon, cell) if fast.cc_border[cell] else None
+    if refined is not None:
+        country = refined
+    else:
+        country = country_at(
+            lat, lon, cell, fast.cc_cell, fast.cc_off, fast.cc_edge, fast.cc_edge_country
+        )
     if country != NO_COUNTRY and not fast.inhabited[country]:
         country = NO_COUNTRY  # nothing to name there: the nearest places, wherever they are
     start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
-    if end > start:
-        candidates: Sequence[int] = fast.grid_cand[start:end]
-    else:
-        # a dense cell: the KD-tree's nearest places stand in for the full list
-        _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
-        candidates = near.tolist()
-    best = _best(fast, candidates, qx, qy, qz, country)
-    if best < 0 and country != NO_COUNTRY:
-        # no candidate in the point's country: its nearest places there, else any
-        if end > start:
-            _chords, near = data.localities.tree.query((qx, qy, qz), k=COUNTRY_FALLBACK)
-            candidates = near.tolist()
-        best = _best(fast, candidates, qx, qy, qz, country)
-        if best < 0:
-            best = _best(fast, candidates, qx, qy, qz, NO_COUNTRY)
-    feature = fast.features[best]
-    return feature, haversine_km(lat, lon, fast.lat[feature], fast.lon[feature])
+    if 0 < end - start <= SHORT_LIST:
+        listed = fast.grid_cand[start:end]
+        if country != NO_COUNTRY:
+            of = fast.country
+            listed = [c for c in listed if of[c] == country]  # type: ignore[assignment]
+        if listed:
+            return _best(fast, listed, *unit)
+    elif end > start:
+        best = _best_many(data, data.grid_cand[start:end], unit, country)
+        if best >= 0:
+            return best
+    near = data.localities.tree.query(unit, k=COUNTRY_FALLBACK)[1]
+    best = _best_many(data, near, unit, country)
+    return best if best >= 0 else _best_many(data, near, unit, NO_COUNTRY)
 
 
-def _best(
-    fast: FastViews, candidates: Sequence[int], qx: float, qy: float, qz: float, country: int
+def _best_many(
+    data: GeoData, candidates: npt.NDArray[Any], unit: tuple[float, float, float], country: int
 ) -> int:
-    """The candidate (locality position) with the smallest chord / reach among those in
-    `country` (any when NO_COUNTRY) at most REACH_KM beyond the nearest of them; -1 if none
-    is in the country."""
-    xyz, reach, countries = fast.xyz, fast.reach, fast.country
-    dots = [xyz[3 * c] * qx + xyz[3 * c + 1] * qy + xyz[3 * c + 2] * qz for c in candidates]
+    """_best over an array of candidates, restricted to `country` unless NO_COUNTRY;
+    -1 if none is in the country."""
     if country != NO_COUNTRY:
-        kept = [(c, d) for c, d in zip(candidates, dots, strict=True) if countries[c] == country]
-    else:
-        kept = list(zip(candidates, dots, strict=True))
-    if not kept:
-        return -1
-    # chord <= nearest chord + REACH_CHORD, as a bound on the dot product
-    limit = sqrt(max(0.0, 2.0 - 2.0 * max(d for _c, d in kept))) + REACH_CHORD
-    least_dot = 1.0 - limit * limit / 2.0
-    best, best_score = -1, float("inf")
-    for candidate, dot in kept:
-        if dot < least_dot:
-            continue
-        score = sqrt(max(0.0, 2.0 - 2.0 * dot)) / reach[candidate]
-        if score < best_score:
-            best, best_score = candidate, score
-    return best
+        candidates = candidates[data.locality_country[candidates] == country]
+        if len(candidates) == 0:
+            return -1
+    dots = data.locality_xyz[candidates] @ unit
+    limit = sqrt(max(0.0, 2.0 - 2.0 * float(dots.max()))) + REACH_CHORD
+    eligible = dots >= 1.0 - limit * limit / 2.0
+    candidates, dots = candidates[eligible], dots[eligible]
+    return int(candidates[int(np.argmin((1.0 - dots) * data.inverse_reach_sq[candidates]))])
 
 
 def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
@@ -129,7 +190,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         admin2=data.admin2_name(feature),
         postal_code=postal_code,
         distance_km=round(km, 3),
-        source=attribution.places(data.meta),
+        source=attribution.reverse(data.meta),
     )
 
 
