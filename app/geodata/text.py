@@ -11,6 +11,8 @@ _NON_WORD = re.compile(r"[\W_]+")
 
 def normalize(text: str) -> str:
     """Fold case, accents, punctuation: 'Saint-Étienne' -> 'saint etienne'."""
+    if text.isascii():  # most names: nothing to decompose (same result, 3x faster)
+        return " ".join(_NON_WORD.sub(" ", text.lower()).split())
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(_NON_WORD.sub(" ", stripped).split())

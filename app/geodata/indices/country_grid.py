@@ -36,24 +36,34 @@ def _edge_cells(ring: Ring) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64
     cell_a, cell_b = _cells(a[:, 0], a[:, 1]), _cells(b[:, 0], b[:, 1])
     edges = np.arange(len(a))
     same = cell_a == cell_b  # a segment between two points of a cell stays in it
-    cells, numbers = [cell_a[same]], [edges[same]]
-    for edge in edges[~same]:
-        steps = int(np.ceil(np.abs(b[edge] - a[edge]).max() / SAMPLE_DEG)) + 1
-        t = np.linspace(0.0, 1.0, steps + 1)[:, None]
-        points = a[edge] + t * (b[edge] - a[edge])
-        # the 3x3 neighbourhood catches a corner clipped between two samples; an edge
-        # listed in a cell it misses never crosses a walk inside that cell
-        row = np.clip(((points[:, 1] + 90.0) * CELLS_PER_DEG).astype(np.int64), 0, ROWS - 1)
-        col = ((points[:, 0] + 180.0) * CELLS_PER_DEG).astype(np.int64)
-        near = [
+    long = edges[~same]
+    if not len(long):
+        return cell_a[same], edges[same]
+    # every long edge sampled at t = k / steps, k = 0..steps (np.linspace's points), all
+    # edges in one array
+    steps = np.ceil(np.abs(b[long] - a[long]).max(axis=1) / SAMPLE_DEG).astype(np.int64) + 1
+    per_edge = steps + 1
+    edge_of = np.repeat(np.arange(len(long)), per_edge)
+    k = np.arange(int(per_edge.sum())) - np.repeat(np.cumsum(per_edge) - per_edge, per_edge)
+    t = k * (1.0 / steps)[edge_of]
+    t[np.cumsum(per_edge) - 1] = 1.0
+    start, delta = a[long][edge_of], (b[long] - a[long])[edge_of]
+    points = start + t[:, None] * delta
+    # the 3x3 neighbourhood catches a corner clipped between two samples; an edge listed
+    # in a cell it misses never crosses a walk inside that cell
+    row = np.clip(((points[:, 1] + 90.0) * CELLS_PER_DEG).astype(np.int64), 0, ROWS - 1)
+    col = ((points[:, 0] + 180.0) * CELLS_PER_DEG).astype(np.int64)
+    near = np.concatenate(
+        [
             np.clip(row + dr, 0, ROWS - 1) * COLS + (col + dc) % COLS
             for dr in (-1, 0, 1)
             for dc in (-1, 0, 1)
         ]
-        found = np.unique(np.concatenate(near))
-        cells.append(found)
-        numbers.append(np.full(len(found), edge))
-    return np.concatenate(cells), np.concatenate(numbers)
+    )
+    # distinct (edge, cell) pairs, ordered by edge then cell
+    pairs = np.unique(np.tile(long[edge_of], 9) * (ROWS * COLS) + near)
+    numbers, cells = np.divmod(pairs, ROWS * COLS)
+    return np.concatenate([cell_a[same], cells]), np.concatenate([edges[same], numbers])
 
 
 def _centre_countries(rings: Sequence[tuple[int, Ring]]) -> npt.NDArray[np.int16]:

@@ -201,7 +201,8 @@ def _sub_cell_lists(
             radius = _radius_km(lat, STEP_DEG / SPLIT)[pair_at]
             # chord lengths in km, the measure the query compares (Euclidean, so the
             # triangle inequality bounds them over the sub-cell)
-            dist = np.linalg.norm(place - unit_vectors(lat, lon)[pair_at], axis=1)
+            gap = place - unit_vectors(lat, lon)[pair_at]
+            dist = np.sqrt(gap[:, 0] * gap[:, 0] + gap[:, 1] * gap[:, 1] + gap[:, 2] * gap[:, 2])
             dist *= EARTH_RADIUS_KM
             nearest = np.minimum.reduceat(dist, first)[pair_at]
             eligible = dist - radius <= nearest + radius + REACH_KM
