@@ -21,10 +21,16 @@ from sqlmodel import Session, col, select
 
 from app.models import UsageEvent
 from tests.fakes.upstream import FakeUpstream
-from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
 from tests.support.factories import sign_up
 from tests.support.fixtures import Backend
-from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
+from tests.support.live_server import (
+    TEST_RUN_PREFIX,
+    LiveServer,
+    launch_live_server,
+    wait_until_healthy,
+)
+from tests.support.services import migrate
 
 FREE_QUOTA = 8
 STANDARD_QUOTA = 4
@@ -66,11 +72,16 @@ class Stack:
 
 
 def start_stack(env: dict[str, str], logs: Path) -> Stack:
-    worker = start_celery_worker(env, logs / "worker.log")
+    """Migrate once, then start the worker and the server side by side."""
+    migrate(env)
+    worker = launch_celery_worker(env, logs / "worker.log")
+    server = launch_live_server(env, logs / "server.log")
     try:
-        server = start_live_server(env, logs / "server.log")
+        wait_until_ready(worker)
+        wait_until_healthy(server, deadline_s=60)
     except Exception:
         worker.stop()
+        server.stop()
         raise
     return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
 

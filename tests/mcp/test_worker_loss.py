@@ -19,7 +19,7 @@ from tests.support.factories import sign_up
 from tests.support.fixtures import Backend
 
 CLIENTS = 6
-CALLS_PER_CLIENT = 12
+CALLS_PER_CLIENT = 8
 # A call may take the deadline plus the MCP and HTTP round trips.
 ANSWER_WITHIN_S = DEADLINE_S + 2.0
 

@@ -19,15 +19,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.embedded_redis import free_port
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import mcp_env
-from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
 from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, wait_until_healthy
+from tests.support.services import migrate
 
 METRICS_TOKEN = "metrics-token-for-tests"
 AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
 
 
-def start_api(env: dict[str, str], log_path: Path, *, workers: int = 2) -> LiveServer:
+def launch_api(env: dict[str, str], log_path: Path, *, workers: int = 2) -> LiveServer:
     """`geosvc api` as the container runs it (it migrates, then serves)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -37,8 +38,7 @@ def start_api(env: dict[str, str], log_path: Path, *, workers: int = 2) -> LiveS
     process = subprocess.Popen(
         [*command, "--workers", str(workers)], env=env, stdout=log, stderr=subprocess.STDOUT
     )
-    server = LiveServer(url=url, env=env, process=process, log_path=log_path)
-    return wait_until_healthy(server, deadline_s=90)
+    return LiveServer(url=url, env=env, process=process, log_path=log_path)
 
 
 @dataclass
@@ -95,11 +95,16 @@ def observed_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[
 
 
 def start_observed_stack(env: dict[str, str], logs: Path) -> ObservedStack:
-    worker = start_celery_worker(env, logs / "worker.log")
+    """Migrate once (`geosvc api` would too), then start worker and api side by side."""
+    migrate(env)
+    worker = launch_celery_worker(env, logs / "worker.log")
+    server = launch_api(env, logs / "api.log")
     try:
-        server = start_api(env, logs / "api.log")
+        wait_until_ready(worker)
+        wait_until_healthy(server, deadline_s=90)
     except Exception:
         worker.stop()
+        server.stop()
         raise
     port = env["GEOSVC_WORKER_METRICS_PORT"]
     return ObservedStack(

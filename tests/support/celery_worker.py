@@ -16,6 +16,7 @@ from celery import Celery
 
 from app.config import Settings
 from app.queue.celery import celery_config
+from tests.support.services import migrate
 
 
 def client_for(env: dict[str, str]) -> Celery:
@@ -42,7 +43,10 @@ class CeleryWorker:
 
     def ping(self, timeout: float = 1.0) -> bool:
         try:
-            replies = self.client.control.ping(destination=[self.hostname], timeout=timeout)
+            # limit=1: return with the one reply instead of waiting out the timeout
+            replies = self.client.control.ping(
+                destination=[self.hostname], timeout=timeout, limit=1
+            )
         except redis.ConnectionError:
             # fakeredis's TCP server drops a connection after NOSCRIPT; the next try works
             return False
@@ -71,22 +75,15 @@ class CeleryWorker:
         self.client.close()
 
 
-def start_celery_worker(
+def launch_celery_worker(
     env: dict[str, str],
     log_path: Path,
     *,
     queues: str = "tools,billing",
     concurrency: int | None = None,
     pool: str | None = None,
-    deadline_s: float = 60.0,
 ) -> CeleryWorker:
-    """Migrate the database of `env`, start a worker and wait until it answers a ping.
-
-    Without `pool`/`concurrency` the worker picks what production picks (for `tools`:
-    GEOSVC_TOOLS_POOL, auto: prefork per CPU with every tool embedded, else threads)."""
-    subprocess.run(
-        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
-    )
+    """Start a worker process on an already migrated database; `wait_until_ready` next."""
     hostname = f"test-{secrets.token_hex(4)}@localhost"
     log = log_path.open("wb")
     process = subprocess.Popen(
@@ -109,13 +106,35 @@ def start_celery_worker(
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so `kill` reaches the pool too
     )
-    worker = CeleryWorker(hostname, env, process, log_path, client_for(env))
+    return CeleryWorker(hostname, env, process, log_path, client_for(env))
+
+
+def wait_until_ready(worker: CeleryWorker, deadline_s: float = 60.0) -> CeleryWorker:
+    """Ping until the worker answers; stop it and raise if it exits or never does."""
     deadline = time.monotonic() + deadline_s
     while True:
-        if process.poll() is not None:
+        if worker.process.poll() is not None:
             raise RuntimeError(f"worker exited early:\n{worker.log()}")
-        if worker.ping():
+        if worker.ping(timeout=0.25):
             return worker
         if time.monotonic() > deadline:
             worker.stop()
             raise RuntimeError(f"worker did not answer a ping:\n{worker.log()}")
+
+
+def start_celery_worker(
+    env: dict[str, str],
+    log_path: Path,
+    *,
+    queues: str = "tools,billing",
+    concurrency: int | None = None,
+    pool: str | None = None,
+    deadline_s: float = 60.0,
+) -> CeleryWorker:
+    """Migrate the database of `env`, start a worker and wait until it answers a ping.
+
+    Without `pool`/`concurrency` the worker picks what production picks (for `tools`:
+    GEOSVC_TOOLS_POOL, auto: prefork per CPU with every tool embedded, else threads)."""
+    migrate(env)
+    worker = launch_celery_worker(env, log_path, queues=queues, concurrency=concurrency, pool=pool)
+    return wait_until_ready(worker, deadline_s)

@@ -8,6 +8,7 @@ required under REQUIRE_SERVICES=1. Every test makes its own users, so tests shar
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +54,20 @@ def redis_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def geodata_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Indices built once by the real `geosvc data build`; this process reads them too."""
+    """Indices built once by the real `geosvc data build`; this process reads them too.
+
+    GEOSVC_TEST_DATA_DIR (a data dir holding a current build, e.g. `.geosvc`) skips the
+    minute-long build when running a few tests by hand: its indices are copied."""
     from app.geodata import service
+    from app.geodata.indices.store import index_dir, is_current
 
     data_dir = tmp_path_factory.mktemp("geodata")
-    result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
-    assert result.exit_code == 0, result.output
+    prebuilt = os.environ.get("GEOSVC_TEST_DATA_DIR")
+    if prebuilt and is_current(index_dir(Path(prebuilt))):
+        shutil.copytree(index_dir(Path(prebuilt)), index_dir(data_dir))
+    else:
+        result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
+        assert result.exit_code == 0, result.output
     service.configure(data_dir)
     yield data_dir
     service.configure(None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from app.embedded_redis import free_port
+from tests.support.services import migrate
 
 # One prefix per test run: concurrent runs on the shared Redis never take each other's tasks.
 TEST_RUN_PREFIX = f"geosvc-test-{secrets.token_hex(4)}:"
@@ -71,13 +72,12 @@ def service_env(
     return env
 
 
-def start_live_server(env: dict[str, str], log_path: Path, deadline_s: float = 60.0) -> LiveServer:
+def launch_live_server(env: dict[str, str], log_path: Path) -> LiveServer:
+    """Start uvicorn on a free port over an already migrated database; `wait_until_healthy`
+    next."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**env, "GEOSVC_BASE_URL": url}
-    subprocess.run(
-        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
-    )
     log = log_path.open("wb")
     process = subprocess.Popen(
         [
@@ -97,9 +97,12 @@ def start_live_server(env: dict[str, str], log_path: Path, deadline_s: float = 6
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    return wait_until_healthy(
-        LiveServer(url=url, env=env, process=process, log_path=log_path), deadline_s
-    )
+    return LiveServer(url=url, env=env, process=process, log_path=log_path)
+
+
+def start_live_server(env: dict[str, str], log_path: Path, deadline_s: float = 60.0) -> LiveServer:
+    migrate(env)
+    return wait_until_healthy(launch_live_server(env, log_path), deadline_s)
 
 
 def wait_until_healthy(server: LiveServer, deadline_s: float) -> LiveServer:

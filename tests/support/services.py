@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,3 +85,10 @@ def fresh_postgres_database() -> Iterator[str]:
     finally:
         with _psycopg_connect(POSTGRES_ADMIN_URL) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def migrate(env: dict[str, str]) -> None:
+    """`geosvc migrate` on the database of `env` (before the processes that use it start)."""
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
+    )
