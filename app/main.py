@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
 from app.accounts.endpoints import router as accounts_router
+from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
@@ -34,6 +35,7 @@ def create_app() -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        dummy_password_hash()  # before the first sign-in, which would otherwise pay it
         # Mounted apps' lifespans do not run: the MCP session manager is run here.
         async with mcp_sessions.run():
             yield

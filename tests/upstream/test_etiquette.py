@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 from pydantic import ValidationError
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from app.config import Settings
 from app.errors import UpstreamUnavailable
@@ -119,7 +121,8 @@ class TestRateLimiter:
         assert upstream.requests("census") == 1
 
     def test_without_redis_the_limit_holds_per_process(self, upstream: FakeUpstream) -> None:
-        broken = redis.Redis(port=1, socket_connect_timeout=0.2, decode_responses=True)
+        # no retries: redis-py's default backoff would only slow the test down
+        broken = redis.Redis(port=1, decode_responses=True, retry=Retry(NoBackoff(), 0))
         limiter = RateLimiter("census", 5.0, client=broken)
         client = census_client(upstream, limiter=limiter)
         with ThreadPoolExecutor(4) as pool:
