@@ -47,7 +47,7 @@ def stripe_worker(
         stripe_env(backend, fake_stripe), log_path, queues="billing", concurrency=1
     )
     yield worker
-    worker.stop()
+    worker.stop(wait=False)
 
 
 def record_usage(worker: CeleryWorker, user_id: str, calls: int) -> None:

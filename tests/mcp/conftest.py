@@ -94,7 +94,7 @@ def stack(
     running = start_stack(env, tmp_path_factory.mktemp(f"mcp-{backend.name}"))
     yield running
     running.server.stop()
-    running.worker.stop()
+    running.worker.stop(wait=False)
 
 
 @dataclass

@@ -32,7 +32,7 @@ def own_stack(
     stack = start_stack(env, tmp_path)
     yield stack, env
     stack.server.stop()
-    stack.worker.stop()
+    stack.worker.stop(wait=False)
 
 
 async def test_sigkilled_worker_costs_callers_nothing_and_charges_once(

@@ -120,7 +120,7 @@ def observed(
     stack = start_observed_stack(env, tmp_path_factory.mktemp(f"obs-{backend.name}"))
     yield stack
     stack.server.stop()
-    stack.worker.stop()
+    stack.worker.stop(wait=False)
 
 
 def poll(check: object, deadline_s: float = 20.0) -> None:

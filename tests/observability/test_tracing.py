@@ -149,4 +149,4 @@ async def test_spans_of_one_call_reach_the_collector_from_api_and_worker(
         assert run[0].trace_id == publish[0].trace_id  # one trace across the queue
     finally:
         stack.server.stop()
-        stack.worker.stop()
+        stack.worker.stop(wait=False)

@@ -13,8 +13,9 @@ from app.cli import worker_pool
 from app.config import Settings
 from app.queue.broker import TRANSPORT
 from app.queue.celery import celery_config
-from tests.support.celery_worker import start_celery_worker
+from tests.support.celery_worker import launch_celery_worker, wait_until_ready
 from tests.support.fixtures import Backend
+from tests.support.services import migrate
 
 THREADS = "celery.concurrency.thread:TaskPool"
 PREFORK = "celery.concurrency.prefork:TaskPool"
@@ -54,7 +55,7 @@ class TestDefaultPool:
 
 
 def pool_of(client: Celery, hostname: str) -> dict[str, Any]:
-    stats = client.control.inspect([hostname], timeout=5.0).stats() or {}
+    stats = client.control.inspect([hostname], timeout=5.0, limit=1).stats() or {}
     return dict(stats[hostname]["pool"])
 
 
@@ -64,22 +65,20 @@ class TestWorkerProcess:
     ) -> None:
         if backend.name != "sqlite":
             pytest.skip("one backend is enough: the pool does not depend on the database")
-        embedded = start_celery_worker(backend.env(), tmp_path / "embedded.log")
-        try:
-            pool = pool_of(embedded.client, embedded.hostname)
-        finally:
-            embedded.stop()
-        assert pool["implementation"] == PREFORK
-        assert len(pool["processes"]) == pool["max-concurrency"] >= 1
-
         upstream_env = backend.env(GEOSVC_UPSTREAM_TOOLS='["geocode"]')
-        upstream = start_celery_worker(upstream_env, tmp_path / "upstream.log")
+        migrate(upstream_env)  # one database for both
+        embedded = launch_celery_worker(backend.env(), tmp_path / "embedded.log")
+        upstream = launch_celery_worker(upstream_env, tmp_path / "upstream.log")
         try:
-            pool = pool_of(upstream.client, upstream.hostname)
+            embedded_pool = pool_of(wait_until_ready(embedded).client, embedded.hostname)
+            upstream_pool = pool_of(wait_until_ready(upstream).client, upstream.hostname)
         finally:
-            upstream.stop()
-        assert pool["implementation"] == THREADS
-        assert pool["max-concurrency"] == 64
+            embedded.stop(wait=False)
+            upstream.stop(wait=False)
+        assert embedded_pool["implementation"] == PREFORK
+        assert len(embedded_pool["processes"]) == embedded_pool["max-concurrency"] >= 1
+        assert upstream_pool["implementation"] == THREADS
+        assert upstream_pool["max-concurrency"] == 64
 
 
 class TestRedisBroker:

@@ -59,20 +59,36 @@ class CeleryWorker:
 
     def tasks_run(self, name: str) -> int:
         """How many `name` tasks this worker has started, from its own stats."""
-        stats = self.client.control.inspect([self.hostname], timeout=2.0).stats() or {}
+        stats = self.client.control.inspect([self.hostname], timeout=2.0, limit=1).stats() or {}
         return int(stats.get(self.hostname, {}).get("total", {}).get(name, 0))
 
-    def stop(self) -> None:
-        if self.process.poll() is not None:
-            self.client.close()
-            return
-        self.process.terminate()  # warm shutdown: finish running tasks
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    def stop(self, *, wait: bool = True) -> None:
+        """Warm shutdown (running tasks finish). wait=False, for fixtures at the end of
+        their scope: the prefork pool takes ~2.5 s to wind down, which the next tests need
+        not wait for; `reap_stopping_workers` waits for all of them at the end."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            if wait:
+                _wait_or_kill(self.process)
+            else:
+                _stopping.append(self.process)
         self.client.close()
+
+
+_stopping: list[subprocess.Popen[bytes]] = []
+
+
+def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def reap_stopping_workers() -> None:
+    while _stopping:
+        _wait_or_kill(_stopping.pop())
 
 
 def launch_celery_worker(

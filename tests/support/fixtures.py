@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from tests.fakes.upstream import FakeUpstream
-from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.celery_worker import CeleryWorker, reap_stopping_workers, start_celery_worker
 from tests.support.live_server import LiveServer, service_env, start_live_server
 from tests.support.services import (
     REQUIRE_SERVICES,
@@ -44,6 +44,13 @@ class Backend:
             data_dir=self.data_dir,
             **extra,
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reap_workers() -> Iterator[None]:
+    """Set up first, torn down last: waits for the workers fixtures stopped without waiting."""
+    yield
+    reap_stopping_workers()
 
 
 @pytest.fixture(scope="session")
@@ -125,7 +132,7 @@ def celery_worker(
     log_path = tmp_path_factory.mktemp("logs") / f"worker-{backend.name}.log"
     worker = start_celery_worker(backend.env(), log_path)
     yield worker
-    worker.stop()
+    worker.stop(wait=False)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def upstream_stack(
     running = start_stack(env, tmp_path_factory.mktemp(f"upstream-{backend.name}"))
     yield running
     running.server.stop()
-    running.worker.stop()
+    running.worker.stop(wait=False)
 
 
 @dataclass
