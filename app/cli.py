@@ -91,7 +91,7 @@ def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
     """
     from app.geodata.catalogue import some_tool_goes_upstream
 
-    if "tools" not in queues.split(","):
+    if not any(queue.startswith("tools") for queue in queues.split(",")):
         return "prefork", None
     pool = settings.tools_pool
     if pool == "auto":
@@ -99,9 +99,20 @@ def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
     return pool, settings.tools_concurrency if pool == "threads" else None
 
 
+ALL_QUEUES = "tools,tools.free,tools.heavy,billing"
+
+
+def default_niceness(queues: str) -> int:
+    """10 for a worker of the bulk tool queues only (free and heavy calls): when it shares
+    cores with the paying pool, the kernel gives paying calls the CPU first."""
+    from app.queue.celery import BULK_TOOL_QUEUES
+
+    return 10 if set(queues.split(",")) <= set(BULK_TOOL_QUEUES) else 0
+
+
 @cli.command()
 def worker(
-    queues: Annotated[str, typer.Option(help="comma-separated queues")] = "tools,billing",
+    queues: Annotated[str, typer.Option(help="comma-separated queues")] = ALL_QUEUES,
     concurrency: Annotated[
         int | None,
         typer.Option(help="threads or processes (default: see below)"),
@@ -111,9 +122,17 @@ def worker(
         typer.Option(help="prefork, threads or solo (default: see below)"),
     ] = None,
     hostname: Annotated[str | None, typer.Option(help="node name, e.g. w1@%h")] = None,
+    nice: Annotated[
+        int | None,
+        typer.Option(help="CPU niceness (default: 10 for tools.free,tools.heavy only, else 0)"),
+    ] = None,
     loglevel: str = "info",
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger.
+
+    By default one worker takes every queue. To isolate tenants, run the paying pool
+    (`--queues tools,billing`) and the bulk pool (`--queues tools.free,tools.heavy`,
+    niced) as separate workers (docs/OPERATIONS.md, "Tenant isolation").
 
     The pool of a worker that takes `tools` follows GEOSVC_TOOLS_POOL, by default `auto`:
     one process per CPU while every tool is answered by the embedded datasets (CPU-bound
@@ -143,6 +162,9 @@ def worker(
         argv += ["--concurrency", str(concurrency)]
     if hostname is not None:
         argv += ["--hostname", hostname]
+    niceness = default_niceness(queues) if nice is None else nice
+    if niceness:
+        os.nice(niceness)  # before the pool starts: its processes or threads inherit it
     with metrics_process_group(settings):
         require_persistent_redis()
         # the tasks import the features, which define metrics: after the process group

@@ -62,7 +62,24 @@ class Settings(BaseSettings):
     allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*"]
 
     tool_deadline_s: float = Field(20.0, gt=0)
+    # A call's reservation is also its concurrency lease: a process killed mid-call
+    # holds its slot (and credit) at most this long.
     reservation_ttl_s: int = Field(60, ge=5)
+
+    # Tenant limits per plan (docs/OPERATIONS.md, "Tenant isolation"). Each API key has a
+    # token bucket of rate_per_s refilled up to burst; the account's bucket (all its keys)
+    # holds account_rate_multiplier times as much, so one runaway key leaves the others
+    # room. Concurrency: calls in flight per account. A refusal costs no credit.
+    free_rate_per_s: float = Field(5.0, gt=0)
+    free_burst: int = Field(10, ge=1)
+    free_concurrency: int = Field(4, ge=1)
+    standard_rate_per_s: float = Field(50.0, gt=0)
+    standard_burst: int = Field(100, ge=1)
+    standard_concurrency: int = Field(32, ge=1)
+    account_rate_multiplier: float = Field(2.0, ge=1)
+    # A static_map of more pixels than this is heavy: it costs one rate token per this
+    # many pixels (a 1280x1280 map costs 7) and runs on the `tools.heavy` queue.
+    heavy_map_pixels: int = Field(600 * 400, ge=64 * 64)
 
     payment_provider: Literal["local", "stripe"] = "local"
 

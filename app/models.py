@@ -22,6 +22,8 @@ class User(SQLModel, table=True):
     name: str | None = Field(default=None, max_length=200)
     password_hash: str = Field(max_length=200)
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    # The account's own limit on credits a month (None: none); calls past it are refused.
+    monthly_credit_cap: int | None = Field(default=None)
 
 
 class AuthSession(SQLModel, table=True):

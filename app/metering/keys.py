@@ -1,4 +1,4 @@
-"""Redis key names of the credit counters.
+"""Redis key names of the credit counters and the rate buckets.
 
 Every key of one account carries the hash tag `{usr_…}`, so the Lua scripts that touch an
 account's counter and its reservations stay atomic on a Redis Cluster (one slot).
@@ -20,6 +20,16 @@ def counter_key(user_id: str, period: str) -> str:
 def reservations_key(user_id: str, period: str) -> str:
     """Sorted set: reservation id -> expiry (Redis server time, ms)."""
     return counter_key(user_id, period) + ":res"
+
+
+def key_bucket_key(user_id: str, key_id: str) -> str:
+    """Token bucket of one API key: hash {t: tokens, ts: last update, ms}."""
+    return f"{get_settings().redis_key_prefix}rate:{{{user_id}}}:key:{key_id}"
+
+
+def account_bucket_key(user_id: str) -> str:
+    """Token bucket of the whole account (all its keys)."""
+    return f"{get_settings().redis_key_prefix}rate:{{{user_id}}}"
 
 
 def counter_pattern(period: str) -> str:

@@ -1,9 +1,13 @@
 """The Lua scripts behind reserve, commit, release and reconciliation: one call each.
 
+`RESERVE` is the whole admission of a call (rate buckets, concurrency, credits) in one
+round trip; each refusal says which limit it was.
+
 Reservations live in a per-account sorted set, scored by their expiry in Redis server time
 (`TIME`, so api processes with skewed clocks agree). Every script first removes expired
 reservations, so an abandoned reservation (its process died between reserve and
-commit/release) stops holding credit within `reservation_ttl_s` without any sweeper: the
+commit/release) stops holding credit and its concurrency slot within `reservation_ttl_s`
+without any sweeper: the
 next script call on that account prunes it, and a reserve is such a call. The set itself
 expires with its newest reservation, so nothing is left behind.
 """
@@ -26,27 +30,64 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 """
 
-# KEYS: counter, reservations. ARGV: reservation id, ttl ms, quota, enforce (1|0),
-# need counter (1|0). Returns {granted 1|0, used, in_flight (after this reservation)}, or
-# {-1, 0, 0} when the counter is missing and needed: the caller seeds it from the ledger
-# (`SEED`) and asks again, so a flushed Redis never decides on an empty counter.
+# Admission of one call, in the order a refusal is decided:
+#   1. the counter, when needed, must exist (else {-1}: the caller seeds it from the
+#      ledger with `SEED` and asks again, so a flushed Redis never decides on an empty one);
+#   2. the key's and the account's token buckets must each hold `cost` tokens (else
+#      {2 key | 3 account, used, in_flight, ms until enough tokens});
+#   3. the account's calls in flight (its live reservations) must be under the
+#      concurrency limit (else {4, ...});
+#   4. with a credit limit enforced, used + in flight must be under it (else {0, ...}).
+# Tokens are taken once the buckets allow the call (step 2), so calls refused for
+# concurrency or credits still count against the rate. Granted: {1, used, in_flight}.
+# A bucket is a hash {t: tokens, ts: ms of the last update}, created full.
+# KEYS: counter, reservations, key bucket, account bucket.
+# ARGV: reservation id, ttl ms, credit limit, enforce (1|0), need counter (1|0), cost,
+#       key rate (tokens/s), key burst, account rate, account burst, concurrency.
 RESERVE = (
     _PRUNE
     + """
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
-  return {-1, 0, 0}
+  return {-1, 0, 0, 0}
 end
 local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
 local in_flight = redis.call('ZCARD', KEYS[2])
+local cost = tonumber(ARGV[6])
+local function level(key, rate, burst)
+  local b = redis.call('HMGET', key, 't', 'ts')
+  local tokens, ts = tonumber(b[1]), tonumber(b[2])
+  if not tokens then return burst end
+  return math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+end
+local function wait_ms(tokens, rate)
+  return math.ceil((cost - tokens) * 1000 / rate)
+end
+local key_rate, key_burst = tonumber(ARGV[7]), tonumber(ARGV[8])
+local acct_rate, acct_burst = tonumber(ARGV[9]), tonumber(ARGV[10])
+local key_tokens = level(KEYS[3], key_rate, key_burst)
+if key_tokens < cost then
+  return {2, used, in_flight, wait_ms(key_tokens, key_rate)}
+end
+local acct_tokens = level(KEYS[4], acct_rate, acct_burst)
+if acct_tokens < cost then
+  return {3, used, in_flight, wait_ms(acct_tokens, acct_rate)}
+end
+redis.call('HSET', KEYS[3], 't', key_tokens - cost, 'ts', now)
+redis.call('PEXPIRE', KEYS[3], math.ceil(key_burst * 1000 / key_rate) + 1000)
+redis.call('HSET', KEYS[4], 't', acct_tokens - cost, 'ts', now)
+redis.call('PEXPIRE', KEYS[4], math.ceil(acct_burst * 1000 / acct_rate) + 1000)
+if in_flight >= tonumber(ARGV[11]) then
+  return {4, used, in_flight, 0}
+end
 if ARGV[4] == '1' and used + in_flight >= tonumber(ARGV[3]) then
-  return {0, used, in_flight}
+  return {0, used, in_flight, 0}
 end
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return {1, used, in_flight + 1}
+return {1, used, in_flight + 1, 0}
 """
 )
 

@@ -26,14 +26,20 @@ from typing import Literal
 import redis
 from sqlmodel import Session
 
-from app.billing.plans import Plan, quota_for
+from app.billing.plans import Plan, PlanLimits, limits_for, quota_for
 from app.billing.service import plan_of
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
-from app.errors import QuotaExceeded
+from app.errors import QuotaExceeded, RateLimited
 from app.metering import outbox
-from app.metering.keys import counter_key, outbox_key, reservations_key
+from app.metering.keys import (
+    account_bucket_key,
+    counter_key,
+    key_bucket_key,
+    outbox_key,
+    reservations_key,
+)
 from app.metering.ledger import ledger_total
 from app.metering.schemas import UsageEventIn, UsageResponse
 from app.metering.scripts import commit_script, release_script, reserve_script, seed_script
@@ -74,27 +80,139 @@ def quota_exceeded(*, quota: int, used: int, in_flight: int, period: str) -> Quo
     )
 
 
-async def reserve(user_id: str, plan: Plan, *, now: datetime | None = None) -> Reservation:
-    """Hold one credit for a call. Free plan: refuse when used + in flight >= quota."""
+def spend_cap_reached(*, cap: int, quota: int, used: int, period: str) -> QuotaExceeded:
+    resets_at = iso_ms(period_end(period))
+    return QuotaExceeded(
+        f"Your own monthly credit cap of {cap} is reached for {period} ({used} used); "
+        f"calls resume at {resets_at}, or raise or remove the cap in the dashboard "
+        "(PUT /usage/cap). No credit was charged.",
+        quota=quota,
+        used=used,
+        period=period,
+        resetsAt=resets_at,
+        cap=cap,
+        limit="spend_cap",
+    )
+
+
+# RESERVE's answers (see app.metering.scripts).
+GRANTED, OVER_CREDITS, NEEDS_COUNTER, KEY_RATE, ACCOUNT_RATE, CONCURRENCY = 1, 0, -1, 2, 3, 4
+# A concurrency refusal cannot know when a slot frees; most calls take tens of ms.
+CONCURRENCY_RETRY_S = 0.5
+
+
+def rate_limited(status: int, plan: Plan, limits: PlanLimits, wait_ms: int) -> RateLimited:
+    if status == KEY_RATE:
+        who, rate, burst = "this API key", limits.rate_per_s, limits.burst
+        limit = "key_rate"
+    else:
+        who, rate, burst = "this account", limits.account_rate_per_s, limits.account_burst
+        limit = "account_rate"
+    retry_s = round(max(wait_ms, 1) / 1000, 3)
+    return RateLimited(
+        f"Rate limit: {who} may make {rate:g} calls per second (bursts of {burst}) on the "
+        f"{plan.value} plan; retry in {retry_s:g} s. No credit was charged.",
+        limit=limit,
+        retryable=True,
+        retryAfterSeconds=retry_s,
+    )
+
+
+def concurrency_limited(plan: Plan, limits: PlanLimits, in_flight: int) -> RateLimited:
+    return RateLimited(
+        f"Concurrency limit: the {plan.value} plan runs at most {limits.concurrency} calls "
+        f"of an account at once and {in_flight} are in progress; retry when one finishes. "
+        "No credit was charged.",
+        limit="concurrency",
+        retryable=True,
+        retryAfterSeconds=CONCURRENCY_RETRY_S,
+    )
+
+
+def credit_limit(plan: Plan, credit_cap: int | None) -> int | None:
+    """The credits a call may not take the account past: the free quota, the account's
+    own cap (`credit_cap`), whichever is lower; None: no limit (standard, no cap)."""
+    limits = [quota_for(plan)] if plan is Plan.FREE else []
+    if credit_cap is not None:
+        limits.append(credit_cap)
+    return min(limits) if limits else None
+
+
+async def reserve(
+    user_id: str,
+    plan: Plan,
+    *,
+    key_id: str | None = None,
+    cost: int = 1,
+    credit_cap: int | None = None,
+    now: datetime | None = None,
+) -> Reservation:
+    """Admit one call and hold its credit, in one Lua call: the key's and the account's
+    rate buckets (`cost` tokens), the account's concurrency, then the credit limit
+    (free: used + in flight < quota; any plan: < the account's own cap). A refusal
+    (RateLimited, QuotaExceeded) holds and charges nothing."""
     period = period_of(now or utcnow())
-    quota = quota_for(plan)
+    limits = limits_for(plan)
+    limit = credit_limit(plan, credit_cap)
     reservation_id = "res_" + secrets.token_hex(10)
     ttl_ms = get_settings().reservation_ttl_s * 1000
-    enforce = 1 if plan is Plan.FREE else 0
-    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
-    args = [reservation_id, ttl_ms, quota, enforce]
-    # The free cap needs the counter: a missing one (new period, Redis restarted or
+    enforce = 0 if limit is None else 1
+    keys = [
+        counter_key(user_id, period),
+        reservations_key(user_id, period),
+        key_bucket_key(user_id, key_id or "-"),
+        account_bucket_key(user_id),
+    ]
+    args = [
+        reservation_id,
+        ttl_ms,
+        limit or 0,
+        enforce,
+        enforce,  # a credit limit needs the counter (see below)
+        min(cost, limits.burst),  # never more than a full bucket holds
+        limits.rate_per_s,
+        limits.burst,
+        limits.account_rate_per_s,
+        limits.account_burst,
+        limits.concurrency,
+    ]
+    # A credit limit needs the counter: a missing one (new period, Redis restarted or
     # flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota.
-    granted, used, in_flight = await reserve_script.run_async(async_redis(), keys, [*args, enforce])
-    if granted == -1:
+    status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
+    if status == NEEDS_COUNTER:
         total = await asyncio.to_thread(_ledger_used, user_id, period)
         await seed_script.run_async(async_redis(), keys[:1], [total, counter_ttl_s(period)])
-        granted, used, in_flight = await reserve_script.run_async(async_redis(), keys, [*args, 0])
-    if not granted:
-        metrics.quota_refused()
-        raise quota_exceeded(quota=quota, used=int(used), in_flight=int(in_flight), period=period)
+        args[4] = 0
+        status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
+    if status != GRANTED:
+        counts = (int(used), int(in_flight), int(wait_ms))
+        raise _refusal(status, plan, limits, credit_cap, *counts, period)
     metrics.reservation_opened()
     return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
+
+
+def _refusal(
+    status: int,
+    plan: Plan,
+    limits: PlanLimits,
+    credit_cap: int | None,
+    used: int,
+    in_flight: int,
+    wait_ms: int,
+    period: str,
+) -> RateLimited | QuotaExceeded:
+    if status in (KEY_RATE, ACCOUNT_RATE):
+        metrics.call_refused(plan.value, "rate")
+        return rate_limited(status, plan, limits, wait_ms)
+    if status == CONCURRENCY:
+        metrics.call_refused(plan.value, "concurrency")
+        return concurrency_limited(plan, limits, in_flight)
+    quota = quota_for(plan)
+    if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
+        metrics.call_refused(plan.value, "spend_cap")
+        return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
+    metrics.call_refused(plan.value, "quota")
+    return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
 
 
 def _ledger_used(user_id: str, period: str) -> int:

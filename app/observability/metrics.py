@@ -41,6 +41,11 @@ TOOL_CALL_SECONDS = Histogram(
 )
 CREDITS_COMMITTED = Counter("geosvc_credits_committed", "Credits charged for successful calls")
 QUOTA_REFUSALS = Counter("geosvc_quota_refusals", "Calls refused because the free cap is used up")
+CALL_REFUSALS = Counter(
+    "geosvc_call_refusals",
+    "Calls refused at admission, by plan and limit (rate, concurrency, quota, spend_cap)",
+    ["plan", "reason"],
+)
 RESERVATIONS_IN_FLIGHT = Gauge(
     "geosvc_reservations_in_flight",
     "Credits reserved by calls in progress",
@@ -116,8 +121,10 @@ def observed_tool_call(
     return decorate
 
 
-def quota_refused() -> None:
-    QUOTA_REFUSALS.inc()
+def call_refused(plan: str, reason: str) -> None:
+    CALL_REFUSALS.labels(plan, reason).inc()
+    if reason == "quota":
+        QUOTA_REFUSALS.inc()
 
 
 def reservation_opened() -> None:

@@ -1,4 +1,5 @@
-"""The Celery application `geosvc`: queues `tools` and `billing`, configured from Settings.
+"""The Celery application `geosvc`: queues `tools`, `tools.free`, `tools.heavy` and
+`billing`, configured from Settings.
 
 The bottom layer: it imports no feature. Features send tasks through `app.queue`; the
 task functions live in the `workers` package (the Celery edge), which a worker process
@@ -35,8 +36,10 @@ is sent or a worker starts. The choices, and why:
   past its `expires` (the tool deadline) and is dropped unrun. RabbitMQ has no visibility
   timeout: a dead worker's messages return when its connection closes, and its
   `consumer_timeout` (compose: 6 min) bounds a consumer that holds a message too long.
-- `task_routes`: `tools.*` to queue `tools`; `billing.*` and `metering.*` to `billing`,
-  so the two can get separate worker pools.
+- `task_routes`: `tools.*` to queue `tools`, unless the sender names `tools.free` or
+  `tools.heavy` (the tool-call service does, by plan and weight: docs/OPERATIONS.md,
+  "Tenant isolation"); `billing.*` and `metering.*` to `billing`, so each can get its
+  own worker pool.
 - UTC everywhere, so the monthly rollover crontab fires at 00:00 UTC on the 1st.
 """
 
@@ -54,9 +57,17 @@ from kombu import Exchange, Queue
 from app.config import Settings, get_settings
 from app.queue import broker
 
+# Tool calls by who pays and how heavy (app.tool_calls.routing chooses): paying
+# customers' calls, free accounts' calls, and heavy calls of any plan. Separate worker
+# pools for them keep a free backlog or a run of big maps from delaying paying calls.
 TOOLS_QUEUE = "tools"
+FREE_TOOLS_QUEUE = "tools.free"
+HEAVY_TOOLS_QUEUE = "tools.heavy"
+TOOL_QUEUES = (TOOLS_QUEUE, FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
+# Served by a worker pool of lower CPU priority (`geosvc worker --nice`).
+BULK_TOOL_QUEUES = (FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
 BILLING_QUEUE = "billing"
-QUEUES = (TOOLS_QUEUE, BILLING_QUEUE)
+QUEUES = (*TOOL_QUEUES, BILLING_QUEUE)
 
 VISIBILITY_TIMEOUT_S = 600
 TASK_SOFT_TIME_LIMIT_S = 30

@@ -56,10 +56,16 @@ class ResultWaiter:
         return f"{prefix}_{self._token}_{secrets.token_hex(8)}"
 
     async def run_task(
-        self, task_id: str, name: str, args: list[Any], *, deadline_s: float
+        self,
+        task_id: str,
+        name: str,
+        args: list[Any],
+        *,
+        deadline_s: float,
+        queue: str | None = None,
     ) -> dict[str, Any]:
-        """Send `name(*args)` as task `task_id` (from `new_task_id`); its result, or
-        DeadlineExceeded / Internal."""
+        """Send `name(*args)` as task `task_id` (from `new_task_id`) to `queue` (None: the
+        task's route); its result, or DeadlineExceeded / Internal."""
         await self._start()
         key = result_key(task_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -70,6 +76,7 @@ class ResultWaiter:
                     name,
                     args=args,
                     task_id=task_id,
+                    queue=queue,
                     expires=deadline_s,
                     argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
                     kwargsrepr="{}",

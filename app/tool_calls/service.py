@@ -1,5 +1,6 @@
-"""A metered tool call: validate, reserve a credit, run on a worker (or answer from the
-upstream answer cache right here, `app.tool_calls.cached`), charge or release.
+"""A metered tool call: validate, admit (rate, concurrency, credit: one Redis call), run
+on a worker queue chosen by plan and weight (`app.tool_calls.routing`) or answer from the
+upstream answer cache right here (`app.tool_calls.cached`), charge or release.
 
 Every data surface (the MCP server now, the announced HTTP data API later) calls
 `call_tool`; the Celery task calls `perform`. Only a call that returns data costs a
@@ -19,7 +20,7 @@ from typing import Any
 import anyio
 
 from app.api_keys.verify import ApiKeyPrincipal
-from app.billing.entitlements import current_plan
+from app.billing.entitlements import current_entitlements
 from app.config import get_settings
 from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
@@ -27,6 +28,7 @@ from app.metering import service as metering
 from app.observability import logs, metrics
 from app.queue import waiter
 from app.tool_calls.cached import cached_reply
+from app.tool_calls.routing import call_weight, queue_for
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +48,15 @@ async def call_tool(
 ) -> ToolAnswer:
     """Run one metered call for `principal`; raises an AppError for anything but data."""
     args = geodata.validate_arguments(name, arguments or {})
-    plan = await current_plan(principal.user_id)
-    reservation = await metering.reserve(principal.user_id, plan)
+    account = await current_entitlements(principal.user_id)
+    weight = call_weight(name, args)
+    reservation = await metering.reserve(
+        principal.user_id,
+        account.plan,
+        key_id=principal.key_id,
+        cost=weight,
+        credit_cap=account.credit_cap,
+    )
     dispatcher = waiter()
     call_id = dispatcher.new_task_id("call")
     logs.bind_call_id(call_id)  # also the task id: the worker's lines carry it too
@@ -55,7 +64,11 @@ async def call_tool(
         reply = await cached_reply(name, args)
         if reply is None:  # not all in the answer cache: a worker runs it
             reply = await dispatcher.run_task(
-                call_id, RUN_TOOL_TASK, [name, args], deadline_s=get_settings().tool_deadline_s
+                call_id,
+                RUN_TOOL_TASK,
+                [name, args],
+                deadline_s=get_settings().tool_deadline_s,
+                queue=queue_for(account.plan, weight),
             )
         if "error" in reply:
             raise error_from_body(reply["error"])

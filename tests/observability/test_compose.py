@@ -29,13 +29,14 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
     assert set(jobs) == {"geosvc-api", "geosvc-worker"}
     api_port = int(services["api"]["ports"][0].split(":")[1])
     worker_port = int(services["worker"]["environment"]["GEOSVC_WORKER_METRICS_PORT"])
-    for job, service, port in (
-        (jobs["geosvc-api"], "api", api_port),
-        (jobs["geosvc-worker"], "worker", worker_port),
+    for job, names, port in (
+        (jobs["geosvc-api"], ["api"], api_port),
+        (jobs["geosvc-worker"], ["worker", "worker-bulk"], worker_port),
     ):
         assert job["metrics_path"] == "/metrics"
         [discovery] = job["dns_sd_configs"]  # every replica, so --scale is scraped too
-        assert discovery == {"names": [service], "type": "A", "port": port}
+        assert discovery == {"names": names, "type": "A", "port": port}
+        assert all(name in services for name in names)
         assert job["authorization"] == {"credentials_file": "/run/secrets/metrics_token"}
     prometheus_service = services["prometheus"]
     assert prometheus_service["secrets"] == ["metrics_token"]
@@ -44,6 +45,6 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
 
 
 def test_every_geosvc_process_has_the_metrics_token(compose: dict[str, Any]) -> None:
-    for name in ("api", "worker", "beat"):
+    for name in ("api", "worker", "worker-bulk", "beat"):
         env = compose["services"][name]["environment"]
         assert env["GEOSVC_METRICS_TOKEN"].startswith("${GEOSVC_METRICS_TOKEN:?")

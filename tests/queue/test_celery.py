@@ -87,6 +87,8 @@ class TestConfig:
         queues = {queue.name: queue for queue in celery_app.conf.task_queues}
         assert {name: q.exchange.name for name, q in queues.items()} == {
             "tools": "tools",
+            "tools.free": "tools.free",
+            "tools.heavy": "tools.heavy",
             "billing": "billing",
         }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import redis
 from celery import Celery
 
+from app.cli import ALL_QUEUES
 from app.config import Settings
 from app.queue.celery import celery_config
 from tests.support.services import migrate
@@ -95,7 +96,7 @@ def launch_celery_worker(
     env: dict[str, str],
     log_path: Path,
     *,
-    queues: str = "tools,billing",
+    queues: str = ALL_QUEUES,
     concurrency: int | None = None,
     pool: str | None = None,
 ) -> CeleryWorker:
@@ -142,7 +143,7 @@ def start_celery_worker(
     env: dict[str, str],
     log_path: Path,
     *,
-    queues: str = "tools,billing",
+    queues: str = ALL_QUEUES,
     concurrency: int | None = None,
     pool: str | None = None,
     deadline_s: float = 60.0,

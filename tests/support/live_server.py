@@ -53,6 +53,14 @@ PRODUCTION_ENV = {
 }
 
 
+# Rate and concurrency limits no test reaches unless it sets its own.
+UNLIMITED_TENANTS = {
+    f"GEOSVC_{plan}_{limit}": "1000000"
+    for plan in ("FREE", "STANDARD")
+    for limit in ("RATE_PER_S", "BURST", "CONCURRENCY")
+}
+
+
 def service_env(
     *, database_url: str, redis_url: str, data_dir: Path, **extra: str
 ) -> dict[str, str]:
@@ -67,6 +75,8 @@ def service_env(
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.
         GEOSVC_AUTH_RATE_LIMIT_PER_IP="1000000",
         GEOSVC_SIGNIN_MAX_FAILURES_PER_IP="1000000",
+        # Tests call from many clients on one account; the tenant limits have their own.
+        **UNLIMITED_TENANTS,
     )
     env.update(extra)
     return env

@@ -1,0 +1,33 @@
+"""What a call weighs and where it runs: the fair-work half of tenant isolation.
+
+A call's weight is the number of rate tokens it takes: 1, except a static map larger
+than `heavy_map_pixels`, which takes one token per that many pixels (a 1280x1280 map
+renders in roughly 7-15 times the CPU of a 600x400 one; docs/OPERATIONS.md). Heavy calls
+of any plan run on `tools.heavy`, free accounts' calls on `tools.free`, paying calls on
+`tools`; a deployment gives `tools` its own worker pool, so a free backlog or a run of
+big maps never delays a paying call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from app.billing.plans import Plan
+from app.config import get_settings
+from app.queue.celery import FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE, TOOLS_QUEUE
+
+
+def call_weight(name: str, arguments: Mapping[str, Any]) -> int:
+    """Rate tokens one call takes (its arguments already validated)."""
+    if name != "static_map":
+        return 1
+    pixels = int(arguments["width"]) * int(arguments["height"])
+    return max(1, math.ceil(pixels / get_settings().heavy_map_pixels))
+
+
+def queue_for(plan: Plan, weight: int) -> str:
+    if weight > 1:
+        return HEAVY_TOOLS_QUEUE
+    return FREE_TOOLS_QUEUE if plan is Plan.FREE else TOOLS_QUEUE
