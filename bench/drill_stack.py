@@ -252,8 +252,12 @@ def production_shape(
     geodata_dir: Path,
     extra_env: dict[str, str] | None = None,
     workers: int = 2,
+    worker_queues: list[str] | None = None,
 ) -> Iterator[Stack]:
-    """Start everything; yields once the api answers and every worker answers a ping."""
+    """Start everything; yields once the api answers and every worker answers a ping.
+
+    `worker_queues`: one worker per entry, taking those queues (e.g. the paying and the
+    bulk pool); otherwise `workers` workers taking every queue."""
     with tempfile.TemporaryDirectory(prefix="geosvc-drill-") as tmp:
         workdir = Path(tmp)
         os.chmod(workdir, 0o755)  # the postgres user must reach its own dir under it
@@ -286,10 +290,12 @@ def production_shape(
             supervisor.add(
                 Service("api", stack.geosvc("api", "--port", str(port)), env, workdir / "api.log")
             )
-            for number in range(1, workers + 1):
+            pools = worker_queues or [None] * workers
+            for number, queues in enumerate(pools, start=1):
                 argv = stack.geosvc(
                     "worker", "--concurrency", "2", "--pool", "prefork",
                     "--hostname", f"w{number}@drill", "--loglevel", "info",
+                    *(["--queues", queues] if queues else []),
                 )  # fmt: skip
                 stack.workers.append(
                     supervisor.add(

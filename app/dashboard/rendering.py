@@ -33,6 +33,8 @@ NOTICES = {
     "already_active": "Your subscription is already active.",
     "nothing_to_cancel": "There is no active subscription to cancel.",
     "nothing_to_resume": "There is no active subscription to resume.",
+    "cap_set": "Your monthly credit cap is saved; it is in force within a second.",
+    "cap_removed": "Your monthly credit cap is removed.",
 }
 
 

@@ -7,19 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Form, Request, Response
 from sqlmodel import Session
 
 from app.clock import period_end, utcnow
 from app.config import get_settings
 from app.dashboard.deps import SignedInUser
-from app.dashboard.rendering import percent, readable_date, render
+from app.dashboard.rendering import percent, readable_date, redirect, render
 from app.http.deps import SessionDep
 from app.metering import reports
-from app.metering.schemas import UsageResponse
-from app.metering.service import usage_for
+from app.metering.schemas import MAX_CREDIT_CAP, UsageResponse
+from app.metering.service import set_credit_cap, usage_for
 
 router = APIRouter(include_in_schema=False)
 
@@ -119,6 +119,8 @@ def usage_context(session: Session, user_id: str) -> dict[str, Any]:
     tool_total = sum(row.credits for row in by_tool) or 1
     return {
         "gauge": gauge_view(usage),
+        "limits": usage.limits,
+        "credit_cap": usage.creditCap,
         "chart": chart_view(reports.daily_totals(session, user_id, usage.period), now.date()),
         "by_tool": [(row, round(row.credits * 100 / tool_total, 1)) for row in by_tool],
         "by_key": reports.totals_by_key(session, user_id, usage.period),
@@ -129,3 +131,25 @@ def usage_context(session: Session, user_id: str) -> dict[str, Any]:
 @router.get("/dashboard/usage")
 def usage_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
     return render(request, "usage.html", user=user, **usage_context(session, user.id))
+
+
+@router.post("/dashboard/usage/cap")
+def set_cap(
+    request: Request, session: SessionDep, user: SignedInUser, cap: Annotated[str, Form()] = ""
+) -> Response:
+    """Set the monthly credit cap; an empty field removes it."""
+    text = cap.strip().replace(",", "")
+    value = int(text) if text.isascii() and text.isdigit() else None
+    if text and (value is None or not 1 <= value <= MAX_CREDIT_CAP):
+        return render(
+            request,
+            "usage.html",
+            status=422,
+            user=user,
+            field_errors={"cap": f"Enter a whole number of credits from 1 to {MAX_CREDIT_CAP:,}."},
+            cap_input=cap[:20],
+            **usage_context(session, user.id),
+        )
+    set_credit_cap(session, user.id, value)
+    session.commit()
+    return redirect("/dashboard/usage?notice=" + ("cap_set" if value else "cap_removed"))

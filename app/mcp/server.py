@@ -23,6 +23,7 @@ from mcp.server.streamable_http_manager import (
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
+from app.billing.plans import Plan, limits_for
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
@@ -39,8 +40,23 @@ INSTRUCTIONS = (
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
     "Each successful call costs 1 credit; failed calls cost nothing. Errors are results "
     'with isError and {"error": {"code", "message"}}; QUOTA_EXCEEDED means the monthly '
-    "credits of the free plan are used up until `resetsAt`."
+    "credits of the free plan (or the account's own cap) are used up until `resetsAt`."
 )
+
+
+def instructions(settings: Settings) -> str:
+    """INSTRUCTIONS and the plans' rate and concurrency limits, as an agent should pace."""
+    free, standard = limits_for(Plan.FREE), limits_for(Plan.STANDARD)
+    return (
+        f"{INSTRUCTIONS} Calls are limited per API key and per account: the free plan "
+        f"{free.rate_per_s:g} calls/s (bursts of {free.burst}), {free.concurrency} at once; "
+        f"standard {standard.rate_per_s:g} calls/s (bursts of {standard.burst}), "
+        f"{standard.concurrency} at once. Over a limit a call is refused at once with "
+        "RATE_LIMITED and `retryAfterSeconds` (wait that long, then retry; it costs nothing). "
+        f"A static_map larger than {settings.heavy_map_pixels:,} pixels counts as one call "
+        f"per {settings.heavy_map_pixels:,} pixels toward the rate."
+    )
+
 
 ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -140,7 +156,7 @@ def build_server(settings: Settings) -> Server[Any]:
         SERVER_NAME,
         version="0.1.0",
         title="Geospatial Data Service",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(settings),
         get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=handle_call_tool,

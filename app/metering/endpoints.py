@@ -4,13 +4,25 @@ from fastapi import APIRouter
 
 from app.accounts.deps import CurrentUser
 from app.http.deps import SessionDep
-from app.metering.schemas import UsageResponse
-from app.metering.service import usage_for
+from app.metering.schemas import CreditCapRequest, CreditCapResponse, UsageResponse
+from app.metering.service import credit_cap_of, set_credit_cap, usage_for
 
 router = APIRouter(tags=["usage"])
 
 
 @router.get("/usage")
 def get_usage(session: SessionDep, user: CurrentUser) -> UsageResponse:
-    """Credits used this month (UTC), the plan's quota and the derived state."""
+    """Credits used this month (UTC), the plan's quota and the derived state, the plan's
+    rate and concurrency limits, and the account's own credit cap."""
     return usage_for(session, user.id)
+
+
+@router.put("/usage/cap")
+def put_credit_cap(
+    body: CreditCapRequest, session: SessionDep, user: CurrentUser
+) -> CreditCapResponse:
+    """Set (or, with `null`, remove) the account's monthly credit cap: calls that would
+    take the month past it are refused with QUOTA_EXCEEDED instead of billed."""
+    set_credit_cap(session, user.id, body.cap)
+    session.commit()
+    return CreditCapResponse(creditCap=credit_cap_of(session, user.id))

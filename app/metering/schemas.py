@@ -8,6 +8,23 @@ from pydantic import BaseModel, ConfigDict, Field
 UsageState = Literal["ok", "warning", "over"]
 
 
+# The largest monthly credit cap an account may set (far above any real month).
+MAX_CREDIT_CAP = 1_000_000_000
+
+
+class UsageLimits(BaseModel):
+    """The plan's tenant limits (refusals: RATE_LIMITED, retryable, never charged)."""
+
+    ratePerSecond: float = Field(description="Calls per second per API key (token bucket)")
+    burst: int = Field(description="Calls an API key may make at once after a quiet spell")
+    accountRatePerSecond: float = Field(description="Calls per second of all the account's keys")
+    accountBurst: int
+    concurrency: int = Field(description="Calls of the account in progress at once")
+    heavyMapPixels: int = Field(
+        description="A static_map above this many pixels takes one rate token per this many"
+    )
+
+
 class UsageResponse(BaseModel):
     period: str = Field(description="Calendar month in UTC, YYYY-MM")
     used: int = Field(description="Credits consumed in the period")
@@ -15,6 +32,26 @@ class UsageResponse(BaseModel):
     percent: float = Field(description="used as a percentage of quota, rounded to 2 decimals")
     state: UsageState
     mode: Literal["free", "standard"] = Field(description="The account's plan")
+    limits: UsageLimits
+    creditCap: int | None = Field(
+        description="The account's own monthly credit cap (calls past it are refused with "
+        "QUOTA_EXCEEDED); null: none"
+    )
+
+
+class CreditCapRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cap: int | None = Field(
+        strict=True,
+        ge=1,
+        le=MAX_CREDIT_CAP,
+        description="Credits a month past which calls are refused; null removes the cap",
+    )
+
+
+class CreditCapResponse(BaseModel):
+    creditCap: int | None
 
 
 class UsageEventIn(BaseModel):

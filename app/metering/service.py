@@ -31,7 +31,7 @@ from app.billing.service import plan_of
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
-from app.errors import QuotaExceeded, RateLimited
+from app.errors import NotFound, QuotaExceeded, RateLimited
 from app.metering import outbox
 from app.metering.keys import (
     account_bucket_key,
@@ -41,8 +41,9 @@ from app.metering.keys import (
     reservations_key,
 )
 from app.metering.ledger import ledger_total
-from app.metering.schemas import UsageEventIn, UsageResponse
+from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import commit_script, release_script, reserve_script, seed_script
+from app.models import User
 from app.observability import metrics
 from app.redis_client import async_redis, sync_redis
 
@@ -300,6 +301,18 @@ def used_in_period(session: Session, user_id: str, period: str) -> int:
     return int(str(raw))
 
 
+def usage_limits(plan: Plan) -> UsageLimits:
+    limits = limits_for(plan)
+    return UsageLimits(
+        ratePerSecond=limits.rate_per_s,
+        burst=limits.burst,
+        accountRatePerSecond=limits.account_rate_per_s,
+        accountBurst=limits.account_burst,
+        concurrency=limits.concurrency,
+        heavyMapPixels=get_settings().heavy_map_pixels,
+    )
+
+
 def usage_for(session: Session, user_id: str, *, now: datetime | None = None) -> UsageResponse:
     plan = plan_of(session, user_id)
     quota = quota_for(plan)
@@ -312,4 +325,22 @@ def usage_for(session: Session, user_id: str, *, now: datetime | None = None) ->
         percent=round(used * 100 / quota, 2),
         state=usage_state(used, quota),
         mode=plan.value,
+        limits=usage_limits(plan),
+        creditCap=credit_cap_of(session, user_id),
     )
+
+
+def credit_cap_of(session: Session, user_id: str) -> int | None:
+    user = session.get(User, user_id)
+    return user.monthly_credit_cap if user is not None else None
+
+
+def set_credit_cap(session: Session, user_id: str, cap: int | None) -> None:
+    """The account's own monthly cap (None removes it); in force on every api process
+    within a second (the entitlements cache). Flushed, not committed."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("No such account")
+    user.monthly_credit_cap = cap
+    session.add(user)
+    session.flush()

@@ -1,8 +1,9 @@
 """What a call weighs and where it runs: the fair-work half of tenant isolation.
 
 A call's weight is the number of rate tokens it takes: 1, except a static map larger
-than `heavy_map_pixels`, which takes one token per that many pixels (a 1280x1280 map
-renders in roughly 7-15 times the CPU of a 600x400 one; docs/OPERATIONS.md). Heavy calls
+than `heavy_map_pixels` (600x400, the default size), which takes one token per that many
+pixels: a 1280x1280 map takes 7 (it has 6.8 times the pixels and PNG bytes, and took
+2.7-4 times the CPU of a 600x400 one; docs/OPERATIONS.md, "Tenant isolation"). Heavy calls
 of any plan run on `tools.heavy`, free accounts' calls on `tools.free`, paying calls on
 `tools`; a deployment gives `tools` its own worker pool, so a free backlog or a run of
 big maps never delays a paying call.

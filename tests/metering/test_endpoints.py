@@ -34,17 +34,31 @@ class TestGetUsage:
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 
-    def test_new_free_account(self, http: httpx.Client, user_id: str) -> None:
+    def test_new_free_account(
+        self, http: httpx.Client, user_id: str, live_server: LiveServer
+    ) -> None:
         response = http.get("/usage")
 
         assert response.status_code == 200
-        assert response.json() == {
+        body = response.json()
+        limits = body.pop("limits")
+        assert body == {
             "period": period_of(utcnow()),
             "used": 0,
             "quota": 1000,
             "percent": 0,
             "state": "ok",
             "mode": "free",
+            "creditCap": None,
+        }
+        env = live_server.env  # the plan's limits, as the server was configured
+        assert limits == {
+            "ratePerSecond": float(env["GEOSVC_FREE_RATE_PER_S"]),
+            "burst": int(env["GEOSVC_FREE_BURST"]),
+            "accountRatePerSecond": float(env["GEOSVC_FREE_RATE_PER_S"]) * 2,
+            "accountBurst": int(env["GEOSVC_FREE_BURST"]) * 2,
+            "concurrency": int(env["GEOSVC_FREE_CONCURRENCY"]),
+            "heavyMapPixels": 240_000,
         }
 
     @pytest.mark.parametrize(
@@ -92,3 +106,38 @@ class TestGetUsage:
         assert http.get("/usage").json()["used"] == 7
         accounts.set_used(user_id, period_of(utcnow()), 9)  # Redis is ahead: pending events
         assert http.get("/usage").json()["used"] == 9
+
+
+class TestCreditCap:
+    def test_set_read_and_remove(self, http: httpx.Client, user_id: str) -> None:
+        response = http.put("/usage/cap", json={"cap": 5000})
+
+        assert response.status_code == 200
+        assert response.json() == {"creditCap": 5000}
+        assert http.get("/usage").json()["creditCap"] == 5000
+        assert http.put("/usage/cap", json={"cap": None}).json() == {"creditCap": None}
+        assert http.get("/usage").json()["creditCap"] is None
+
+    @pytest.mark.parametrize(
+        "body",
+        [{"cap": 0}, {"cap": -5}, {"cap": "100"}, {"cap": 1.5}, {"cap": 10**10}, {}, {"x": 1}],
+    )
+    def test_refuses_what_is_not_a_cap(
+        self, http: httpx.Client, user_id: str, body: dict[str, object]
+    ) -> None:
+        response = http.put("/usage/cap", json=body)
+
+        assert response.status_code == 422
+        assert response.json()["error"]["code"] == "INVALID_ARGUMENT"
+        assert http.get("/usage").json()["creditCap"] is None
+
+    def test_needs_a_session_and_refuses_other_sites(
+        self, live_server: LiveServer, http: httpx.Client, user_id: str
+    ) -> None:
+        with httpx.Client(base_url=live_server.url) as anonymous:
+            assert anonymous.put("/usage/cap", json={"cap": 5}).status_code == 401
+        cross_site = http.put(
+            "/usage/cap", json={"cap": 5}, headers={"Origin": "https://evil.example"}
+        )
+        assert cross_site.status_code == 403
+        assert http.get("/usage").json()["creditCap"] is None

@@ -85,7 +85,8 @@ class TestUsageFor:
 
         usage = usage_for(session, user_id)
 
-        assert usage.model_dump() == {
+        assert usage.model_dump(exclude={"limits"}) == {
+            "creditCap": None,
             "period": period,
             "used": 800,
             "quota": 1000,

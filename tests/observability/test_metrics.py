@@ -75,6 +75,9 @@ async def test_counters_move_by_exactly_the_calls_made(
     assert delta(api_before, api, "geosvc_tool_call_seconds_count", tool="get_average_income") == 2
     assert delta(api_before, api, "geosvc_credits_committed_total") == 4
     assert delta(api_before, api, "geosvc_quota_refusals_total") == 1
+    refusals = "geosvc_call_refusals_total"
+    assert delta(api_before, api, refusals, plan="free", reason="quota") == 1
+    assert delta(api_before, api, refusals, plan="free", reason="rate") == 0
     assert api.get("geosvc_reservations_in_flight") == 0
     assert api.get("geosvc_redis_state_up") == 1
     assert api.get("geosvc_broker_up") == 1

@@ -1,0 +1,285 @@
+"""One customer cannot slow down another (issue 20): a paying victim under two attacks.
+
+On the production shape started here from scratch (bench/drill_stack.py: its own
+redis-server and PostgreSQL on free ports, `geosvc api`, the paying worker pool
+`--queues tools,billing` and the bulk pool `--queues tools.free,tools.heavy`, beat;
+127.0.0.1 only), a standard-plan "victim" calls `geocode` at --rate calls/s (open loop),
+for --seconds in each phase:
+
+  alone     nobody else calls
+  attack a  one free account runs 100 concurrent clients of `geocode`, back to back,
+            ignoring every retryAfterSeconds (the worst runaway agent)
+  attack b  four free accounts run 10 concurrent clients each of 1280x1280 world maps
+
+It prints the victim's p50/p99 and outcomes per phase, the attackers' outcomes and their
+median time to a refusal, and whether any refusal was charged (each attacker's credits
+used = its successful calls). --compare runs the same phases first on the same shape
+without isolation (limits off, both pools taking every queue at the same priority: the
+service before issue 20) and prints the two side by side.
+
+Attack clients run in their own process (a second `python bench/noisy_neighbour.py
+attack ...`), so their event loop never delays the victim's timing. Calls are raw
+JSON-RPC `tools/call` POSTs to the stateless /mcp endpoint: the cheapest client, so the
+load generator takes as little of the two cores as it can.
+
+    .venv/bin/python bench/noisy_neighbour.py [--seconds 20] [--rate 2] [--compare]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from drill_stack import Stack, build_geodata, production_shape  # noqa: E402
+from metering import percentile  # noqa: E402
+
+GEOCODE = ("geocode", {"query": "Denver", "limit": 1})
+WORLD_MAP = ("static_map", {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280})
+ISOLATED_POOLS = ["tools,billing", "tools.free,tools.heavy"]
+# Before issue 20: no limits, one FIFO for every plan, every pool at the same priority.
+UNPROTECTED_ENV = {
+    f"GEOSVC_{plan}_{limit}": "1000000"
+    for plan in ("FREE", "STANDARD")
+    for limit in ("RATE_PER_S", "BURST", "CONCURRENCY")
+}
+
+
+def call_body(tool: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    name, arguments = tool
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+def outcome_of(response: httpx.Response) -> str:
+    """ok, or the error code (with the limit for RATE_LIMITED), or the HTTP status."""
+    if response.status_code != 200:
+        return f"http_{response.status_code}"
+    result = response.json().get("result", {})
+    if not result.get("isError"):
+        return "ok"
+    error = result.get("structuredContent", {}).get("error", {})
+    code = str(error.get("code", "unknown"))
+    return f"{code}:{error['limit']}" if "limit" in error else code
+
+
+async def timed_call(
+    http: httpx.AsyncClient, url: str, key: str, body: dict[str, Any]
+) -> tuple[str, float]:
+    started = time.perf_counter()
+    try:
+        response = await http.post(
+            url,
+            json=body,
+            headers={
+                "Authorization": f"Bearer {key}",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        outcome = outcome_of(response)
+    except httpx.HTTPError as exc:
+        outcome = type(exc).__name__
+    return outcome, time.perf_counter() - started
+
+
+# --- the attack process -------------------------------------------------------------
+
+
+async def attack(url: str, keys: list[str], tool: str, clients: int, seconds: float) -> None:
+    """`clients` back-to-back callers per key until `seconds` pass; prints one JSON line."""
+    body = call_body(GEOCODE if tool == "geocode" else WORLD_MAP)
+    outcomes: Counter[str] = Counter()
+    refusal_s: list[float] = []
+    successes: dict[str, int] = dict.fromkeys(keys, 0)
+    stop_at = time.monotonic() + seconds
+    limits = httpx.Limits(max_connections=clients * len(keys) + 8)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+        async def one_client(key: str) -> None:
+            while time.monotonic() < stop_at:
+                outcome, elapsed = await timed_call(http, url, key, body)
+                outcomes[outcome] += 1
+                if outcome == "ok":
+                    successes[key] += 1
+                elif outcome.startswith(("RATE_LIMITED", "QUOTA_EXCEEDED")):
+                    refusal_s.append(elapsed)
+
+        await asyncio.gather(*(one_client(key) for key in keys for _ in range(clients)))
+    print(
+        json.dumps(
+            {"outcomes": outcomes, "refusal_s": refusal_s, "successes": list(successes.values())}
+        ),
+        flush=True,
+    )
+
+
+# --- the victim and the phases --------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    name: str
+    victim: list[tuple[str, float]] = field(default_factory=list)
+    attack: dict[str, Any] | None = None
+    charged_refusals: int = 0  # credits used beyond the attackers' successful calls
+
+    def latencies_ms(self) -> list[float]:
+        return [seconds * 1000 for outcome, seconds in self.victim if outcome == "ok"]
+
+    def victim_errors(self) -> int:
+        return sum(1 for outcome, _ in self.victim if outcome != "ok")
+
+
+async def victim_calls(url: str, key: str, rate: float, seconds: float) -> list[tuple[str, float]]:
+    """Open loop: a call every 1/rate s whether or not the last one has returned."""
+    body = call_body(GEOCODE)
+    async with httpx.AsyncClient(timeout=60) as http:
+        await timed_call(http, url, key, body)  # a warm connection, not measured
+        started = time.monotonic()
+        tasks = []
+        for number in range(int(seconds * rate)):
+            await asyncio.sleep(max(0.0, started + number / rate - time.monotonic()))
+            tasks.append(asyncio.create_task(timed_call(http, url, key, body)))
+        return list(await asyncio.gather(*tasks))
+
+
+def new_account(base_url: str, *, standard: bool) -> tuple[str, httpx.Client]:
+    http = httpx.Client(base_url=base_url, timeout=30)
+    email = f"bench-{secrets.token_hex(4)}@example.com"
+    http.post("/auth/signup", json={"email": email, "password": "bench-password-1"})
+    if standard:
+        checkout = http.post("/subscription").json()["checkoutUrl"]
+        http.post(checkout, headers={"Origin": base_url})
+    key = str(http.post("/api-keys", json={"name": "bench"}).json()["plaintext"])
+    return key, http
+
+
+def run_phase(
+    stack: Stack,
+    name: str,
+    victim_key: str,
+    attackers: list[tuple[str, httpx.Client]],
+    tool: str,
+    clients: int,
+    args: argparse.Namespace,
+) -> Phase:
+    phase = Phase(name)
+    used_before = [int(http.get("/usage").json()["used"]) for _, http in attackers]
+    process = None
+    if attackers:
+        command = [sys.executable, __file__, "attack", stack.mcp_url, tool, str(clients)]
+        command += [str(args.seconds + 2), *(key for key, _ in attackers)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # the attack is under way before the victim's first call
+    phase.victim = asyncio.run(victim_calls(stack.mcp_url, victim_key, args.rate, args.seconds))
+    if process is not None:
+        out, _ = process.communicate(timeout=args.seconds + 120)
+        phase.attack = json.loads(out.strip().splitlines()[-1])
+        # every successful call is charged, nothing else: used - before = successes
+        for (_, http), before, successes in zip(
+            attackers, used_before, phase.attack["successes"], strict=True
+        ):
+            used = int(http.get("/usage").json()["used"])
+            phase.charged_refusals += used - before - successes
+    return phase
+
+
+def run_mode(mode: str, geodata_dir: Path, args: argparse.Namespace) -> list[Phase]:
+    isolated = mode == "isolated"
+    print(f"\n== {mode}: starting the production shape ...", flush=True)
+    with production_shape(
+        aof=None,
+        geodata_dir=geodata_dir,
+        extra_env=None if isolated else UNPROTECTED_ENV,
+        worker_queues=ISOLATED_POOLS if isolated else ["", ""],
+    ) as stack:
+        victim_key, _victim_http = new_account(stack.base_url, standard=True)
+        flood = [new_account(stack.base_url, standard=False)]
+        mappers = [new_account(stack.base_url, standard=False) for _ in range(4)]
+        phases = [
+            run_phase(stack, "alone", victim_key, [], "", 0, args),
+            run_phase(stack, "attack a", victim_key, flood, "geocode", 100, args),
+            run_phase(stack, "attack b", victim_key, mappers, "static_map", 10, args),
+        ]
+    for phase in phases:
+        report(phase)
+    return phases
+
+
+def ms(samples: list[float], q: float) -> str:
+    return f"{percentile(samples, q):8.1f}" if samples else "       -"
+
+
+def report(phase: Phase) -> None:
+    latencies = phase.latencies_ms()
+    outcomes = Counter(outcome for outcome, _ in phase.victim)
+    print(
+        f"  {phase.name:9} victim p50 {ms(latencies, 0.5)} ms  p99 {ms(latencies, 0.99)} ms"
+        f"  outcomes {dict(outcomes)}"
+    )
+    if phase.attack is not None:
+        refusals = [seconds * 1000 for seconds in phase.attack["refusal_s"]]
+        median = f"{statistics.median(refusals):.1f} ms" if refusals else "-"
+        print(
+            f"            attackers {dict(phase.attack['outcomes'])}\n"
+            f"            median time to a refusal {median}; "
+            f"credits charged for refusals: {phase.charged_refusals}"
+        )
+
+
+def summary(label: str, phases: list[Phase]) -> None:
+    alone = percentile(phases[0].latencies_ms(), 0.99)
+    print(f"  {label}:")
+    for phase in phases[1:]:
+        p99 = percentile(phase.latencies_ms(), 0.99) if phase.latencies_ms() else float("inf")
+        print(
+            f"    {phase.name}: victim p99 {p99 / alone:6.2f} x alone (goal <= 3), "
+            f"victim errors {phase.victim_errors()} (goal 0)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
+    parser.add_argument("--rate", type=float, default=2.0, help="victim calls per second")
+    parser.add_argument("--compare", action="store_true", help="also run without isolation")
+    args = parser.parse_args()
+    geodata_dir = Path(os.environ.get("GEOSVC_DATA_DIR", ROOT / ".geosvc"))
+    build_geodata(geodata_dir)  # a no-op when the indices are current
+    results = {}
+    if args.compare:
+        results["unprotected"] = run_mode("unprotected", geodata_dir, args)
+    results["isolated"] = run_mode("isolated", geodata_dir, args)
+    print("\n== summary (victim p99 under attack against the same mode's alone)")
+    for label, phases in results.items():
+        summary(label, phases)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "attack":
+        url, tool, clients, seconds, *keys = sys.argv[2:]
+        asyncio.run(attack(url, keys, tool, int(clients), float(seconds)))
+    else:
+        main()

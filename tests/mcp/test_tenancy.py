@@ -1,0 +1,252 @@
+"""Tenant isolation end to end (issue 20): a real api server and worker, the official MCP
+client. Refusals for rate and concurrency arrive as results an agent can act on and cost
+nothing; a concurrency slot comes back on every exit path, also when the api process is
+killed mid-call (the lease expires); a paying call never waits behind a free backlog."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from app.clock import period_of, utcnow
+from tests.billing.conftest import subscribe
+from tests.fakes.upstream import FakeUpstream
+from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack, structured
+from tests.mcp.test_disconnect import send_call
+from tests.support.celery_worker import launch_celery_worker, wait_until_ready
+from tests.support.factories import sign_up
+from tests.support.fixtures import Backend
+from tests.support.live_server import launch_live_server, wait_until_healthy
+
+FREE_BURST = 4  # per key; the free plan's refill is one token in 20 s
+LEASE_S = 8  # reservation TTL: comfortably past the 4 s deadline
+
+
+@dataclass
+class Tenant:
+    user_id: str
+    api_key: str
+    http: httpx.Client
+
+
+@dataclass
+class Limited:
+    stack: Stack
+    store: redis.Redis
+    prefix: str
+    logs: Path
+
+    def in_flight(self, tenant: Tenant) -> int:
+        key = f"{self.prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}:res"
+        return int(self.store.zcard(key))
+
+    def used(self, tenant: Tenant) -> int:
+        return int(tenant.http.get("/usage").json()["used"])
+
+
+def limited_env(backend: Backend, upstream: FakeUpstream, name: str) -> dict[str, str]:
+    return {
+        **mcp_env(backend, upstream, name),
+        "GEOSVC_FREE_RATE_PER_S": "0.05",
+        "GEOSVC_FREE_BURST": str(FREE_BURST),
+        "GEOSVC_FREE_CONCURRENCY": "2",
+        "GEOSVC_RESERVATION_TTL_S": str(LEASE_S),
+    }
+
+
+@pytest.fixture(scope="module")
+def limited(
+    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Limited]:
+    env = limited_env(backend, fake_upstream, "tenancy")
+    logs = tmp_path_factory.mktemp(f"tenancy-{backend.name}")
+    stack = start_stack(env, logs)
+    store = redis.Redis.from_url(env["GEOSVC_REDIS_URL"], decode_responses=True)
+    yield Limited(stack, store, env["GEOSVC_REDIS_KEY_PREFIX"], logs)
+    store.close()
+    stack.server.stop()
+    stack.worker.stop(wait=False)
+
+
+def new_tenant(base_url: str, http_clients: list[httpx.Client]) -> Tenant:
+    http = httpx.Client(base_url=base_url, timeout=30)
+    http_clients.append(http)
+    user_id = str(sign_up(http)["userId"])
+    key = http.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
+    return Tenant(user_id, key, http)
+
+
+@pytest.fixture
+def tenants(limited: Limited) -> Iterator[Callable[[], Tenant]]:
+    clients: list[httpx.Client] = []
+    yield lambda: new_tenant(limited.stack.server.url, clients)
+    for client in clients:
+        client.close()
+
+
+def uncached(limited: Limited) -> None:
+    """get_average_income must reach the (faulty) fake, not the answer cache."""
+    for key in limited.store.scan_iter(match=f"{limited.prefix}upstream:census:*"):
+        limited.store.delete(key)
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> float:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+    return time.monotonic()
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error
+    return dict(structured(result)["error"])
+
+
+async def test_over_the_rate_an_agent_is_told_when_to_retry_and_pays_nothing(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    tenant = tenants()
+    async with connect(limited.stack.mcp_url, tenant.api_key) as client:
+        for _ in range(FREE_BURST):
+            assert not (await client.call_tool("geocode", {"query": "Denver"})).is_error
+        started = time.monotonic()
+        refused = await client.call_tool("geocode", {"query": "Denver"})
+        refusal_s = time.monotonic() - started
+
+    error = error_of(refused)
+    assert error["code"] == "RATE_LIMITED"
+    assert (error["limit"], error["retryable"]) == ("key_rate", True)
+    assert 0 < error["retryAfterSeconds"] <= 20  # one token in 20 s
+    assert "No credit was charged" in error["message"]
+    assert refusal_s < DEADLINE_S  # answered at admission, never queued
+    assert limited.used(tenant) == FREE_BURST
+    assert limited.in_flight(tenant) == 0
+    metrics = httpx.get(
+        f"{limited.stack.server.url}/metrics",
+        headers={"Authorization": f"Bearer {limited.stack.server.env['GEOSVC_METRICS_TOKEN']}"},
+    ).text
+    assert 'geosvc_call_refusals_total{plan="free",reason="rate"}' in metrics
+
+
+async def test_a_concurrency_slot_comes_back_after_a_deadline_and_an_error(
+    limited: Limited, tenants: Callable[[], Tenant], upstream: FakeUpstream
+) -> None:
+    tenant = tenants()
+    uncached(limited)
+    upstream.fail("census", hang_s=DEADLINE_S + 2, count=4)  # past the deadline, both tries
+    async with connect(limited.stack.mcp_url, tenant.api_key) as client:
+        held = [
+            asyncio.create_task(client.call_tool("get_average_income", {"postal_code": zip_code}))
+            for zip_code in ("94103", "10001")
+        ]
+        await asyncio.to_thread(
+            wait_until, lambda: upstream.requests("census") >= 2, "both calls upstream"
+        )
+        assert limited.in_flight(tenant) == 2
+
+        third = await client.call_tool("geocode", {"query": "Denver"})  # while both wait
+
+        error = error_of(third)
+        assert (error["code"], error["limit"]) == ("RATE_LIMITED", "concurrency")
+        assert "at most 2 calls" in error["message"]
+        assert all(not task.done() for task in held)  # refused while they still ran
+        for task in held:
+            assert error_of(await task)["code"] == "DEADLINE_EXCEEDED"
+        assert limited.in_flight(tenant) == 0
+
+        upstream.fail("census", status=500, count=10)  # an upstream error: released too
+        failed = await client.call_tool("get_average_income", {"postal_code": "60601"})
+        assert error_of(failed)["code"] == "UPSTREAM_UNAVAILABLE"
+    assert limited.in_flight(tenant) == 0
+    assert limited.used(tenant) == 0
+
+
+def test_the_slots_of_a_killed_api_process_are_leases_that_expire(
+    limited: Limited, tenants: Callable[[], Tenant], upstream: FakeUpstream
+) -> None:
+    tenant = tenants()
+    doomed = wait_until_healthy(
+        launch_live_server(limited.stack.server.env, limited.logs / "doomed.log"), 60
+    )
+    uncached(limited)
+    upstream.fail("census", hang_s=DEADLINE_S, count=4)
+    before = upstream.requests("census")
+    sockets = [send_call(doomed.url, tenant.api_key) for _ in range(2)]
+    wait_until(lambda: upstream.requests("census") >= before + 2, "both calls upstream")
+    assert limited.in_flight(tenant) == 2
+    doomed.process.send_signal(signal.SIGKILL)  # no release, no cleanup
+    doomed.process.wait()
+    killed_at = time.monotonic()
+    for raw in sockets:
+        raw.close()
+
+    async def one_call() -> Any:
+        async with connect(limited.stack.mcp_url, tenant.api_key) as client:
+            return await client.call_tool("geocode", {"query": "Denver"})
+
+    refused = error_of(asyncio.run(one_call()))
+    assert refused["limit"] == "concurrency"  # the dead process's calls still hold
+    freed_at = wait_until(lambda: limited.in_flight(tenant) == 0, "the leases", LEASE_S + 5)
+    assert freed_at - killed_at >= LEASE_S - 2  # held until the lease ended
+    assert not asyncio.run(one_call()).is_error
+    assert limited.used(tenant) == 1
+
+
+def test_a_paying_call_never_waits_behind_a_free_backlog(
+    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Only the paying pool runs (`--queues tools,billing`): free calls wait in
+    `tools.free` for a pool that is not there, a standard call is answered meanwhile."""
+    env = mcp_env(backend, fake_upstream, "fair")
+    logs = tmp_path_factory.mktemp(f"fair-{backend.name}")
+    server = launch_live_server(env, logs / "server.log")
+    worker = launch_celery_worker(env, logs / "worker.log", queues="tools,billing")
+    store = redis.Redis.from_url(env["GEOSVC_REDIS_URL"])
+    clients: list[httpx.Client] = []
+    try:
+        wait_until_ready(worker)
+        wait_until_healthy(server, 60)
+        free, paying = new_tenant(server.url, clients), new_tenant(server.url, clients)
+        subscribe(paying.http)
+        free_queue = env["GEOSVC_REDIS_KEY_PREFIX"] + "tools.free"
+
+        async def scenario() -> tuple[list[Any], Any, int]:
+            async with (
+                connect(f"{server.url}/mcp", free.api_key) as free_client,
+                connect(f"{server.url}/mcp", paying.api_key) as paying_client,
+            ):
+                backlog = [
+                    asyncio.create_task(free_client.call_tool("geocode", {"query": "Denver"}))
+                    for _ in range(3)
+                ]
+                await asyncio.to_thread(
+                    wait_until, lambda: store.llen(free_queue) == 3, "the free backlog"
+                )
+                answer = await paying_client.call_tool("geocode", {"query": "Denver"})
+                waiting = int(store.llen(free_queue))
+                return [await task for task in backlog], answer, waiting
+
+        backlog, answer, waiting = asyncio.run(scenario())
+
+        assert not answer.is_error, answer.content
+        assert waiting == 3  # the paying call went past all of them
+        assert {error_of(result)["code"] for result in backlog} == {"DEADLINE_EXCEEDED"}
+        assert int(free.http.get("/usage").json()["used"]) == 0
+        assert int(paying.http.get("/usage").json()["used"]) == 1
+    finally:
+        for client in clients:
+            client.close()
+        store.close()
+        server.stop()
+        worker.stop(wait=False)
