@@ -51,7 +51,10 @@ from drill_stack import Stack, build_geodata, production_shape  # noqa: E402
 from metering import percentile  # noqa: E402
 
 GEOCODE = ("geocode", {"query": "Denver", "limit": 1})
-WORLD_MAP = ("static_map", {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280})
+WORLD_MAP = (
+    "static_map",
+    {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280},
+)
 ISOLATED_POOLS = ["tools,billing", "tools.free,tools.heavy"]
 # Before issue 20: no limits, one FIFO for every plan, every pool at the same priority.
 UNPROTECTED_ENV = {
