@@ -63,7 +63,8 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_assets_router)
-    app.router.routes.append(Route("/mcp", endpoint=mcp_app, include_in_schema=False))
+    # First: the data plane is the hot path, and routes are matched in order.
+    app.router.routes.insert(0, Route("/mcp", endpoint=mcp_app, include_in_schema=False))
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

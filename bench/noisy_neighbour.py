@@ -7,8 +7,10 @@ redis-server and PostgreSQL on free ports, `geosvc api`, the paying worker pool
 for --seconds in each phase:
 
   alone     nobody else calls
-  attack a  one free account runs 100 concurrent clients of `geocode`, back to back,
-            ignoring every retryAfterSeconds (the worst runaway agent)
+  attack a  one free account runs 100 concurrent clients of `geocode`, back to back;
+            after a refusal each waits its retryAfterSeconds plus a growing random
+            jitter (--attackers honour: what SDKs do) or calls again at once
+            (--attackers ignore: a flood)
   attack b  four free accounts run 10 concurrent clients each of 1280x1280 world maps
 
 It prints the victim's p50/p99 and outcomes per phase, the attackers' outcomes and their
@@ -19,8 +21,9 @@ service before issue 20) and prints the two side by side.
 
 Attack clients run in their own process (a second `python bench/noisy_neighbour.py
 attack ...`), so their event loop never delays the victim's timing. Calls are raw
-JSON-RPC `tools/call` POSTs to the stateless /mcp endpoint: the cheapest client, so the
-load generator takes as little of the two cores as it can.
+JSON-RPC `tools/call` POSTs to the stateless /mcp endpoint; the attackers speak HTTP/1.1
+over plain asyncio streams, the cheapest client, so the load generator takes as little
+of the two cores as it can (the service shares them with it here).
 
     .venv/bin/python bench/noisy_neighbour.py [--seconds 20] [--rate 2] [--compare]
 """
@@ -31,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import secrets
 import statistics
 import subprocess
@@ -74,18 +78,6 @@ def call_body(tool: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def outcome_of(response: httpx.Response) -> str:
-    """ok, or the error code (with the limit for RATE_LIMITED), or the HTTP status."""
-    if response.status_code != 200:
-        return f"http_{response.status_code}"
-    result = response.json().get("result", {})
-    if not result.get("isError"):
-        return "ok"
-    error = result.get("structuredContent", {}).get("error", {})
-    code = str(error.get("code", "unknown"))
-    return f"{code}:{error['limit']}" if "limit" in error else code
-
-
 async def timed_call(
     http: httpx.AsyncClient, url: str, key: str, body: dict[str, Any]
 ) -> tuple[str, float]:
@@ -99,7 +91,7 @@ async def timed_call(
                 "Accept": "application/json, text/event-stream",
             },
         )
-        outcome = outcome_of(response)
+        outcome, _ = outcome_of_answer(response.status_code, response.content)
     except httpx.HTTPError as exc:
         outcome = type(exc).__name__
     return outcome, time.perf_counter() - started
@@ -108,26 +100,106 @@ async def timed_call(
 # --- the attack process -------------------------------------------------------------
 
 
-async def attack(url: str, keys: list[str], tool: str, clients: int, seconds: float) -> None:
-    """`clients` back-to-back callers per key until `seconds` pass; prints one JSON line."""
+class RawClient:
+    """One keep-alive HTTP/1.1 connection speaking just enough to POST and read a JSON
+    answer: a hundred of them cost the load generator far less CPU than httpx, so the
+    attack is limited by the service, not by this process."""
+
+    def __init__(self, url: str, key: str, body: dict[str, Any]) -> None:
+        parts = httpx.URL(url)
+        self.host, self.port = parts.host, parts.port or 80
+        payload = json.dumps(body).encode()
+        self.request = (
+            f"POST {parts.raw_path.decode()} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n"
+        ).encode() + payload
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def call(self) -> tuple[str, float, float | None]:
+        """(outcome, seconds, retryAfterSeconds of a refusal). A kept-alive connection
+        the server closed while idle is opened again, as any HTTP client does."""
+        if self.reader is not None and self.reader.at_eof():
+            self.close()
+        started = time.perf_counter()
+        try:
+            if self.writer is None:
+                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            assert self.reader is not None
+            self.writer.write(self.request)
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            body = await self.reader.readexactly(length)
+            outcome, retry_after_s = outcome_of_answer(status, body)
+        except (OSError, asyncio.IncompleteReadError, StopIteration) as exc:
+            outcome, retry_after_s = type(exc).__name__, None
+            self.close()
+        return outcome, time.perf_counter() - started, retry_after_s
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+def outcome_of_answer(status: int, body: bytes) -> tuple[str, float | None]:
+    """ok, or the error code (with the limit for RATE_LIMITED), or the HTTP status; and
+    the refusal's retryAfterSeconds."""
+    if status != 200:
+        return f"http_{status}", None
+    result = json.loads(body).get("result", {})
+    if not result.get("isError"):
+        return "ok", None
+    error = result.get("structuredContent", {}).get("error", {})
+    code = str(error.get("code", "unknown"))
+    outcome = f"{code}:{error['limit']}" if "limit" in error else code
+    return outcome, error.get("retryAfterSeconds")
+
+
+def backoff_s(retry_after_s: float, refused_in_a_row: int) -> float:
+    """What a well-behaved client waits after a refusal: at least retryAfterSeconds, plus
+    "full jitter" growing with each refusal in a row (capped at 10 s), so a hundred
+    clients told the same time do not all come back at that same moment."""
+    spread = min(10.0, retry_after_s * 2**refused_in_a_row)
+    return retry_after_s + random.uniform(0, spread)
+
+
+async def attack(
+    url: str, keys: list[str], tool: str, clients: int, seconds: float, *, honour: bool
+) -> None:
+    """`clients` back-to-back callers per key until `seconds` pass, waiting out each
+    refusal's retryAfterSeconds when `honour`; prints one JSON line."""
     body = call_body(GEOCODE if tool == "geocode" else WORLD_MAP)
     outcomes: Counter[str] = Counter()
     refusal_s: list[float] = []
     successes: dict[str, int] = dict.fromkeys(keys, 0)
     stop_at = time.monotonic() + seconds
-    limits = httpx.Limits(max_connections=clients * len(keys) + 8)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
-        async def one_client(key: str) -> None:
-            while time.monotonic() < stop_at:
-                outcome, elapsed = await timed_call(http, url, key, body)
-                outcomes[outcome] += 1
-                if outcome == "ok":
-                    successes[key] += 1
-                elif outcome.startswith(("RATE_LIMITED", "QUOTA_EXCEEDED")):
-                    refusal_s.append(elapsed)
+    async def one_client(key: str) -> None:
+        client = RawClient(url, key, body)
+        refused_in_a_row = 0
+        while time.monotonic() < stop_at:
+            outcome, elapsed, retry_after_s = await client.call()
+            outcomes[outcome] += 1
+            if outcome == "ok":
+                successes[key] += 1
+                refused_in_a_row = 0
+            elif outcome.startswith(("RATE_LIMITED", "QUOTA_EXCEEDED")):
+                refusal_s.append(elapsed)
+                refused_in_a_row += 1
+                if honour and retry_after_s:
+                    pause = backoff_s(retry_after_s, refused_in_a_row)
+                    await asyncio.sleep(min(pause, max(0.0, stop_at - time.monotonic())))
+        client.close()
 
-        await asyncio.gather(*(one_client(key) for key in keys for _ in range(clients)))
+    await asyncio.gather(*(one_client(key) for key in keys for _ in range(clients)))
     print(
         json.dumps(
             {"outcomes": outcomes, "refusal_s": refusal_s, "successes": list(successes.values())}
@@ -190,7 +262,8 @@ def run_phase(
     used_before = [int(http.get("/usage").json()["used"]) for _, http in attackers]
     process = None
     if attackers:
-        command = [sys.executable, __file__, "attack", stack.mcp_url, tool, str(clients)]
+        command = [sys.executable, __file__, "attack", args.attackers, stack.mcp_url, tool]
+        command.append(str(clients))
         command += [str(args.seconds + 2), *(key for key, _ in attackers)]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         time.sleep(1.0)  # the attack is under way before the victim's first call
@@ -240,6 +313,8 @@ def report(phase: Phase) -> None:
         f"  {phase.name:9} victim p50 {ms(latencies, 0.5)} ms  p99 {ms(latencies, 0.99)} ms"
         f"  outcomes {dict(outcomes)}"
     )
+    slowest = ", ".join(f"{ms:.0f}" for ms in sorted(latencies)[-3:])
+    print(f"            victim's slowest three: {slowest} ms")
     if phase.attack is not None:
         refusals = [seconds * 1000 for seconds in phase.attack["refusal_s"]]
         median = f"{statistics.median(refusals):.1f} ms" if refusals else "-"
@@ -268,6 +343,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
     parser.add_argument("--rate", type=float, default=2.0, help="victim calls per second")
     parser.add_argument("--compare", action="store_true", help="also run without isolation")
+    parser.add_argument(
+        "--attackers",
+        choices=["honour", "ignore"],
+        default="honour",
+        help="whether attack clients wait out retryAfterSeconds (ignore: a tight-loop flood)",
+    )
     args = parser.parse_args()
     geodata_dir = Path(os.environ.get("GEOSVC_DATA_DIR", ROOT / ".geosvc"))
     build_geodata(geodata_dir)  # a no-op when the indices are current
@@ -282,7 +363,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "attack":
-        url, tool, clients, seconds, *keys = sys.argv[2:]
-        asyncio.run(attack(url, keys, tool, int(clients), float(seconds)))
+        mode, url, tool, clients, seconds, *keys = sys.argv[2:]
+        honour = mode == "honour"
+        asyncio.run(attack(url, keys, tool, int(clients), float(seconds), honour=honour))
     else:
         main()

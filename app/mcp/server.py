@@ -9,7 +9,6 @@ are thin: the metered call lives in `app.tool_calls.service`.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,8 +26,10 @@ from app.billing.plans import Plan, limits_for
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
+from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
+from app.mcp.results import error_result, success_result
 from app.observability.logs import bind_request_of
 from app.tool_calls.service import call_tool
 
@@ -98,32 +99,15 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
     )
 
 
-def success_result(structured: dict[str, Any], png_base64: str | None) -> types.CallToolResult:
-    content: list[types.ContentBlock] = [
-        types.TextContent(type="text", text=json.dumps(structured))
-    ]
-    if png_base64 is not None:
-        content.append(types.ImageContent(type="image", data=png_base64, mime_type="image/png"))
-    return types.CallToolResult(content=content, structured_content=structured)
-
-
-def error_result(exc: AppError) -> types.CallToolResult:
-    body = exc.to_body()
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(body))],
-        structured_content=body,
-        is_error=True,
-    )
-
-
 async def handle_call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
     principal = principal_of(ctx.request)
     bind_request_of(ctx.request)  # the session manager's task is not the request's
     try:
+        admitted = claim(ctx.request, params.name)
         answer = await run_unless_client_gone(
-            ctx.request, lambda: call_tool(principal, params.name, params.arguments)
+            ctx.request, lambda: call_tool(principal, params.name, params.arguments, admitted)
         )
     except ClientGone:  # nobody to answer; the call was cancelled and its credit released
         logger.warning("tool call %s abandoned: the client disconnected", params.name)
@@ -184,4 +168,5 @@ def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, Bea
         stateless=True,
         security_settings=transport_security(settings),
     )
-    return manager, BearerKeyAuth(ClientGoneWatch(StreamableHTTPASGIApp(manager)))
+    transport = ClientGoneWatch(StreamableHTTPASGIApp(manager))
+    return manager, BearerKeyAuth(EdgeAdmission(transport))

@@ -44,6 +44,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 # KEYS: counter, reservations, key bucket, account bucket.
 # ARGV: reservation id, ttl ms, credit limit, enforce (1|0), need counter (1|0), cost,
 #       key rate (tokens/s), key burst, account rate, account burst, concurrency.
+# RESERVE's first answer.
+GRANTED, OVER_CREDITS, NEEDS_COUNTER, KEY_RATE, ACCOUNT_RATE, CONCURRENCY = 1, 0, -1, 2, 3, 4
 RESERVE = (
     _PRUNE
     + """

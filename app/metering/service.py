@@ -42,7 +42,17 @@ from app.metering.keys import (
 )
 from app.metering.ledger import ledger_total
 from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
-from app.metering.scripts import commit_script, release_script, reserve_script, seed_script
+from app.metering.scripts import (
+    ACCOUNT_RATE,
+    CONCURRENCY,
+    GRANTED,
+    KEY_RATE,
+    NEEDS_COUNTER,
+    commit_script,
+    release_script,
+    reserve_script,
+    seed_script,
+)
 from app.models import User
 from app.observability import metrics
 from app.redis_client import async_redis, sync_redis
@@ -96,8 +106,6 @@ def spend_cap_reached(*, cap: int, quota: int, used: int, period: str) -> QuotaE
     )
 
 
-# RESERVE's answers (see app.metering.scripts).
-GRANTED, OVER_CREDITS, NEEDS_COUNTER, KEY_RATE, ACCOUNT_RATE, CONCURRENCY = 1, 0, -1, 2, 3, 4
 # A concurrency refusal cannot know when a slot frees; most calls take tens of ms.
 CONCURRENCY_RETRY_S = 0.5
 

@@ -21,6 +21,7 @@ import anyio
 
 from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
+from app.billing.plans import Plan
 from app.config import get_settings
 from app.errors import AppError, Internal, error_from_body
 from app.geodata import service as geodata
@@ -42,11 +43,25 @@ class ToolAnswer:
     png_base64: str | None
 
 
-@metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
-async def call_tool(
+@dataclass
+class Admission:
+    """A call let in: its checked arguments, weight and plan, and its reservation, which
+    `call_tool` commits or releases (`settled`); whoever admitted it releases it if
+    `call_tool` never ran."""
+
+    name: str
+    arguments: dict[str, Any]
+    plan: Plan
+    weight: int
+    reservation: metering.Reservation
+    settled: bool = False
+
+
+async def admit(
     principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
-) -> ToolAnswer:
-    """Run one metered call for `principal`; raises an AppError for anything but data."""
+) -> Admission:
+    """Validate and admit one call (rate, concurrency and credits: one Redis call);
+    raises InvalidArgument, RateLimited or QuotaExceeded, holding nothing."""
     args = geodata.validate_arguments(name, arguments or {})
     account = await current_entitlements(principal.user_id)
     weight = call_weight(name, args)
@@ -57,10 +72,24 @@ async def call_tool(
         cost=weight,
         credit_cap=account.credit_cap,
     )
-    dispatcher = waiter()
-    call_id = dispatcher.new_task_id("call")
-    logs.bind_call_id(call_id)  # also the task id: the worker's lines carry it too
+    return Admission(name, args, account.plan, weight, reservation)
+
+
+@metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
+async def call_tool(
+    principal: ApiKeyPrincipal,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    admission: Admission | None = None,
+) -> ToolAnswer:
+    """Run one metered call for `principal` (admitted here, or already by the edge:
+    `admission`); raises an AppError for anything but data."""
+    admitted = admission or await admit(principal, name, arguments)
+    reservation, args = admitted.reservation, admitted.arguments
     try:
+        dispatcher = waiter()
+        call_id = dispatcher.new_task_id("call")
+        logs.bind_call_id(call_id)  # also the task id: the worker's lines carry it too
         reply = await cached_reply(name, args)
         if reply is None:  # not all in the answer cache: a worker runs it
             reply = await dispatcher.run_task(
@@ -68,15 +97,17 @@ async def call_tool(
                 RUN_TOOL_TASK,
                 [name, args],
                 deadline_s=get_settings().tool_deadline_s,
-                queue=queue_for(account.plan, weight),
+                queue=queue_for(admitted.plan, admitted.weight),
             )
         if "error" in reply:
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
     except BaseException:
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
+            admitted.settled = True
             await metering.release(reservation)
         raise
+    admitted.settled = True
     await metering.commit_and_record(
         reservation, call_id=call_id, key_id=principal.key_id, tool=name
     )

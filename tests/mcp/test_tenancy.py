@@ -113,11 +113,12 @@ def error_of(result: Any) -> dict[str, Any]:
     return dict(structured(result)["error"])
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_over_the_rate_an_agent_is_told_when_to_retry_and_pays_nothing(
-    limited: Limited, tenants: Callable[[], Tenant]
+    limited: Limited, tenants: Callable[[], Tenant], mode: str
 ) -> None:
     tenant = tenants()
-    async with connect(limited.stack.mcp_url, tenant.api_key) as client:
+    async with connect(limited.stack.mcp_url, tenant.api_key, mode) as client:
         for _ in range(FREE_BURST):
             assert not (await client.call_tool("geocode", {"query": "Denver"})).is_error
         started = time.monotonic()
@@ -250,3 +251,27 @@ def test_a_paying_call_never_waits_behind_a_free_backlog(
         store.close()
         server.stop()
         worker.stop(wait=False)
+
+
+def test_a_call_admitted_but_refused_by_the_mcp_layer_is_released(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    """Admission happens before the MCP transport; a request the transport then refuses
+    (here: no `Accept` it can answer) never reaches the tool, and holds nothing."""
+    tenant = tenants()
+    response = httpx.post(
+        limited.stack.mcp_url,
+        json={
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+        },
+        headers={"Authorization": f"Bearer {tenant.api_key}", "Accept": "text/html"},
+        timeout=30,
+    )
+
+    assert response.status_code == 406, response.text
+    # released once the answer is out: a moment after the client has it
+    wait_until(lambda: limited.in_flight(tenant) == 0, "the release", 5)
+    assert limited.used(tenant) == 0

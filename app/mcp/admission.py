@@ -1,0 +1,152 @@
+"""Admit a tool call at the edge, before the MCP machinery.
+
+A `tools/call` is admitted (validated, rate, concurrency and credits checked: one Redis
+call) from its request body alone. A refusal is answered right here with the same
+RATE_LIMITED or QUOTA_EXCEEDED result the tool handler would give, for about a fifth of
+the api CPU of a full MCP exchange (measured: 0.7 ms against 5 ms), so a client that
+floods the service with refused calls does not crowd other customers' calls out of the
+event loop. An admitted call goes on to the MCP server, its body replayed and its
+admission in the ASGI scope for the tool handler (`claim`); one that `call_tool` never
+settled (the MCP layer refused the request, or the client left first) is released
+here. Anything else (another method, a batch, invalid arguments, Redis down) goes on
+unchanged, and the tool handler answers it as before.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api_keys.verify import ApiKeyPrincipal
+from app.errors import QuotaExceeded, RateLimited
+from app.geodata.catalogue import TOOL_SPECS
+from app.mcp.results import error_result
+from app.metering.service import release
+from app.observability import metrics
+from app.tool_calls.service import Admission, admit
+
+# A tools/call body is small; a larger one is left to the MCP server and its limits.
+MAX_PEEKED_BYTES = 64 * 1024
+STATE_KEY = "admission"
+
+
+@dataclass
+class AdmittedCall:
+    admission: Admission
+    claimed: bool = False
+
+
+class EdgeAdmission:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get("state", {}).get("principal")
+        if not isinstance(principal, ApiKeyPrincipal) or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, complete = await _read_body(receive)
+        replayed = _replay(body, complete, receive)
+        call = _tool_call_of(body) if complete else None
+        if call is None:
+            await self.app(scope, replayed, send)
+            return
+        request_id, name, arguments = call
+        started = time.perf_counter()
+        try:
+            admission = await admit(principal, name, arguments)
+        except (RateLimited, QuotaExceeded) as refusal:
+            await _answer(send, request_id, refusal)
+            tool = name if name in TOOL_SPECS else "other"
+            metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
+            return
+        except Exception:  # the tool handler answers it (invalid arguments, an outage)
+            await self.app(scope, replayed, send)
+            return
+        admitted = AdmittedCall(admission)
+        scope["state"][STATE_KEY] = admitted
+        try:
+            await self.app(scope, replayed, send)
+        finally:
+            if not admission.settled:
+                with anyio.CancelScope(shield=True):
+                    admission.settled = True
+                    await release(admission.reservation)
+
+
+def claim(request: Any, name: str) -> Admission | None:
+    """The admission the edge made for this request's call of `name`, now the tool
+    handler's to commit or release; None when the edge admitted nothing."""
+    state = request.scope.get("state", {}) if isinstance(request, Request) else {}
+    admitted = state.get(STATE_KEY)
+    if not isinstance(admitted, AdmittedCall) or admitted.claimed:
+        return None
+    if admitted.admission.name != name:
+        return None
+    admitted.claimed = True
+    return admitted.admission
+
+
+async def _answer(send: Send, request_id: str | int, refusal: RateLimited | QuotaExceeded) -> None:
+    result = error_result(refusal).model_dump(by_alias=True, exclude_none=True, mode="json")
+    payload = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """Up to about MAX_PEEKED_BYTES of the body, and whether that is all of it."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+        if size > MAX_PEEKED_BYTES:
+            return b"".join(chunks), False
+
+
+def _tool_call_of(body: bytes) -> tuple[str | int, str, dict[str, Any]] | None:
+    """(JSON-RPC id, tool name, arguments) of a single `tools/call` request, else None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        return None
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    arguments = params.get("arguments") or {}
+    return (request_id, params["name"], arguments) if isinstance(arguments, dict) else None
+
+
+def _replay(body: bytes, complete: bool, receive: Receive) -> Receive:
+    """What was read, then the rest of the request from `receive`."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": not complete}
+        return await receive()
+
+    return replayed
