@@ -103,11 +103,12 @@ ALL_QUEUES = "tools,tools.free,tools.heavy,billing"
 
 
 def default_niceness(queues: str) -> int:
-    """10 for a worker of the bulk tool queues only (free and heavy calls): when it shares
-    cores with the paying pool, the kernel gives paying calls the CPU first."""
-    from app.queue.celery import BULK_TOOL_QUEUES
+    """10 for a bulk pool (free or heavy calls, billing, but no paying calls): when it
+    shares cores with the paying pool, the kernel gives paying calls the CPU first."""
+    from app.queue.celery import BULK_TOOL_QUEUES, TOOLS_QUEUE
 
-    return 10 if set(queues.split(",")) <= set(BULK_TOOL_QUEUES) else 0
+    taken = set(queues.split(","))
+    return 10 if TOOLS_QUEUE not in taken and taken & set(BULK_TOOL_QUEUES) else 0
 
 
 @cli.command()
@@ -131,7 +132,7 @@ def worker(
     """Run a Celery worker: tool calls and the billing ledger.
 
     By default one worker takes every queue. To isolate tenants, run the paying pool
-    (`--queues tools,billing`) and the bulk pool (`--queues tools.free,tools.heavy`,
+    (`--queues tools`) and the bulk pool (`--queues tools.free,tools.heavy,billing`,
     niced) as separate workers (docs/OPERATIONS.md, "Tenant isolation").
 
     The pool of a worker that takes `tools` follows GEOSVC_TOOLS_POOL, by default `auto`:

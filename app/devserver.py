@@ -1,8 +1,8 @@
 """`geosvc dev`: everything in one process on the embedded default.
 
 Migrates the SQLite database, builds or loads the geodata indices, makes a demo account
-with a fresh API key, starts two `geosvc worker` (thread pools: paying calls, and free
-and heavy calls) and `geosvc beat` as child
+with a fresh API key, starts two `geosvc worker` (thread pools: paying calls; free and
+heavy calls and billing) and `geosvc beat` as child
 processes on the embedded Redis, then serves the api: one command, the production code
 path. (A Celery worker started in a thread of the api process gets a DisabledBackend in
 its pool threads and stores no results, so the worker gets a process of its own.)
@@ -64,8 +64,8 @@ def start_worker_and_beat() -> list[subprocess.Popen[bytes]]:
     command = [sys.executable, "-m", "app.cli"]
     worker = [*command, "worker", "--pool", "threads", "--concurrency", "4"]
     beat = [*command, "beat", "--loglevel", "warning"]
-    # Two pools, as in production: paying calls and billing; free and heavy calls (niced).
-    pools = [("tools,billing", "dev@%h"), ("tools.free,tools.heavy", "dev-bulk@%h")]
+    # Two pools, as in production: paying calls; free and heavy calls and billing (niced).
+    pools = [("tools", "dev@%h"), ("tools.free,tools.heavy,billing", "dev-bulk@%h")]
     return [
         *(
             subprocess.Popen(

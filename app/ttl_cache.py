@@ -6,8 +6,10 @@ expired entries go first, then the oldest half.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -65,3 +67,29 @@ class TTLCache(Generic[K, V]):
         if len(self._entries) >= self.max_entries:  # all fresh: drop the oldest half
             for key in list(self._entries)[: self.max_entries // 2]:
                 del self._entries[key]
+
+
+class SingleFlight(Generic[K, V]):
+    """Concurrent async loads of one key share one load: a burst of requests for an
+    uncached key (a new client's first hundred calls, or every caller at the moment an
+    entry expires) costs one database read, not one thread and one read each.
+
+    The load runs as a task of its own, so a caller that is cancelled does not cancel it
+    for the others; its error reaches every caller.
+    """
+
+    def __init__(self) -> None:
+        self._loads: dict[tuple[asyncio.AbstractEventLoop, K], asyncio.Future[V]] = {}
+
+    async def load(self, key: K, load: Callable[[], Awaitable[V]]) -> V:
+        slot = (asyncio.get_running_loop(), key)
+        task = self._loads.get(slot)
+        if task is None:
+            task = self._loads[slot] = asyncio.ensure_future(load())
+            task.add_done_callback(lambda done: self._finished(slot, done))
+        return await asyncio.shield(task)
+
+    def _finished(self, slot: tuple[asyncio.AbstractEventLoop, K], done: asyncio.Future[V]) -> None:
+        self._loads.pop(slot, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: no "never retrieved" warning if every caller left

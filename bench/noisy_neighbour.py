@@ -2,7 +2,7 @@
 
 On the production shape started here from scratch (bench/drill_stack.py: its own
 redis-server and PostgreSQL on free ports, `geosvc api`, the paying worker pool
-`--queues tools,billing` and the bulk pool `--queues tools.free,tools.heavy`, beat;
+`--queues tools` and the niced bulk pool `--queues tools.free,tools.heavy,billing`, beat;
 127.0.0.1 only), a standard-plan "victim" calls `geocode` at --rate calls/s (open loop),
 for --seconds in each phase:
 
@@ -59,7 +59,7 @@ WORLD_MAP = (
     "static_map",
     {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280},
 )
-ISOLATED_POOLS = ["tools,billing", "tools.free,tools.heavy"]
+ISOLATED_POOLS = ["tools", "tools.free,tools.heavy,billing"]
 # Before issue 20: no limits, one FIFO for every plan, every pool at the same priority.
 UNPROTECTED_ENV = {
     f"GEOSVC_{plan}_{limit}": "1000000"
@@ -214,6 +214,7 @@ async def attack(
 @dataclass
 class Phase:
     name: str
+    rate: float
     victim: list[tuple[str, float]] = field(default_factory=list)
     attack: dict[str, Any] | None = None
     charged_refusals: int = 0  # credits used beyond the attackers' successful calls
@@ -258,7 +259,7 @@ def run_phase(
     clients: int,
     args: argparse.Namespace,
 ) -> Phase:
-    phase = Phase(name)
+    phase = Phase(name, args.rate)
     used_before = [int(http.get("/usage").json()["used"]) for _, http in attackers]
     process = None
     if attackers:
@@ -313,8 +314,10 @@ def report(phase: Phase) -> None:
         f"  {phase.name:9} victim p50 {ms(latencies, 0.5)} ms  p99 {ms(latencies, 0.99)} ms"
         f"  outcomes {dict(outcomes)}"
     )
-    slowest = ", ".join(f"{ms:.0f}" for ms in sorted(latencies)[-3:])
-    print(f"            victim's slowest three: {slowest} ms")
+    # where in the phase (seconds after the victim's first call) the slowest ones were
+    timed = sorted((s * 1000, n / phase.rate) for n, (o, s) in enumerate(phase.victim) if o == "ok")
+    slowest = ", ".join(f"{ms:.0f} ms at +{at:.1f} s" for ms, at in timed[-3:])
+    print(f"            victim's slowest three: {slowest}")
     if phase.attack is not None:
         refusals = [seconds * 1000 for seconds in phase.attack["refusal_s"]]
         median = f"{statistics.median(refusals):.1f} ms" if refusals else "-"

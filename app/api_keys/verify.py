@@ -30,7 +30,7 @@ from app.db import new_session
 from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
 from app.redis_client import sync_redis
-from app.ttl_cache import TTLCache
+from app.ttl_cache import SingleFlight, TTLCache
 
 logger = logging.getLogger(__name__)
 
@@ -176,10 +176,13 @@ def verify_bearer(authorization: str | None) -> ApiKeyPrincipal:
 
 async def averify_bearer(authorization: str | None) -> ApiKeyPrincipal:
     """`verify_bearer` for the event loop: a cache hit is answered inline, a miss reads
-    the database in a worker thread."""
+    the database in a worker thread (one read for all the concurrent misses of a key)."""
     key_id, secret = parse_bearer(authorization)
     verifier = _verifier()
     record = verifier.cache.get(key_id)
     if record is None:
-        record = await anyio.to_thread.run_sync(verifier.load, key_id)
+        record = await _loads.load(key_id, lambda: anyio.to_thread.run_sync(verifier.load, key_id))
     return verifier.check(record, secret)
+
+
+_loads: SingleFlight[str, KeyRecord] = SingleFlight()

@@ -19,7 +19,7 @@ from app.config import get_settings
 from app.db import new_session
 from app.errors import unavailable_for
 from app.models import User
-from app.ttl_cache import TTLCache
+from app.ttl_cache import SingleFlight, TTLCache
 
 ENTITLEMENTS_CACHE_TTL_S = 1.0
 
@@ -31,6 +31,7 @@ class Entitlements:
 
 
 _entitlements: TTLCache[str, Entitlements] = TTLCache(ENTITLEMENTS_CACHE_TTL_S)
+_loads: SingleFlight[str, Entitlements] = SingleFlight()
 
 
 def _read(user_id: str) -> Entitlements:
@@ -58,6 +59,6 @@ def _read(user_id: str) -> Entitlements:
 async def current_entitlements(user_id: str) -> Entitlements:
     """The account's plan and cap now (at most `ENTITLEMENTS_CACHE_TTL_S` old)."""
     found = _entitlements.get(user_id)
-    if found is None:
-        found = await anyio.to_thread.run_sync(_read, user_id)
+    if found is None:  # one read for all the concurrent misses of an account
+        found = await _loads.load(user_id, lambda: anyio.to_thread.run_sync(_read, user_id))
     return found

@@ -58,8 +58,9 @@ from app.config import Settings, get_settings
 from app.queue import broker
 
 # Tool calls by who pays and how heavy (app.tool_calls.routing chooses): paying
-# customers' calls, free accounts' calls, and heavy calls of any plan. Separate worker
-# pools for them keep a free backlog or a run of big maps from delaying paying calls.
+# customers' calls, free accounts' calls, and heavy calls of any plan. A paying pool of
+# its own (`tools`) keeps a free backlog, a run of big maps or a billing task from
+# delaying paying calls.
 TOOLS_QUEUE = "tools"
 FREE_TOOLS_QUEUE = "tools.free"
 HEAVY_TOOLS_QUEUE = "tools.heavy"

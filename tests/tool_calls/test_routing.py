@@ -50,7 +50,10 @@ class TestWorkers:
         [
             ("tools.free,tools.heavy", 10),
             ("tools.free", 10),
+            ("tools.free,tools.heavy,billing", 10),
+            ("tools", 0),
             ("tools,billing", 0),
+            ("billing", 0),
             (ALL_QUEUES, 0),  # one pool for everything: paying calls must not wait
         ],
     )
