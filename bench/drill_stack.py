@@ -33,6 +33,13 @@ sys.path.insert(0, str(ROOT))
 from app.embedded_redis import free_port  # noqa: E402
 from app.queue.liveness import children_of  # noqa: E402
 
+# Rate and concurrency limits out of reach: for drills that measure faults, not tenancy.
+UNLIMITED_TENANTS = {
+    f"GEOSVC_{plan}_{limit}": "1000000"
+    for plan in ("FREE", "STANDARD")
+    for limit in ("RATE_PER_S", "BURST", "CONCURRENCY")
+}
+
 
 def wait_for(check: object, what: str, deadline_s: float = 60.0, every: float = 0.1) -> None:
     deadline = time.monotonic() + deadline_s

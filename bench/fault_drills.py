@@ -41,6 +41,7 @@ import httpx2
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill_stack import (  # noqa: E402
     ROOT,
+    UNLIMITED_TENANTS,
     Stack,
     build_geodata,
     production_shape,
@@ -519,7 +520,8 @@ def main() -> None:
     args = parser.parse_args()
     geodata = ROOT / ".geosvc"
     build_geodata(geodata)
-    extra = {"GEOSVC_FREE_QUOTA": str(args.free_quota), "GEOSVC_ENV": args.env}
+    # faults are measured here, not tenancy: the limits stay out of reach
+    extra = {**UNLIMITED_TENANTS, "GEOSVC_FREE_QUOTA": str(args.free_quota), "GEOSVC_ENV": args.env}
     aof = None if args.aof == "no" else args.aof
     with contextlib.ExitStack() as resources:
         if args.broker == "rabbitmq":

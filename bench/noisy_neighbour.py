@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from drill_stack import Stack, build_geodata, production_shape  # noqa: E402
+from drill_stack import UNLIMITED_TENANTS, Stack, build_geodata, production_shape  # noqa: E402
 from metering import percentile  # noqa: E402
 
 GEOCODE = ("geocode", {"query": "Denver", "limit": 1})
@@ -61,11 +61,7 @@ WORLD_MAP = (
 )
 ISOLATED_POOLS = ["tools", "tools.free,tools.heavy,billing"]
 # Before issue 20: no limits, one FIFO for every plan, every pool at the same priority.
-UNPROTECTED_ENV = {
-    f"GEOSVC_{plan}_{limit}": "1000000"
-    for plan in ("FREE", "STANDARD")
-    for limit in ("RATE_PER_S", "BURST", "CONCURRENCY")
-}
+UNPROTECTED_ENV = UNLIMITED_TENANTS
 
 
 def call_body(tool: tuple[str, dict[str, Any]]) -> dict[str, Any]:

@@ -26,19 +26,31 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "postgres",
         "api",
         "worker",
+        "worker-bulk",
         "beat",
         "flower",
         "prometheus",
     }
 
 
-def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any]) -> None:
-    worker = compose["services"]["worker"]
+@pytest.mark.parametrize("name", ["worker", "worker-bulk"])
+def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any], name: str) -> None:
+    worker = compose["services"][name]
     assert worker["restart"] == "unless-stopped"
     probe = worker["healthcheck"]["test"]
     assert probe[:3] == ["CMD", "geosvc", "worker-health"]
     result = CliRunner().invoke(cli, [*probe[2:], "--help"])
     assert result.exit_code == 0, result.output
+
+
+def test_paying_calls_have_a_worker_pool_of_their_own(compose: dict[str, Any]) -> None:
+    """Tenant isolation: `tools` on one pool, everything else on the (niced) bulk pool."""
+    queues = {
+        name: compose["services"][name]["command"][-1].split(",")
+        for name in ("worker", "worker-bulk")
+    }
+    assert queues["worker"] == ["tools"]
+    assert set(queues["worker-bulk"]) == {"tools.free", "tools.heavy", "billing"}
 
 
 def test_redis_keeps_an_aof_and_rabbitmq_is_the_broker(compose: dict[str, Any]) -> None:

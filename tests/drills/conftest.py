@@ -16,7 +16,7 @@ from tests.support.services import REQUIRE_SERVICES
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
-from drill_stack import Stack, production_shape  # noqa: E402
+from drill_stack import UNLIMITED_TENANTS, Stack, production_shape  # noqa: E402
 
 FREE_QUOTA = 30
 
@@ -38,7 +38,6 @@ def drill_stack(geodata_dir: Path) -> Iterator[Stack]:
         if REQUIRE_SERVICES:
             raise RuntimeError(missing)
         pytest.skip(missing)
-    with production_shape(
-        aof="everysec", geodata_dir=geodata_dir, extra_env={"GEOSVC_FREE_QUOTA": str(FREE_QUOTA)}
-    ) as stack:
+    extra_env = {**UNLIMITED_TENANTS, "GEOSVC_FREE_QUOTA": str(FREE_QUOTA)}
+    with production_shape(aof="everysec", geodata_dir=geodata_dir, extra_env=extra_env) as stack:
         yield stack
