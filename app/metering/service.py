@@ -110,7 +110,9 @@ def spend_cap_reached(*, cap: int, quota: int, used: int, period: str) -> QuotaE
 CONCURRENCY_RETRY_S = 0.5
 
 
-def rate_limited(status: int, plan: Plan, limits: PlanLimits, wait_ms: int) -> RateLimited:
+def rate_limited(
+    status: int, plan: Plan, limits: PlanLimits, wait_ms: int, cost: int = 1
+) -> RateLimited:
     if status == KEY_RATE:
         who, rate, burst = "this API key", limits.rate_per_s, limits.burst
         limit = "key_rate"
@@ -118,9 +120,10 @@ def rate_limited(status: int, plan: Plan, limits: PlanLimits, wait_ms: int) -> R
         who, rate, burst = "this account", limits.account_rate_per_s, limits.account_burst
         limit = "account_rate"
     retry_s = round(max(wait_ms, 1) / 1000, 3)
+    weight = f" This call counts as {cost} calls (a large map)." if cost > 1 else ""
     return RateLimited(
         f"Rate limit: {who} may make {rate:g} calls per second (bursts of {burst}) on the "
-        f"{plan.value} plan; retry in {retry_s:g} s. No credit was charged.",
+        f"{plan.value} plan; retry in {retry_s:g} s.{weight} No credit was charged.",
         limit=limit,
         retryable=True,
         retryAfterSeconds=retry_s,
@@ -166,6 +169,7 @@ async def reserve(
     reservation_id = "res_" + secrets.token_hex(10)
     ttl_ms = get_settings().reservation_ttl_s * 1000
     enforce = 0 if limit is None else 1
+    cost = min(cost, limits.burst)  # never more than a full bucket holds
     keys = [
         counter_key(user_id, period),
         reservations_key(user_id, period),
@@ -178,7 +182,7 @@ async def reserve(
         limit or 0,
         enforce,
         enforce,  # a credit limit needs the counter (see below)
-        min(cost, limits.burst),  # never more than a full bucket holds
+        cost,
         limits.rate_per_s,
         limits.burst,
         limits.account_rate_per_s,
@@ -195,7 +199,7 @@ async def reserve(
         status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
     if status != GRANTED:
         counts = (int(used), int(in_flight), int(wait_ms))
-        raise _refusal(status, plan, limits, credit_cap, *counts, period)
+        raise _refusal(status, plan, limits, credit_cap, *counts, period, cost=cost)
     metrics.reservation_opened()
     return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
 
@@ -209,10 +213,12 @@ def _refusal(
     in_flight: int,
     wait_ms: int,
     period: str,
+    *,
+    cost: int,
 ) -> RateLimited | QuotaExceeded:
     if status in (KEY_RATE, ACCOUNT_RATE):
         metrics.call_refused(plan.value, "rate")
-        return rate_limited(status, plan, limits, wait_ms)
+        return rate_limited(status, plan, limits, wait_ms, cost)
     if status == CONCURRENCY:
         metrics.call_refused(plan.value, "concurrency")
         return concurrency_limited(plan, limits, in_flight)

@@ -136,7 +136,9 @@ class TestRateBuckets:
         assert isinstance(heavy, Reservation)
         await release(heavy)
 
-        assert limit_of(await attempt(user_id, Plan.STANDARD, cost=4)) == "key_rate"
+        refused = await attempt(user_id, Plan.STANDARD, cost=4)
+        assert limit_of(refused) == "key_rate"
+        assert "This call counts as 4 calls" in str(refused)
         light = await attempt(user_id, Plan.STANDARD)  # 2 tokens were left
         assert isinstance(light, Reservation)
         await release(light)
