@@ -210,6 +210,27 @@ class Settings(BaseSettings):
                 f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
                 f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
             )
+        embedded = [
+            name
+            for name, value in (
+                ("GEOSVC_REDIS_URL", self.redis_url),
+                ("GEOSVC_DATABASE_URL", self.database_url),
+            )
+            if not value
+        ]
+        if embedded:
+            raise ValueError(
+                f"{' and '.join(embedded)} must be set with GEOSVC_ENV=production: without "
+                "them each process would keep quotas, limits and accounts in its own "
+                "in-process Redis and SQLite file."
+            )
+        if self.reservation_ttl_s < 2 * self.tool_deadline_s:
+            raise ValueError(
+                f"GEOSVC_RESERVATION_TTL_S ({self.reservation_ttl_s}) must be at least twice "
+                f"GEOSVC_TOOL_DEADLINE_S ({self.tool_deadline_s:g}) with GEOSVC_ENV=production: "
+                "a reservation that expires while its call still runs frees its credit and "
+                "its concurrency slot for another call."
+            )
         return self
 
     @property

@@ -41,6 +41,11 @@ class TestProductionRefusals:
             ({"GEOSVC_PAYMENT_PROVIDER": "local"}, "GEOSVC_PAYMENT_PROVIDER"),
             ({"GEOSVC_SECRET_PEPPER": ""}, "GEOSVC_SECRET_PEPPER"),
             ({"GEOSVC_SECRET_PEPPER": LONG_PEPPER[:31]}, "GEOSVC_SECRET_PEPPER"),
+            # no embedded Redis or SQLite: quotas and limits would be per process
+            ({"GEOSVC_REDIS_URL": ""}, "GEOSVC_REDIS_URL"),
+            ({"GEOSVC_DATABASE_URL": ""}, "GEOSVC_DATABASE_URL"),
+            # a lease that ends before its call would hand its slot and credit on
+            ({"GEOSVC_RESERVATION_TTL_S": "30"}, "GEOSVC_RESERVATION_TTL_S"),
         ],
     )
     def test_api_refuses_to_start_naming_the_setting(

@@ -26,6 +26,8 @@ COMPLETE = {
     "stripe_standard_price": "price_x",
     "stripe_meter_event": "overage",
     "secret_pepper": "0123456789abcdef0123456789abcdef",  # production needs >= 32 bytes
+    "redis_url": "redis://redis:6379/0",  # and its own Redis and database
+    "database_url": "postgresql+psycopg://db/geosvc",
 }
 
 
