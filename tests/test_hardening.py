@@ -327,3 +327,38 @@ class TestRedisDown:
         finally:
             server.stop()
         assert "Traceback" not in server.log()
+
+    def test_a_tool_call_with_redis_down_is_unavailable_and_retryable(
+        self, backend: Backend, own_redis: OwnRedis, tmp_path: Path
+    ) -> None:
+        env = backend.env(GEOSVC_REDIS_URL=own_redis.url)
+        server = start_live_server(env, tmp_path / "server.log")
+        try:
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                sign_up(client)
+                key = client.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
+                own_redis.stop()
+                answer = client.post(
+                    "/mcp",
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 3,
+                        "method": "tools/call",
+                        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+                    },
+                    headers={
+                        "Authorization": f"Bearer {key}",
+                        "Accept": "application/json, text/event-stream",
+                    },
+                )
+            assert answer.status_code == 200, answer.text
+            result = answer.json()["result"]
+            error = result["structuredContent"]["error"]
+            assert result["isError"] is True
+            assert (error["code"], error["retryable"]) == ("UNAVAILABLE", True)
+            assert answer.json()["id"] == 3
+        finally:
+            server.stop()
+        # answered at the edge and logged once, without a traceback
+        assert server.log().count("a backing service is down") == 1
+        assert "Traceback" not in server.log()

@@ -8,13 +8,15 @@ floods the service with refused calls does not crowd other customers' calls out 
 event loop. An admitted call goes on to the MCP server, its body replayed and its
 admission in the ASGI scope for the tool handler (`claim`); one that `call_tool` never
 settled (the MCP layer refused the request, or the client left first) is released
-here. Anything else (another method, a batch, invalid arguments, Redis down) goes on
-unchanged, and the tool handler answers it as before.
+here, and so is UNAVAILABLE when Redis or the database cannot admit it (asked once, not
+again by the handler). Anything else (another method, a batch, invalid arguments) goes
+on unchanged, and the tool handler answers it as before.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +26,20 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api_keys.verify import ApiKeyPrincipal
-from app.errors import QuotaExceeded, RateLimited
+from app.errors import (
+    AppError,
+    QuotaExceeded,
+    RateLimited,
+    ServiceUnavailable,
+    unavailable_for,
+)
 from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.results import error_result
 from app.metering.service import release
 from app.observability import metrics
 from app.tool_calls.service import Admission, admit
+
+logger = logging.getLogger(__name__)
 
 # A tools/call body is small; a larger one is left to the MCP server and its limits.
 MAX_PEEKED_BYTES = 64 * 1024
@@ -61,13 +71,17 @@ class EdgeAdmission:
         started = time.perf_counter()
         try:
             admission = await admit(principal, name, arguments)
-        except (RateLimited, QuotaExceeded) as refusal:
+        except Exception as exc:
+            answered_here = RateLimited | QuotaExceeded | ServiceUnavailable
+            refusal = exc if isinstance(exc, answered_here) else unavailable_for(exc)
+            if refusal is None:  # e.g. invalid arguments: the tool handler answers as before
+                await self.app(scope, replayed, send)
+                return
+            if not isinstance(exc, AppError):  # an outage: answered once, not tried again
+                logger.warning("tool call %s: a backing service is down: %s", name, exc)
             await _answer(send, request_id, refusal)
             tool = name if name in TOOL_SPECS else "other"
             metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
-            return
-        except Exception:  # the tool handler answers it (invalid arguments, an outage)
-            await self.app(scope, replayed, send)
             return
         admitted = AdmittedCall(admission)
         scope["state"][STATE_KEY] = admitted
@@ -93,7 +107,7 @@ def claim(request: Any, name: str) -> Admission | None:
     return admitted.admission
 
 
-async def _answer(send: Send, request_id: str | int, refusal: RateLimited | QuotaExceeded) -> None:
+async def _answer(send: Send, request_id: str | int, refusal: AppError) -> None:
     result = error_result(refusal).model_dump(by_alias=True, exclude_none=True, mode="json")
     payload = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
     headers = [
