@@ -302,63 +302,66 @@ class TestRedisDown:
             "redisPersistence": "not checked",  # development
         }
 
-    def test_redis_down_is_503_on_readyz_and_sign_in(
-        self, backend: Backend, own_redis: OwnRedis, tmp_path: Path
-    ) -> None:
-        env = backend.env(GEOSVC_REDIS_URL=own_redis.url)
-        server = start_live_server(env, tmp_path / "server.log")
+    @pytest.fixture
+    def server(self, backend: Backend, own_redis: OwnRedis, tmp_path: Path) -> Iterator[LiveServer]:
+        """A live server on a Redis the test can stop; it must never log a traceback."""
+        server = start_live_server(
+            backend.env(GEOSVC_REDIS_URL=own_redis.url), tmp_path / "server.log"
+        )
         try:
-            with httpx.Client(base_url=server.url, timeout=30) as client:
-                email = unique_email()
-                sign_up(client, email=email)
-                assert client.get("/readyz").status_code == 200
-                own_redis.stop()
-                ready = client.get("/readyz")
-                assert ready.status_code == 503
-                assert ready.json()["error"]["code"] == "UNAVAILABLE"
-                assert ready.json()["checks"] == {"redis": "down", "database": "ok"}
-                assert client.get("/healthz").status_code == 200  # still alive
-                signin = client.post("/auth/signin", json={"email": email, "password": PASSWORD})
-                assert signin.status_code == 503
-                error = signin.json()["error"]
-                assert error["code"] == "UNAVAILABLE"
-                assert error["retryable"] is True
-                assert int(signin.headers["Retry-After"]) == error["retryAfterSeconds"]
+            yield server
         finally:
             server.stop()
         assert "Traceback" not in server.log()
 
-    def test_a_tool_call_with_redis_down_is_unavailable_and_retryable(
-        self, backend: Backend, own_redis: OwnRedis, tmp_path: Path
+    def test_redis_down_is_503_on_readyz_and_sign_in(
+        self, server: LiveServer, own_redis: OwnRedis
     ) -> None:
-        env = backend.env(GEOSVC_REDIS_URL=own_redis.url)
-        server = start_live_server(env, tmp_path / "server.log")
-        try:
-            with httpx.Client(base_url=server.url, timeout=30) as client:
-                sign_up(client)
-                key = client.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
-                own_redis.stop()
-                answer = client.post(
-                    "/mcp",
-                    json={
-                        "jsonrpc": "2.0",
-                        "id": 3,
-                        "method": "tools/call",
-                        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
-                    },
-                    headers={
-                        "Authorization": f"Bearer {key}",
-                        "Accept": "application/json, text/event-stream",
-                    },
-                )
-            assert answer.status_code == 200, answer.text
-            result = answer.json()["result"]
-            error = result["structuredContent"]["error"]
-            assert result["isError"] is True
-            assert (error["code"], error["retryable"]) == ("UNAVAILABLE", True)
-            assert answer.json()["id"] == 3
-        finally:
-            server.stop()
-        # answered at the edge and logged once, without a traceback
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            email = unique_email()
+            sign_up(client, email=email)
+            assert client.get("/readyz").status_code == 200
+            own_redis.stop()
+            ready = client.get("/readyz")
+            assert ready.status_code == 503
+            assert ready.json()["error"]["code"] == "UNAVAILABLE"
+            assert ready.json()["checks"] == {"redis": "down", "database": "ok"}
+            assert client.get("/healthz").status_code == 200  # still alive
+            signin = client.post("/auth/signin", json={"email": email, "password": PASSWORD})
+            assert signin.status_code == 503
+            error = signin.json()["error"]
+            assert error["code"] == "UNAVAILABLE"
+            assert error["retryable"] is True
+            assert int(signin.headers["Retry-After"]) == error["retryAfterSeconds"]
+
+    def test_a_tool_call_with_redis_down_is_unavailable_and_retryable(
+        self, server: LiveServer, own_redis: OwnRedis
+    ) -> None:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_up(client)
+            key = client.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
+            own_redis.stop()
+            answer = client.post(
+                "/mcp",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+                },
+                headers={
+                    "Authorization": f"Bearer {key}",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
+        assert answer.status_code == 200, answer.text
+        result = answer.json()["result"]
+        error = result["structuredContent"]["error"]
+        assert result["isError"] is True
+        assert (error["code"], error["retryable"]) == ("UNAVAILABLE", True)
+        assert answer.json()["id"] == 3
+        wait_for_log = time.monotonic() + 5  # the server process writes its log file
+        while "a backing service is down" not in server.log():
+            assert time.monotonic() < wait_for_log, "the outage was not logged"
+            time.sleep(0.05)
         assert server.log().count("a backing service is down") == 1
-        assert "Traceback" not in server.log()
