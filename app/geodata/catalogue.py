@@ -100,8 +100,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             f"{_OFFLINE_CATEGORIES}; the other categories are answered by the upstream "
             "provider (OpenStreetMap) where it is enabled. `limit` 1-50 (default 10) per page; "
             "`total` counts all in range when known, `truncated` says more follow and "
-            "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range."
-            + _CREDIT,
+            "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "
+            "the cursor is past the last page." + _CREDIT,
             schemas.SearchNearbyArgs,
             schemas.SearchNearbyResult,
             "search_nearby",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from app.errors import InvalidArgument
+from app.errors import InvalidArgument, NotFound
 
 CURSOR_PREFIX = "offset:"
 MAX_OFFSET = 10_000
@@ -28,3 +28,8 @@ def offset_of(cursor: str | None) -> int:
 
 def cursor_at(offset: int) -> str:
     return base64.urlsafe_b64encode(f"{CURSOR_PREFIX}{offset}".encode()).decode().rstrip("=")
+
+
+def past_the_last_page(category: str, total: int) -> NotFound:
+    """A cursor beyond the results: NOT_FOUND (an empty page is no data, so no credit)."""
+    return NotFound(f"No more {category} results: all {total} in range were on earlier pages")

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from app.config import Settings
 from app.errors import NotFound, UpstreamUnavailable
 from app.geodata import service
+from app.geodata.paging import cursor_at
 from app.runtime import reload_settings
 from tests.fakes.upstream import FakeUpstream
 
@@ -148,3 +149,12 @@ class TestUpstreamPaging:
         assert (rest["truncated"], rest["nextCursor"], len(rest["results"])) == (False, None, 1)
         seen = [place["code"] for place in first["results"] + rest["results"]]
         assert sorted(seen) == ["node/501", "node/503", "way/502"]
+
+    def test_a_cursor_past_the_last_page_is_not_found(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"search_nearby": "upstream"})
+        near = {"lat": 30.267, "lon": -97.743, "radius_m": 10_000, "category": "cafe"}
+
+        with pytest.raises(NotFound, match="all 3 in range"):
+            service.execute("search_nearby", {**near, "cursor": cursor_at(3)})

@@ -152,6 +152,22 @@ class TestCalls:
         assert usage(account)["used"] == 1
         assert wait_for_ledger(stack, account.user_id, 1) == 1
 
+    async def test_a_page_past_the_last_costs_nothing(self, stack: Stack, account: Account) -> None:
+        near = {"lat": 40.7580, "lon": -73.9855, "radius_m": 2000, "category": "postal_code"}
+        async with connect(stack.mcp_url, account.api_key) as client:
+            first = await client.call_tool("search_nearby", {**near, "limit": 50})
+            total = structured(first)["total"]
+            # a cursor as search_nearby writes them, one page beyond the end
+            past = base64.urlsafe_b64encode(f"offset:{total + 50}".encode()).decode().rstrip("=")
+            beyond = await client.call_tool("search_nearby", {**near, "cursor": past})
+
+        assert 0 < total <= 50
+        assert beyond.is_error
+        error = structured(beyond)["error"]
+        assert error["code"] == "NOT_FOUND"
+        assert f"all {total} in range" in error["message"]
+        assert usage(account)["used"] == 1
+
     async def test_error_results_match_the_output_schema(
         self, stack: Stack, account: Account, upstream: FakeUpstream
     ) -> None:

@@ -14,7 +14,7 @@ from typing import cast
 from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
-from app.geodata.paging import cursor_at, offset_of
+from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.schemas import (
     GeocodeArgs,
     GeocodeMatch,
@@ -216,6 +216,8 @@ class UpstreamProvider:
         ]
         places = in_range[offset : offset + args.limit]
         more = len(in_range) > offset + args.limit
+        if not places and in_range:
+            raise past_the_last_page(args.category, len(in_range))
         if not places:
             raise NotFound(
                 f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})"

@@ -21,7 +21,7 @@ from app.geodata.geometry import (
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, REACH_KM, ROWS
 from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
-from app.geodata.paging import cursor_at, offset_of
+from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.schemas import (
@@ -219,6 +219,8 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     offset = offset_of(args.cursor)
     if total == 0:
         raise NotFound(f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})")
+    if offset >= total:
+        raise past_the_last_page(args.category, total)
     order = np.lexsort((-data.population[features], metres))[offset : offset + args.limit]
     more = offset + args.limit < total
     results = []
