@@ -1,9 +1,10 @@
 """Arguments and results of the six tools.
 
-Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong
-(and numbers where a ZIP string belongs), NaN, Infinity and out-of-range values are
-rejected. Results use camelCase JSON names (`model_dump(by_alias=True)`) and always say
-where their data came from in `source`.
+Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong,
+NaN, Infinity and out-of-range values are rejected. ZIP codes take the forms agents send
+(a JSON number, ZIP+4 with or without the hyphen) where only one reading exists, and
+suggest the ZIP when a leading zero looks lost. Results use camelCase JSON names
+(`model_dump(by_alias=True)`) and always say where their data came from in `source`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ CountryCode = Annotated[
     Field(description="ISO 3166-1 alpha-2 country code, e.g. US, FR"),
 ]
 
-_ZIP = re.compile(r"^([0-9]{5})(?:-[0-9]{4})?$")  # ASCII only: \d matches "１２３４５"
+# ZIP, ZIP+4 with a hyphen, a space or nothing between. ASCII only: \d matches "１２３４５"
+_ZIP = re.compile(r"^([0-9]{5})(?:[- ]?[0-9]{4})?$")
+_LOST_ZEROS = re.compile(r"^[0-9]{3,4}$|^[0-9]{7,8}$")  # a spreadsheet's "02139", "021391234"
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 NAMED_COLORS = {
     "red": "#d7263d",
@@ -67,13 +70,29 @@ class ZipArguments(Arguments):
     )
     country: Literal["US"] = Field("US", description="Only US is available")
 
+    @field_validator("postal_code", mode="before")
+    @classmethod
+    def _from_a_number(cls, value: object) -> object:
+        """A JSON number is read as the digits it spells (94103 is "94103")."""
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return str(value)
+        return value
+
     @field_validator("postal_code", mode="after")
     @classmethod
     def _five_digits(cls, value: str) -> str:
-        match = _ZIP.match(value.strip())
-        if not match:
-            raise ValueError('must be a US ZIP code of 5 digits such as "94103"')
-        return match.group(1)
+        code = value.strip()
+        match = _ZIP.match(code)
+        if match:
+            return match.group(1)
+        if _LOST_ZEROS.match(code):  # a guess: suggest it, do not answer for another ZIP
+            padded = code.zfill(9 if len(code) > 5 else 5)
+            guess = f"{padded[:5]}-{padded[5:]}" if len(padded) == 9 else padded
+            raise ValueError(
+                f'must be a US ZIP code of 5 digits; did you mean "{guess}"? '
+                "(leading zeros may have been lost)"
+            )
+        raise ValueError('must be a US ZIP code of 5 digits such as "94103"')
 
     @field_validator("country", mode="before")
     @classmethod

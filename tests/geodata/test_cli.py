@@ -32,7 +32,7 @@ class TestToolCommand:
         assert Image.open(io.BytesIO(target.read_bytes())).size == (320, 200)
 
     def test_errors_print_the_envelope_and_exit_1(self, geodata_dir: Path) -> None:
-        code, out = run("tool", "get_population", '{"postal_code": 94103}')
+        code, out = run("tool", "get_population", '{"postal_code": 94103.5}')
         assert code == 1
         assert json.loads(out)["error"]["code"] == "INVALID_ARGUMENT"
         code, out = run("tool", "geocode", "not json")

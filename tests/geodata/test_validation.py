@@ -40,15 +40,31 @@ class TestZipArguments:
             "country": "US",
         }
 
-    def test_number_instead_of_string_says_so(self) -> None:
-        message = invalid("get_population", {"postal_code": 94103})
+    @pytest.mark.parametrize(
+        ("sent", "read"),
+        [(94103, "94103"), (941031234, "94103"), ("941031234", "94103"), ("94103 1234", "94103")],
+    )
+    def test_forms_with_one_reading_are_accepted(self, sent: object, read: str) -> None:
+        assert validate_arguments("get_population", {"postal_code": sent})["postal_code"] == read
+
+    @pytest.mark.parametrize(
+        ("sent", "guess"),
+        [("2139", "02139"), (2139, "02139"), ("501", "00501"), (21391234, "02139-1234")],
+    )
+    def test_a_lost_leading_zero_is_suggested_not_guessed(self, sent: object, guess: str) -> None:
+        message = invalid("get_population", {"postal_code": sent})
+        assert message.startswith("postal_code:")
+        assert f'did you mean "{guess}"?' in message
+
+    def test_a_fraction_is_not_a_zip(self) -> None:
+        message = invalid("get_population", {"postal_code": 94103.5})
         assert message.startswith("postal_code:")
         assert "string" in message
         assert "number" in message
 
-    @pytest.mark.parametrize("code", ["9410", "941033", "ABCDE", "", "94 103"])
-    def test_malformed_zip(self, code: str) -> None:
-        assert "5 digits" in invalid("get_average_income", {"postal_code": code})
+    @pytest.mark.parametrize("code", ["941033", "ABCDE", "", "94 103", "9410-1234", True])
+    def test_malformed_zip(self, code: object) -> None:
+        assert "postal_code:" in invalid("get_average_income", {"postal_code": code})
 
     def test_only_us(self) -> None:
         assert invalid("get_population", {"postal_code": "10001", "country": "FR"}).startswith(

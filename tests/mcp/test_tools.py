@@ -127,7 +127,7 @@ class TestCalls:
     ) -> None:
         upstream.fail("census", status=503, count=-1)
         async with connect(stack.mcp_url, account.api_key) as client:
-            invalid = await client.call_tool("get_population", {"postal_code": 10001})
+            invalid = await client.call_tool("get_population", {"postal_code": 10001.5})
             unknown_field = await client.call_tool("geocode", {"query": "Paris", "lang": "fr"})
             bad_latitude = await client.call_tool("reverse_geocode", {"lat": 91, "lon": 0})
             not_found = await client.call_tool("get_population", {"postal_code": "00000"})

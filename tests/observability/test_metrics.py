@@ -42,7 +42,7 @@ async def test_counters_move_by_exactly_the_calls_made(
                 await client.call_tool("get_population", {"postal_code": zip_code})
             ).is_error
         assert (await client.call_tool("get_population", {"postal_code": "00000"})).is_error
-        assert (await client.call_tool("get_population", {"postal_code": 10001})).is_error
+        assert (await client.call_tool("get_population", {"postal_code": "1001"})).is_error
         assert (await client.call_tool("get_weather", {})).is_error
         # the fake Census API: one clean answer, one after a 503 and a retry
         assert not (await client.call_tool("get_average_income", {"postal_code": "94103"})).is_error
