@@ -10,6 +10,7 @@ are thin: the metered call lives in `app.tool_calls.service`.
 from __future__ import annotations
 
 import logging
+from importlib.metadata import version
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,6 +21,7 @@ from mcp.server.streamable_http_manager import (
     StreamableHTTPSessionManager,
 )
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from app.billing.plans import Plan, limits_for
@@ -36,6 +38,11 @@ from app.tool_calls.service import call_tool
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "geosvc"
+SERVER_VERSION = version("geosvc")
+DESCRIPTION = (
+    "US population and household income by ZIP code, worldwide geocoding and reverse "
+    "geocoding, places near a point and static maps, metered per call."
+)
 INSTRUCTIONS = (
     "Geospatial and demographic data: US population and household income by ZIP code, "
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
@@ -102,6 +109,10 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
 async def handle_call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
+    if params.name not in TOOL_SPECS:  # a protocol error, as the MCP specification says
+        raise MCPError(
+            types.INVALID_PARAMS, f"Unknown tool {params.name!r}; tools: {', '.join(TOOL_SPECS)}"
+        )
     principal = principal_of(ctx.request)
     bind_request_of(ctx.request)  # the session manager's task is not the request's
     try:
@@ -138,8 +149,17 @@ def build_server(settings: Settings) -> Server[Any]:
 
     return Server(
         SERVER_NAME,
-        version="0.1.0",
+        version=SERVER_VERSION,
         title="Geospatial Data Service",
+        description=DESCRIPTION,
+        website_url=settings.base_url,
+        icons=[
+            types.Icon(
+                src=f"{settings.base_url.rstrip('/')}/dashboard/static/favicon.svg",
+                mime_type="image/svg+xml",
+                sizes=["any"],
+            )
+        ],
         instructions=instructions(settings),
         get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,

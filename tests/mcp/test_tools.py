@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import jsonschema
 import pytest
+from mcp.shared.exceptions import MCPError
 from PIL import Image
 
 from tests.billing.conftest import subscribe
@@ -92,6 +93,29 @@ class TestListTools:
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
 
+    async def test_the_server_says_what_it_is(self, stack: Stack, account: Account) -> None:
+        async with connect(stack.mcp_url, account.api_key) as client:
+            await client.list_tools()
+            info = client.server_info
+            listed = [tool.name for tool in (await client.list_tools()).tools]
+
+        assert info is not None
+        assert (info.name, info.version) == ("geosvc", "0.1.0")
+        assert "ZIP code" in (info.description or "")
+        assert info.website_url == stack.server.url
+        assert info.icons
+        assert info.icons[0].mime_type == "image/svg+xml"
+        icon = httpx.get(info.icons[0].src)
+        assert (icon.status_code, icon.headers["content-type"]) == (200, "image/svg+xml")
+        assert listed == [
+            "get_population",
+            "get_average_income",
+            "geocode",
+            "reverse_geocode",
+            "search_nearby",
+            "static_map",
+        ]  # a fixed order, whatever the deployment
+
 
 class TestCalls:
     @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -132,12 +156,15 @@ class TestCalls:
             bad_latitude = await client.call_tool("reverse_geocode", {"lat": 91, "lon": 0})
             not_found = await client.call_tool("get_population", {"postal_code": "00000"})
             outage = await client.call_tool("get_average_income", {"postal_code": "10001"})
-            unknown_tool = await client.call_tool("get_weather", {})
+            with pytest.raises(MCPError) as unknown_tool:  # a protocol error, not a result
+                await client.call_tool("get_weather", {})
             ok = await client.call_tool("get_population", {"postal_code": "94103"})
 
+        assert unknown_tool.value.code == -32602
+        assert "Unknown tool 'get_weather'" in unknown_tool.value.message
         codes = [
             structured(r)["error"]["code"] if r.is_error else None
-            for r in (invalid, unknown_field, bad_latitude, not_found, outage, unknown_tool, ok)
+            for r in (invalid, unknown_field, bad_latitude, not_found, outage, ok)
         ]
         assert codes == [
             "INVALID_ARGUMENT",
@@ -145,7 +172,6 @@ class TestCalls:
             "INVALID_ARGUMENT",
             "NOT_FOUND",
             "UPSTREAM_UNAVAILABLE",
-            "NOT_FOUND",
             None,
         ]
         assert upstream.requests("census") == 2  # tried twice (GEOSVC_UPSTREAM_ATTEMPTS)
