@@ -31,6 +31,14 @@ class InvalidArgument(AppError):
     default_message = "Invalid argument"
 
 
+class Unsupported(AppError):
+    """Something this deployment cannot answer at all (not "nothing there"): the message
+    says what it does cover."""
+
+    code = "UNSUPPORTED"
+    status = 422
+
+
 class Unauthenticated(AppError):
     code = "UNAUTHENTICATED"
     status = 401

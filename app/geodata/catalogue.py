@@ -13,13 +13,14 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from app.config import Settings, ToolPolicy, UpstreamTool
-from app.errors import InvalidArgument, NotFound
+from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
+from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata import schemas
 from app.validation import describe_errors
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
-_OFFLINE_CATEGORIES = "city, airport, postal_code"
+# search_nearby's categories in the shipped datasets; the others need the place search.
+OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "search_nearby",
             "Places near a point",
             "Places of one `category` within `radius_m` metres (1-50000, default 5000) of a "
-            "point, nearest first, with great-circle `distanceM`. Offline: "
-            f"{_OFFLINE_CATEGORIES}; the other categories are answered by the upstream "
-            "provider (OpenStreetMap) where it is enabled. `limit` 1-50 (default 10) per page; "
+            "point, nearest first, with great-circle `distanceM`. {categories} "
+            "`limit` 1-50 (default 10) per page; "
             "`total` counts all in range when known, `truncated` says more follow and "
             "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "
             "the cursor is past the last page." + _CREDIT,
@@ -139,10 +139,42 @@ def parse(name: str, arguments: Mapping[str, Any]) -> BaseModel:
     if not isinstance(arguments, Mapping):
         raise InvalidArgument("arguments must be a JSON object")
     try:
-        return spec.args_model.model_validate(dict(arguments))
+        args = spec.args_model.model_validate(dict(arguments))
     except ValidationError as exc:
         known = spec.args_model.model_fields
         raise InvalidArgument(describe_errors(exc.errors(), known=known)) from None
+    if isinstance(args, schemas.SearchNearbyArgs):
+        covered = nearby_categories(get_settings())
+        if args.category not in covered:
+            raise Unsupported(
+                f"category {args.category!r} is not covered by this deployment (it needs the "
+                f"upstream place search, which is not enabled here); it answers: "
+                f"{', '.join(covered)}"
+            )
+    return args
+
+
+def nearby_categories(settings: Settings) -> tuple[str, ...]:
+    """The categories search_nearby answers under this deployment's policy."""
+    if policy("search_nearby", settings) == "embedded":
+        return OFFLINE_CATEGORIES
+    return schemas.NEARBY_CATEGORIES
+
+
+def description_for(spec: ToolSpec, settings: Settings) -> str:
+    """The tool's description as this deployment answers it."""
+    if spec.name != "search_nearby":
+        return spec.description
+    categories = ", ".join(nearby_categories(settings))
+    return spec.description.replace("{categories}", f"Categories here: {categories}.")
+
+
+def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
+    """The argument schema, listing only the search_nearby categories answered here."""
+    schema = spec.args_model.model_json_schema()
+    if spec.name == "search_nearby":
+        schema["properties"]["category"]["enum"] = list(nearby_categories(settings))
+    return schema
 
 
 def validate_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from app.config import get_settings
-from app.errors import NotFound, UpstreamUnavailable
+from app.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.geodata import schemas
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, parse, policy, validate_arguments
 
@@ -108,7 +108,7 @@ def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
     if chosen == "embedded-then-upstream":
         try:
             local = _call(provider(), spec, args)
-        except NotFound:
+        except (NotFound, Unsupported):
             return _call(upstream_provider(), spec, args)
         if not _incomplete(local):
             return local
@@ -118,8 +118,12 @@ def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
             return local
     try:
         return _call(upstream_provider(), spec, args)
-    except UpstreamUnavailable:
-        local = _call(provider(), spec, args)
+    except UpstreamUnavailable as outage:
+        try:
+            local = _call(provider(), spec, args)
+        except Unsupported:  # nothing offline to fall back on: the outage is the answer
+            raise outage from None
+
         source = str(getattr(local, "source", ""))
         return local.model_copy(update={"source": FALLBACK_SOURCE + source})
 

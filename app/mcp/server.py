@@ -27,7 +27,13 @@ from pydantic import BaseModel
 from app.billing.plans import Plan, limits_for
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
-from app.geodata.catalogue import TOOL_SPECS, ToolSpec, policy
+from app.geodata.catalogue import (
+    TOOL_SPECS,
+    ToolSpec,
+    description_for,
+    input_schema_for,
+    policy,
+)
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
@@ -93,8 +99,8 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
     return types.Tool(
         name=spec.name,
         title=spec.title,
-        description=spec.description,
-        input_schema=spec.args_model.model_json_schema(),
+        description=description_for(spec, settings),
+        input_schema=input_schema_for(spec, settings),
         output_schema=output_schema(spec.result_model),
         annotations=types.ToolAnnotations(
             title=spec.title,

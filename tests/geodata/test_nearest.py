@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.errors import NotFound
+from app.errors import NotFound, Unsupported
 from app.geodata.geometry import haversine_km, haversine_km_many
 from app.geodata.indices.nearest_grid import REACH_KM
 from app.geodata.providers.embedded.data import GeoData
@@ -124,6 +124,8 @@ class TestSearchNearby:
         with pytest.raises(NotFound):
             execute("search_nearby", {"lat": 0.0, "lon": -30.0, "radius_m": 50000})
 
-    def test_upstream_only_category_is_a_clear_not_found(self) -> None:
-        with pytest.raises(NotFound, match="needs the upstream provider.*city, airport"):
+    def test_upstream_only_category_is_unsupported_not_absent(self) -> None:
+        with pytest.raises(
+            Unsupported, match="needs the upstream place search.*answers: city, airport"
+        ):
             execute("search_nearby", {"lat": 0.0, "lon": 0.0, "category": "restaurant"})

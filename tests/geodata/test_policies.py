@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.config import Settings
-from app.errors import NotFound, UpstreamUnavailable
+from app.config import Settings, get_settings
+from app.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.geodata import service
+from app.geodata.catalogue import TOOL_SPECS, description_for, input_schema_for, nearby_categories
 from app.geodata.paging import cursor_at
 from app.runtime import reload_settings
 from tests.fakes.upstream import FakeUpstream
@@ -105,14 +106,36 @@ class TestPolicies:
         with pytest.raises(UpstreamUnavailable):
             service.execute("reverse_geocode", {"lat": 48.8584, "lon": 2.2945})
 
-    def test_embedded_upstream_only_category_is_a_clear_not_found(
+    def test_a_category_this_deployment_lacks_is_unsupported_not_absent(
         self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         use(monkeypatch, geodata_dir, {})
         args = {"lat": 30.2672, "lon": -97.7431, "category": "hospital"}
-        with pytest.raises(NotFound, match="needs the upstream provider"):
+        with pytest.raises(Unsupported, match="answers: city, airport, postal_code$"):
             service.execute("search_nearby", args)
         assert policies.requests("overpass") == 0
+        settings = get_settings()
+        assert nearby_categories(settings) == ("city", "airport", "postal_code")
+        schema = input_schema_for(TOOL_SPECS["search_nearby"], settings)
+        assert schema["properties"]["category"]["enum"] == ["city", "airport", "postal_code"]
+        described = description_for(TOOL_SPECS["search_nearby"], settings)
+        assert "Categories here: city, airport, postal_code." in described
+        assert "hospital" not in described
+
+    def test_with_the_place_search_every_category_is_listed(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"search_nearby": "embedded-then-upstream"})
+        schema = input_schema_for(TOOL_SPECS["search_nearby"], get_settings())
+        assert {"city", "hospital", "pharmacy"} <= set(schema["properties"]["category"]["enum"])
+
+    def test_upstream_outage_is_the_answer_when_nothing_offline_covers_it(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"search_nearby": "upstream-then-embedded"})
+        policies.fail("overpass", status=503, count=-1)
+        with pytest.raises(UpstreamUnavailable):
+            service.execute("search_nearby", {"lat": 30.2672, "lon": -97.7431, "category": "cafe"})
 
     def test_upstream_tools_is_a_shorthand_for_upstream(
         self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch

@@ -92,6 +92,8 @@ class TestListTools:
         radius = tools["search_nearby"].input_schema["properties"]["radius_m"]
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
+        category = tools["search_nearby"].input_schema["properties"]["category"]
+        assert category["enum"] == ["city", "airport", "postal_code"]  # what is answered here
 
     async def test_the_server_says_what_it_is(self, stack: Stack, account: Account) -> None:
         async with connect(stack.mcp_url, account.api_key) as client:
@@ -156,6 +158,9 @@ class TestCalls:
             bad_latitude = await client.call_tool("reverse_geocode", {"lat": 91, "lon": 0})
             not_found = await client.call_tool("get_population", {"postal_code": "00000"})
             outage = await client.call_tool("get_average_income", {"postal_code": "10001"})
+            lacking = await client.call_tool(
+                "search_nearby", {"lat": 40.75, "lon": -73.98, "category": "pharmacy"}
+            )
             with pytest.raises(MCPError) as unknown_tool:  # a protocol error, not a result
                 await client.call_tool("get_weather", {})
             ok = await client.call_tool("get_population", {"postal_code": "94103"})
@@ -164,7 +169,7 @@ class TestCalls:
         assert "Unknown tool 'get_weather'" in unknown_tool.value.message
         codes = [
             structured(r)["error"]["code"] if r.is_error else None
-            for r in (invalid, unknown_field, bad_latitude, not_found, outage, ok)
+            for r in (invalid, unknown_field, bad_latitude, not_found, outage, lacking, ok)
         ]
         assert codes == [
             "INVALID_ARGUMENT",
@@ -172,8 +177,10 @@ class TestCalls:
             "INVALID_ARGUMENT",
             "NOT_FOUND",
             "UPSTREAM_UNAVAILABLE",
+            "UNSUPPORTED",  # not "no pharmacy here": this deployment has no pharmacies
             None,
         ]
+        assert "answers: city, airport, postal_code" in structured(lacking)["error"]["message"]
         assert upstream.requests("census") == 2  # tried twice (GEOSVC_UPSTREAM_ATTEMPTS)
         assert usage(account)["used"] == 1
         assert wait_for_ledger(stack, account.user_id, 1) == 1

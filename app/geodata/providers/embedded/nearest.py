@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.errors import NotFound
+from app.errors import NotFound, Unsupported
 from app.geodata.geometry import (
     EARTH_RADIUS_KM,
     haversine_km,
@@ -197,7 +197,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
 def _point_set(data: GeoData, category: str) -> PointSet:
     sets = {"city": data.localities, "airport": data.airports, "postal_code": data.postal}
     if category not in sets:
-        raise NotFound(
+        raise Unsupported(
             f"category {category!r} needs the upstream provider (OpenStreetMap), which is not "
             f"enabled for search_nearby here; offline categories: {', '.join(CATEGORIES)}"
         )
