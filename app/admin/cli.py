@@ -1,6 +1,7 @@
 """`geosvc admin …`: find an account, show its usage and keys, change its plan, grant
 credits, revoke all its keys. Reads print JSON (pipe into jq); changes need `--reason`
-and are audited with `--actor` (default: the OS user at this host)."""
+and are audited with `--actor` (default: the OS user at this host). `backup` and
+`restore` dump and reload the whole database (app.admin.backup)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -172,6 +174,63 @@ def revoke_keys_command(
         ),
     )
     typer.echo(f"revoked {len(revoked)} keys: {' '.join(revoked)}".rstrip(": "))
+
+
+@admin_cli.command("backup")
+def backup_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="file to write (pg_dump custom)")],
+) -> None:
+    """Dump the PostgreSQL database (accounts, key hashes, subscriptions, ledger) to a file."""
+    from app.admin.backup import backup
+    from app.config import get_settings
+
+    _guarded(lambda: backup(get_settings().sqlalchemy_url, output))
+    typer.echo(f"backup written to {output} ({output.stat().st_size} bytes)")
+
+
+@admin_cli.command("restore")
+def restore_command(
+    dump: Annotated[Path, typer.Argument(help="a file written by `geosvc admin backup`")],
+    force: Annotated[
+        bool, typer.Option("--force", help="replace what a non-empty database holds")
+    ] = False,
+) -> None:
+    """Restore a backup into the (empty) database, then rebuild this month's Redis counters
+    from the restored ledger."""
+    from app.admin.backup import restore
+    from app.config import get_settings
+
+    _guarded(lambda: restore(get_settings().sqlalchemy_url, dump, force=force))
+    typer.echo(f"restored {dump}")
+    rebuild_counters_command()
+
+
+@admin_cli.command("rebuild-counters")
+def rebuild_counters_command() -> None:
+    """Bring this month's Redis counters up to the ledger now (what beat does every 5 min)."""
+    from app.clock import utcnow
+    from app.metering.reconcile import reconcile
+    from app.redis_client import sync_redis
+
+    with _session() as session:
+        result = reconcile(session, sync_redis(), now=utcnow())
+    typer.echo(
+        f"rebuilt Redis counters of {result.period}: {result.checked} accounts, "
+        f"{len(result.repairs)} repaired"
+    )
+
+
+def _guarded(act: Callable[[], None]) -> None:
+    from app.admin.backup import BackupFailed
+
+    try:
+        act()
+    except AppError as exc:
+        typer.echo(f"error: {exc.code}: {exc.message}", err=True)
+        raise typer.Exit(1) from None
+    except BackupFailed as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 @admin_cli.callback()

@@ -1,0 +1,105 @@
+"""Backup and restore of the PostgreSQL database (`geosvc admin backup|restore`).
+
+The database holds everything that cannot be rebuilt: accounts, sessions, API-key hashes,
+subscriptions and Stripe customers, the usage ledger, finalised periods, the meter
+batches sent to Stripe, the audit trail. A backup is `pg_dump --format=custom` of it.
+Redis holds nothing that is not rebuilt from the ledger (credit counters) or that
+expires by itself (rate buckets, reservations, key caches); Celery's queues are not
+backed up.
+
+A restore goes into an empty database (no tables; `--force` drops and recreates the
+objects of a database that has them), then rebuilds the current period's Redis counters
+with reconciliation. Reconciliation only ever raises a counter to the ledger total
+(never adds to it) and creates a missing one, so a call that commits while the rebuild
+runs is neither counted twice nor lost for good: at worst it waits for the next
+reconciliation once its event reaches the ledger.
+
+The restored `stripe_meter_reports` rows keep their identifiers: a batch that was
+recorded but not marked sent is sent again with the same identifier (Stripe answers
+"already exists"), and overage already reported is not reported again.
+
+Credentials never reach the command line or the logs: the password goes to pg_dump and
+pg_restore in their environment (`PGPASSWORD`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
+
+from app.db import engine_for
+from app.errors import Conflict, InvalidArgument
+
+TOOL_TIMEOUT_S = 3600
+
+
+class BackupFailed(RuntimeError):
+    """pg_dump or pg_restore exited non-zero (its stderr is the message)."""
+
+
+def libpq_target(database_url: str) -> tuple[str, dict[str, str]]:
+    """(URL for libpq without the password, environment with PGPASSWORD)."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "postgresql":
+        raise InvalidArgument(
+            "backup and restore need PostgreSQL (GEOSVC_DATABASE_URL=postgresql://…); "
+            "the embedded SQLite database is one file: copy it with `sqlite3 FILE .backup`"
+        )
+    env = dict(os.environ)
+    if url.password is not None:
+        env["PGPASSWORD"] = str(url.password)
+    plain = url.set(drivername="postgresql", password=None)
+    return plain.render_as_string(hide_password=False), env
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise InvalidArgument(f"{name} is not on PATH (install the PostgreSQL client tools)")
+    return path
+
+
+def _run(argv: list[str], env: dict[str, str]) -> None:
+    done = subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise BackupFailed(f"{Path(argv[0]).name} failed: {done.stderr.strip()[-2000:]}")
+
+
+def backup(database_url: str, output: Path) -> None:
+    """Dump the whole database (custom format: compressed, restorable table by table)."""
+    target, env = libpq_target(database_url)
+    partial = output.with_name(output.name + ".partial")
+    _run(
+        [_tool("pg_dump"), "--format=custom", "--no-owner", "--file", str(partial), target],
+        env,
+    )
+    # a dump that died half-way never looks like a backup
+    partial.replace(output)
+
+
+def table_count(database_url: str) -> int:
+    return len(inspect(engine_for(database_url)).get_table_names())
+
+
+def restore(database_url: str, dump: Path, *, force: bool = False) -> None:
+    """pg_restore `dump` in one transaction: all of it or nothing."""
+    target, env = libpq_target(database_url)
+    if not dump.is_file():
+        raise InvalidArgument(f"no backup file at {dump}")
+    tables = table_count(database_url)
+    if tables and not force:
+        raise Conflict(
+            f"the database already has {tables} tables: restore into a new empty database, "
+            "or pass --force to drop and replace what it holds"
+        )
+    argv = [_tool("pg_restore"), "--no-owner", "--single-transaction", "--exit-on-error"]
+    if tables:
+        argv += ["--clean", "--if-exists"]
+    _run([*argv, "--dbname", target, str(dump)], env)
