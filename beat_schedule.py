@@ -2,7 +2,8 @@
 
 Both tasks are safe to run twice or late: the rollover writes each account's period once
 (unique key) and always finalises the period before "now"; reconciliation recomputes
-from the ledger.
+from the ledger. The rollover and the meter report also run one at a time (a Redis lock,
+`app.queue.locks`), so two beats by mistake never do their work twice at once.
 """
 
 from __future__ import annotations

@@ -21,7 +21,12 @@ from app.billing.stripe_provider import stripe_client
 from app.db import new_session
 from app.metering.outbox import DRAIN_TASK, drain
 from app.queue import celery_app, enqueue
-from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
+from app.queue.celery import (
+    MAINTENANCE_SOFT_TIME_LIMIT_S,
+    MAINTENANCE_TIME_LIMIT_S,
+    TASK_LOCK_TTL_S,
+)
+from app.queue.locks import single_run
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
@@ -62,5 +67,10 @@ def drain_what_a_lost_worker_left(**_kwargs: Any) -> None:
 )
 def report_meter_events() -> int:
     """Report overage to Stripe as meter events (beat, every 5 minutes); returns how many
-    batches Stripe now has. No retries of its own: unsent batches wait for the next run."""
-    return report_overage(new_session, stripe_client)
+    batches Stripe now has. No retries of its own: unsent batches wait for the next run.
+    One run at a time: a second one (two beats by mistake) returns 0 and sends nothing."""
+    with single_run(sync_redis(), REPORT_TASK, ttl_s=TASK_LOCK_TTL_S) as mine:
+        if not mine:
+            logger.info("%s skipped: another run holds its lock", REPORT_TASK)
+            return 0
+        return report_overage(new_session, stripe_client)

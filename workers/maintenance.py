@@ -17,7 +17,12 @@ from app.metering.reconcile import RECONCILE_TASK
 from app.metering.reconcile import reconcile as reconcile_usage
 from app.metering.rollover import ROLLOVER_TASK, finalise_periods
 from app.queue import celery_app
-from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
+from app.queue.celery import (
+    MAINTENANCE_SOFT_TIME_LIMIT_S,
+    MAINTENANCE_TIME_LIMIT_S,
+    TASK_LOCK_TTL_S,
+)
+from app.queue.locks import single_run
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
@@ -39,9 +44,14 @@ def rollover(now: str | None = None, settle_s: float | None = None) -> dict[str,
     """
     moment = _moment(now)
     settle = get_settings().reservation_ttl_s if settle_s is None else settle_s
-    with new_session() as session:
-        result = finalise_periods(session, now=moment, settle_s=settle)
-        session.commit()
+    with single_run(sync_redis(), ROLLOVER_TASK, ttl_s=TASK_LOCK_TTL_S) as mine:
+        if not mine:
+            # the holder finalises and, inside the settle window, schedules the re-run
+            logger.info("%s skipped: another run holds its lock", ROLLOVER_TASK)
+            return {"finalised": 0, "settleAt": None, "skipped": True}
+        with new_session() as session:
+            result = finalise_periods(session, now=moment, settle_s=settle)
+            session.commit()
     for user_id, period in result.finalised:
         logger.info("finalised %s %s", user_id, period)
     if result.settle_at is not None:

@@ -75,6 +75,8 @@ TASK_SOFT_TIME_LIMIT_S = 30
 TASK_TIME_LIMIT_S = 60
 MAINTENANCE_SOFT_TIME_LIMIT_S = 240
 MAINTENANCE_TIME_LIMIT_S = 300
+# Above the hard limit: a killed run's lock expires; a live run never outlasts its lock.
+TASK_LOCK_TTL_S = MAINTENANCE_TIME_LIMIT_S + 60
 
 
 _awaited_elsewhere: ContextVar[bool] = ContextVar("awaited_elsewhere", default=False)

@@ -4,7 +4,11 @@ crash window between send and mark (service level, both backends)."""
 from __future__ import annotations
 
 import secrets
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import TypeVar
 
 from sqlmodel import Session, col, select
 
@@ -19,6 +23,8 @@ from app.models import StripeCustomer, StripeMeterReport, User
 from tests.billing.conftest import STANDARD_QUOTA
 from tests.fakes.stripe import METER_EVENT, FakeStripe
 from tests.support.fixtures import Backend
+
+T = TypeVar("T")
 
 
 def stripe_account(session: Session) -> tuple[str, str]:
@@ -164,3 +170,58 @@ class TestOverageMeter:
             ).all()
             == []
         )
+
+
+def run_twice_at_once(task: Callable[[], T]) -> list[T]:
+    """The task body in two threads released together, as two beats' messages would be."""
+    barrier = threading.Barrier(2)
+
+    def run() -> T:
+        barrier.wait(timeout=10)
+        return task()
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(lambda _: run(), range(2)))
+
+
+class TestTwoBeats:
+    def test_two_runs_at_once_send_an_unsent_batch_once(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        from workers.billing import report_meter_events
+
+        user_id, customer = stripe_account(session)
+        use(session, user_id, STANDARD_QUOTA + 3)
+        fake_stripe.lose_answers("/v1/billing/meter_events", 10)  # recorded, left unsent
+        try:
+            report()
+        finally:
+            fake_stripe.lose_answers("/v1/billing/meter_events", 0)
+        sends_before = sends_of(fake_stripe, user_id)
+        fake_stripe.slow_answers("/v1/billing/meter_events", 0.5)
+        try:
+            results = run_twice_at_once(report_meter_events)
+        finally:
+            fake_stripe.slow_answers("/v1/billing/meter_events", 0)
+
+        assert sorted(results) == [0, 1]  # one run did the work, the other stood aside
+        assert sends_of(fake_stripe, user_id) == sends_before + 1
+        assert reported(fake_stripe, customer) == 3
+
+
+class TestCatchUp:
+    def test_a_run_an_hour_into_the_next_month_reports_the_month_once(
+        self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
+    ) -> None:
+        user_id, customer = stripe_account(session)
+        period = period_of(utcnow())
+        use(session, user_id, STANDARD_QUOTA + 6)  # never reported: beat was down
+        an_hour_late = period_end(period) + timedelta(hours=1)
+
+        assert report_overage(new_session, stripe_client, now=an_hour_late) == 1
+        assert report_overage(new_session, stripe_client, now=an_hour_late) == 0
+
+        (event,) = fake_stripe.meter_events(customer)
+        assert event["payload"]["value"] == "6"
+        assert event["identifier"] == meter_identifier(user_id, period, 0, 6)
+        assert event["timestamp"] == int(period_end(period).timestamp()) - 1

@@ -16,6 +16,7 @@ order, as often as they like.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -66,6 +67,8 @@ class FakeStripeState:
     queued_events: list[dict[str, Any]] = field(default_factory=list)
     # path prefix -> how many answers to fail with 500 after doing the work
     lose_answers: dict[str, int] = field(default_factory=dict)
+    # path prefix -> seconds to wait before doing the work (a slow Stripe)
+    slow_answers: dict[str, float] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
 
@@ -77,6 +80,10 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
         params = decode_form(body) if request.method == "POST" else {}
         key = request.headers.get("idempotency-key")
         path = request.url.path
+        with state.lock:
+            delay = max((s for p, s in state.slow_answers.items() if path.startswith(p)), default=0)
+        if delay:
+            await asyncio.sleep(delay)
         with state.lock:
             state.requests.append(Recorded(request.method, path, params, key))
             remembered = f"{request.method} {path} {key}"
@@ -286,6 +293,11 @@ class FakeStripe:
         """Do the work of the next `count` matching requests, then answer 500."""
         with self.state.lock:
             self.state.lose_answers[path_prefix] = count
+
+    def slow_answers(self, path_prefix: str, seconds: float) -> None:
+        """Wait `seconds` before doing the work of each matching request (0: no wait)."""
+        with self.state.lock:
+            self.state.slow_answers[path_prefix] = seconds
 
     def take_queued_events(self) -> list[dict[str, Any]]:
         with self.state.lock:

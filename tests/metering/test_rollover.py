@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
 from sqlmodel import Session, select
 
 from app.billing.plans import Plan
-from app.clock import next_period, period_end, period_of, utcnow
+from app.clock import iso_ms, next_period, period_end, period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.rollover import finalise_periods
 from app.models import UsagePeriod
@@ -101,3 +104,49 @@ class TestFinalisePeriods:
         session.commit()
 
         assert [row.period for row in rows_of(session, user_id)] == [period]
+
+
+class TestRolloverTask:
+    """The task body (`workers.maintenance.rollover`), as beat sends it, with `now` frozen."""
+
+    def test_two_runs_at_once_finalise_once_and_one_stands_aside(
+        self, session: Session, accounts: Accounts
+    ) -> None:
+        from workers.maintenance import rollover
+
+        period = period_of(utcnow())
+        user_id = accounts.create(session)
+        record_events(session, events_for(user_id, 3))
+        session.commit()
+        now = iso_ms(period_end(period) + timedelta(hours=1))
+        barrier = threading.Barrier(2)
+
+        def run(_: int) -> dict[str, Any]:
+            barrier.wait(timeout=10)
+            return rollover(now=now, settle_s=0)
+
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(run, range(2)))
+
+        assert sorted(bool(r.get("skipped")) for r in results) == [False, True]
+        assert [r["finalised"] >= 1 for r in results if not r.get("skipped")] == [True]
+        assert [(row.period, row.used) for row in rows_of(session, user_id)] == [(period, 3)]
+
+    def test_a_beat_an_hour_late_finalises_the_month_once(
+        self, session: Session, accounts: Accounts
+    ) -> None:
+        from workers.maintenance import rollover
+
+        period = period_of(utcnow())
+        user_id = accounts.create(session)
+        record_events(session, events_for(user_id, 4))
+        session.commit()
+        an_hour_late = iso_ms(period_end(period) + timedelta(hours=1))
+
+        first = rollover(now=an_hour_late)  # the default settle window (60 s) is long past
+        second = rollover(now=an_hour_late)
+
+        assert first["finalised"] >= 1
+        assert first["settleAt"] is None
+        assert second == {"finalised": 0, "settleAt": None}
+        assert [(row.period, row.used) for row in rows_of(session, user_id)] == [(period, 4)]
