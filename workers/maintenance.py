@@ -10,6 +10,8 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from celery.signals import beat_init
+
 from app.clock import as_utc, iso_ms, utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -63,6 +65,15 @@ def rollover(now: str | None = None, settle_s: float | None = None) -> dict[str,
         "finalised": len(result.finalised),
         "settleAt": iso_ms(result.settle_at) if result.settle_at else None,
     }
+
+
+@beat_init.connect
+def catch_up_rollover(**_kwargs: Any) -> None:
+    """A beat that starts sends one rollover. Beat runs a missed crontab once at start only
+    when its schedule file survived; one started afresh (a new host, a lost volume) after
+    being down over midnight on the 1st would otherwise wait a month. Finalising is once
+    per account and period, so an extra run costs one query."""
+    celery_app.send_task(ROLLOVER_TASK)
 
 
 @celery_app.task(

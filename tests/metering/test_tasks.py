@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
 from sqlmodel import Session, func, select
 
 from app.billing.plans import Plan
-from app.clock import iso_ms, period_end, period_of, utcnow
+from app.clock import iso_ms, period_end, period_of, previous_period, utcnow
 from app.db import new_session
 from app.errors import QuotaExceeded
 from app.metering.keys import outbox_key
@@ -20,11 +23,12 @@ from app.metering.ledger import ledger_total
 from app.metering.outbox import DRAIN_TASK, encode
 from app.metering.schemas import UsageEventIn
 from app.metering.service import commit_and_record, reserve
-from app.models import UsageEvent, UsagePeriod
+from app.models import UsageEvent, UsagePeriod, User
 from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts, call_id, commit, put_in_outbox
 from tests.metering.test_ledger import events_for
 from tests.support.celery_worker import CeleryWorker
+from tests.support.fixtures import Backend
 
 T = TypeVar("T")
 DEADLINE_S = 30.0
@@ -218,3 +222,38 @@ class TestRolloverTask:
             return [(row.period, row.used, row.overage) for row in session.exec(statement)]
 
         return probe
+
+
+class TestBeatStart:
+    def test_a_beat_started_afresh_after_the_month_boundary_finalises_the_missed_month(
+        self,
+        worker: CeleryWorker,
+        accounts: Accounts,
+        backend: Backend,
+        tmp_path: Path,
+    ) -> None:
+        last_month = previous_period(period_of(utcnow()))
+        user_id = accounts.new_id()
+        with new_session() as session:
+            session.add(User(id=user_id, email=f"{user_id}@example.com", password_hash="x"))
+            session.commit()
+        at = period_end(last_month) - timedelta(hours=1)
+        drained_into_ledger(worker, events_for(user_id, 3, period=last_month, at=at))
+
+        # no schedule file: as on a new host, so the 1st-of-month crontab is not due
+        env = backend.env(GEOSVC_DATA_DIR=str(tmp_path))
+        log = (tmp_path / "beat.log").open("wb")
+        beat = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "beat", "--loglevel", "info"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            rows = wait_for(TestRolloverTask.rows(user_id), bool)
+        finally:
+            beat.terminate()
+            beat.wait(timeout=30)
+            log.close()
+
+        assert rows == [(last_month, 3, 0)]
