@@ -37,6 +37,7 @@ from tests.support.factories import PASSWORD, unique_email
 from tests.support.live_server import TEST_RUN_PREFIX, service_env
 from tests.support.services import (
     REDIS_URL,
+    REQUIRE_SERVICES,
     ServiceUnavailable,
     fresh_postgres_database,
     redis_reachable,
@@ -56,13 +57,13 @@ def fake_stripe() -> Iterator[FakeStripe]:
 @pytest.fixture
 def databases() -> Iterator[tuple[str, str]]:
     """Two fresh PostgreSQL databases: where the backup is taken, where it is restored."""
-    if not redis_reachable(REDIS_URL):
-        raise ServiceUnavailable(f"Redis at {REDIS_URL} is not reachable")
     try:
+        if not redis_reachable(REDIS_URL):
+            raise ServiceUnavailable(f"Redis at {REDIS_URL} is not reachable")
         with fresh_postgres_database() as source, fresh_postgres_database() as target:
             yield source, target
     except ServiceUnavailable as exc:
-        if os.environ.get("REQUIRE_SERVICES") == "1":
+        if REQUIRE_SERVICES:
             raise
         pytest.skip(str(exc))
 
