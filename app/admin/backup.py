@@ -76,10 +76,17 @@ def backup(database_url: str, output: Path) -> None:
     """Dump the whole database (custom format: compressed, restorable table by table)."""
     target, env = libpq_target(database_url)
     partial = output.with_name(output.name + ".partial")
-    _run(
-        [_tool("pg_dump"), "--format=custom", "--no-owner", "--file", str(partial), target],
-        env,
-    )
+    # key hashes and e-mails: readable by the operator only, from the first byte
+    os.close(os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600))
+    partial.chmod(0o600)
+    try:
+        _run(
+            [_tool("pg_dump"), "--format=custom", "--no-owner", "--file", str(partial), target],
+            env,
+        )
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     # a dump that died half-way never looks like a backup
     partial.replace(output)
 

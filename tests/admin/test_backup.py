@@ -210,6 +210,7 @@ class TestBackupAndRestore:
         backed_up = admin("backup", "--output", str(dump))
         assert backed_up.exit_code == 0, backed_up.output
         assert dump.stat().st_size > 0
+        assert dump.stat().st_mode & 0o077 == 0  # key hashes and e-mails: owner only
 
         # --- disaster: a fresh database and a Redis without counters ---
         env = deployment.use(target)
