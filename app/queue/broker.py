@@ -7,6 +7,15 @@ times per task: a noticeable share of a worker's time per tool call, and in a th
 pool all of it under the GIL. A `redis.Redis` over a connection pool is thread-safe
 (each command borrows a connection), so one per channel and pool serves them all; a new
 pool (after a fork or a reconnect) gets a new client.
+
+A channel closed after its connection (the worker's reconnect after a Redis restart:
+`Connection.collect()` detaches the transport, then `close()` closes the channel, which
+drops its pool and then restores its unacknowledged messages) has no connection details
+left to build a pool from: kombu's own `_connparams` raises AttributeError on
+`None.hostname`, which Celery treats as unrecoverable and the worker exits. Here the
+channel's last pool serves that restore instead (a pool reconnects by itself), and with no
+pool at all the channel answers with a connection error, which kombu and Celery expect
+from a broker that is gone.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 TRANSPORT = f"{__name__}:Transport"
 
@@ -24,12 +34,21 @@ class Channel(kombu_redis.Channel):
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:  # the consumer's BRPOP/pub-sub connections: kombu's own way
             return super()._create_client(asynchronous=True)
-        pool = self.pool
         cached = self._sync_client
+        if self._pool is None and not self._can_build_pool():
+            if cached is None:
+                raise RedisConnectionError("the broker connection is closed")
+            return cached[1]
+        pool = self.pool
         if cached is None or cached[0] is not pool:
             cached = (pool, super()._create_client())
             self._sync_client = cached
         return cached[1]
+
+    def _can_build_pool(self) -> bool:
+        """Whether kombu still has the connection details a new pool is built from."""
+        transport = self.connection
+        return transport is not None and transport.client is not None
 
 
 class Transport(kombu_redis.Transport):
