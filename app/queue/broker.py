@@ -16,16 +16,25 @@ left to build a pool from: kombu's own `_connparams` raises AttributeError on
 channel's last pool serves that restore instead (a pool reconnects by itself), and with no
 pool at all the channel answers with a connection error, which kombu and Celery expect
 from a broker that is gone.
+
+Reconnecting: Celery's consumer sleeps 2 s after its first failed attempt to reach the
+broker again (then 4, 6, ... up to 30 s). A Redis restart takes a fraction of a second, and
+the first attempt comes within milliseconds of the crash, so it nearly always failed and
+every restart cost 2 s of no tool calls. One attempt here keeps trying for up to
+`RECONNECT_WAIT_S` (Redis refusing connections, or loading its AOF) before it fails.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 TRANSPORT = f"{__name__}:Transport"
+RECONNECT_WAIT_S = 2.0
+RECONNECT_POLL_S = 0.05
 
 
 class Channel(kombu_redis.Channel):
@@ -53,3 +62,13 @@ class Channel(kombu_redis.Channel):
 
 class Transport(kombu_redis.Transport):
     Channel = Channel
+
+    def establish_connection(self) -> Any:
+        deadline = time.monotonic() + RECONNECT_WAIT_S
+        while True:
+            try:
+                return super().establish_connection()
+            except RedisConnectionError:  # refused, reset, or BusyLoadingError
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(RECONNECT_POLL_S)

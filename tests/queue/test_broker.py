@@ -7,12 +7,15 @@ import contextlib
 import shutil
 import socket
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kombu import Connection, Consumer, Exchange, Producer, Queue
+from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app.queue import broker
@@ -92,3 +95,27 @@ class TestRedisCrash:
 
         with pytest.raises(RedisConnectionError):
             channel._create_client()
+
+
+class TestReconnect:
+    def test_a_connection_made_while_redis_restarts_waits_for_it(
+        self, own_redis: RedisServer
+    ) -> None:
+        """Celery's consumer sleeps 2 s after a failed reconnect: the attempt made right
+        after the crash must ride out a quick restart instead of failing at once."""
+        own_redis.kill9()
+        restart = threading.Thread(target=lambda: (time.sleep(0.3), own_redis.start()))
+        restart.start()
+        connection = Connection(own_redis.url, transport=broker.TRANSPORT)
+        try:
+            connection.ensure_connection(max_retries=0)  # one attempt, no retry of its own
+            assert connection.connected
+        finally:
+            restart.join()
+            connection.close()
+
+    def test_a_broker_that_stays_down_still_fails_the_attempt(self, own_redis: RedisServer) -> None:
+        own_redis.kill9()
+        connection = Connection(own_redis.url, transport=broker.TRANSPORT)
+        with pytest.raises(OperationalError):  # kombu's wrapping of a connection error
+            connection.ensure_connection(max_retries=0)
