@@ -77,6 +77,7 @@ MAINTENANCE_SOFT_TIME_LIMIT_S = 240
 MAINTENANCE_TIME_LIMIT_S = 300
 # Above the hard limit: a killed run's lock expires; a live run never outlasts its lock.
 TASK_LOCK_TTL_S = MAINTENANCE_TIME_LIMIT_S + 60
+RESULT_STORE_RETRIES = 20
 
 
 _awaited_elsewhere: ContextVar[bool] = ContextVar("awaited_elsewhere", default=False)
@@ -131,6 +132,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         # AMQP heartbeats: a dead broker connection is noticed within ~2x this.
         "broker_heartbeat": 10,
+        # A result stored while Redis restarts is retried (10 ms doubling up to 0.5 s,
+        # at most ~8 s in all) instead of failing the task: the api is still waiting for
+        # it, and the call would otherwise end in DEADLINE_EXCEEDED.
+        "result_backend_always_retry": True,
+        "result_backend_max_retries": RESULT_STORE_RETRIES,
+        "result_backend_base_sleep_between_retries_ms": 10,
+        "result_backend_max_sleep_between_retries_ms": 500,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from celery import Celery, states
 from kombu import Connection, Consumer, Exchange, Producer, Queue
 from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from app.config import Settings
 from app.queue import broker
+from app.queue.celery import celery_config
 from tests.support.services import REQUIRE_SERVICES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -119,3 +122,19 @@ class TestReconnect:
         connection = Connection(own_redis.url, transport=broker.TRANSPORT)
         with pytest.raises(OperationalError):  # kombu's wrapping of a connection error
             connection.ensure_connection(max_retries=0)
+
+
+class TestResultStore:
+    def test_a_result_stored_while_redis_restarts_is_kept(self, own_redis: RedisServer) -> None:
+        """The worker stores a tool result while Redis restarts: it is retried until Redis
+        is back, not lost (the api waiting for it would end in DEADLINE_EXCEEDED)."""
+        app = Celery("result-store-test", set_as_current=False)
+        app.conf.update(celery_config(Settings(redis_url=own_redis.url, redis_key_prefix=PREFIX)))
+        own_redis.kill9()
+        restart = threading.Thread(target=lambda: (time.sleep(0.3), own_redis.start()))
+        restart.start()
+        try:
+            app.backend.store_result("call_stored", {"ok": 1}, states.SUCCESS)
+        finally:
+            restart.join()
+        assert own_redis.client().exists(f"{PREFIX}celery-task-meta-call_stored")
