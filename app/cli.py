@@ -61,6 +61,7 @@ def api(
 
     from app.config import get_settings
     from app.db import migrate as run_migrations
+    from app.http.server import uvicorn_options
     from app.observability.setup import metrics_process_group
     from app.redis_client import require_persistent_redis
 
@@ -76,6 +77,7 @@ def api(
             proxy_headers=True,
             log_level="info",
             log_config=None,  # ours (JSON lines), set up by metrics_process_group/create_app
+            **uvicorn_options(),  # request bounds (app/http/server.py), no server header
         )
 
 

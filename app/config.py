@@ -187,6 +187,14 @@ class Settings(BaseSettings):
 
     # Largest request body on any route (413 above it, before the body is read).
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    # The HTTP server's own bounds on a request (app/http/server.py, docs/OPERATIONS.md):
+    # request line plus headers in bytes (431 above), header count (431), URL (414), the
+    # time to receive the headers (from connect or the previous answer; 408) and the body.
+    http_max_header_bytes: int = Field(32 * 1024, ge=4096)
+    http_max_headers: int = Field(100, ge=16)
+    http_max_url_bytes: int = Field(8 * 1024, ge=1024)
+    http_header_timeout_s: float = Field(10.0, gt=0)
+    http_body_timeout_s: float = Field(30.0, gt=0)
     # /docs and /openapi.json: on in development, off in production unless enabled.
     enable_docs: bool | None = None
 

@@ -128,6 +128,7 @@ def serve(*, host: str, port: int, console: Console) -> None:
 
     from app.db import migrate, new_session
     from app.geodata import service as geodata
+    from app.http.server import uvicorn_options
     from app.main import create_app
 
     migrate()
@@ -138,7 +139,10 @@ def serve(*, host: str, port: int, console: Console) -> None:
         session.commit()
     children = start_worker_and_beat()
     base = f"http://{host}:{port}"
-    server = uvicorn.Server(uvicorn.Config(create_app(), host=host, port=port, log_level="info"))
+    config = uvicorn.Config(
+        create_app(), host=host, port=port, log_level="info", **uvicorn_options()
+    )
+    server = uvicorn.Server(config)
 
     def announce() -> None:
         """Last, after the worker's and uvicorn's start-up lines, so it stays on screen."""

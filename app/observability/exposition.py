@@ -38,10 +38,10 @@ from prometheus_client import (
     values,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.exposition import _SilentHandler
 from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
+from app.observability.bounded_wsgi import BoundedHandler, BoundedWSGIServer
 from app.queue.celery import QUEUES, celery_app
 from app.redis_client import sync_redis
 
@@ -241,7 +241,8 @@ def start_worker_exporter(settings: Settings) -> WSGIServer | None:
         settings.worker_metrics_host,
         settings.worker_metrics_port,
         app,
-        handler_class=_SilentHandler,
+        server_class=BoundedWSGIServer,  # a thread per connection, bounded requests
+        handler_class=BoundedHandler,
     )
     threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
     logger.info("worker metrics on %s:%d", settings.worker_metrics_host, server.server_port)

@@ -26,6 +26,9 @@ from tests.support.services import migrate
 
 METRICS_TOKEN = "metrics-token-for-tests"
 AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+# Short request deadlines, so the tests of app/http/server.py wait seconds, not tens.
+HEADER_TIMEOUT_S = 3
+BODY_TIMEOUT_S = 4
 
 
 def launch_api(env: dict[str, str], log_path: Path, *, workers: int = 2) -> LiveServer:
@@ -91,6 +94,8 @@ def observed_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[
         "GEOSVC_WORKER_METRICS_HOST": "127.0.0.1",
         "GEOSVC_WORKER_METRICS_PORT": str(free_port()),
         "GEOSVC_LOG_FORMAT": "json",
+        "GEOSVC_HTTP_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
+        "GEOSVC_HTTP_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
     }
 
 

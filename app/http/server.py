@@ -1,0 +1,172 @@
+"""How uvicorn serves the api: the protocol with our request bounds, and its options.
+
+uvicorn's httptools protocol takes a request head of any size (httptools buffers a header
+until its end, uvicorn keeps every header) and waits forever for an unfinished request:
+50 clients sending 20 MB of headers grew an api process by 740 MB. `BoundedHttpTools`
+counts the bytes received while a head is incomplete (so a single endless header is
+caught too) and refuses, then closes, as soon as a read takes it over a bound:
+- request line plus headers over GEOSVC_HTTP_MAX_HEADER_BYTES, or more headers than
+  GEOSVC_HTTP_MAX_HEADERS: 431; a URL over GEOSVC_HTTP_MAX_URL_BYTES: 414;
+- headers not complete GEOSVC_HTTP_HEADER_TIMEOUT_S after the connection opened or the
+  previous answer was sent: 408;
+- a body not complete GEOSVC_HTTP_BODY_TIMEOUT_S after its headers: the connection is
+  closed (408 if nothing was answered yet). The body's size is RequestLimits' (413).
+Idle keep-alive connections close after uvicorn's timeout_keep_alive (5 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from app.config import get_settings
+
+PROTOCOL = "app.http.server:BoundedHttpTools"
+KEEP_ALIVE_S = 5
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason, self.message = status, reason, message
+
+
+class BoundedHttpTools(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        settings = get_settings()
+        self._max_head = settings.http_max_header_bytes
+        self._max_headers = settings.http_max_headers
+        self._max_url = settings.http_max_url_bytes
+        self._header_timeout = settings.http_header_timeout_s
+        self._body_timeout = settings.http_body_timeout_s
+        self._in_head = True
+        self._head_bytes = 0
+        self._url_bytes = 0
+        self._header_count = 0
+        self._refused: _Refused | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+
+    # --- deadlines -------------------------------------------------------------------
+
+    def _arm(self, seconds: float, on_expiry: Any) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, on_expiry)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _headers_late(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self._head_bytes == 0:  # nothing asked (an idle connection): nothing to answer
+            self.transport.close()
+        else:
+            self._answer_and_close(408, "Request Timeout", "Request headers not received in time")
+
+    def _body_late(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            self._answer_and_close(408, "Request Timeout", "Request body not received in time")
+        else:
+            self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(self._header_timeout, self._headers_late)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self._deadline is None:
+            self._arm(self._header_timeout, self._headers_late)
+
+    # --- count the head as it arrives -------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        # still in the head after this read (a read that ends a head may carry body bytes)
+        if self._in_head and self._head_bytes > self._max_head and not self.transport.is_closing():
+            self._answer_and_close(
+                431,
+                "Request Header Fields Too Large",
+                f"Request headers larger than {self._max_head} bytes",
+            )
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._url_bytes = self._header_count = 0
+        if self._deadline is None:  # a pipelined request: its own header deadline
+            self._arm(self._header_timeout, self._headers_late)
+
+    def on_url(self, url: bytes) -> None:
+        self._url_bytes += len(url)
+        if self._url_bytes > self._max_url:
+            raise self._refuse(414, "URI Too Long", f"URL longer than {self._max_url} bytes")
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_count += 1
+        if self._header_count > self._max_headers:
+            raise self._refuse(
+                431, "Request Header Fields Too Large", f"More than {self._max_headers} headers"
+            )
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._arm(self._body_timeout, self._body_late)
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._in_head, self._head_bytes = True, 0
+        super().on_message_complete()
+
+    def _refuse(self, status: int, reason: str, message: str) -> _Refused:
+        self._refused = _Refused(status, reason, message)
+        return self._refused
+
+    # --- answers -----------------------------------------------------------------------
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to any parser error; a bound of ours raised it: say which."""
+        refused, self._refused = self._refused, None
+        if refused is None:
+            super().send_400_response(msg)
+        else:
+            self._answer_and_close(refused.status, refused.reason, refused.message)
+
+    def _answer_and_close(self, status: int, reason: str, message: str) -> None:
+        self._disarm()
+        body = message.encode()
+        head = [f"HTTP/1.1 {status} {reason}".encode()]
+        head += [name + b": " + value for name, value in self.server_state.default_headers]
+        head += [
+            b"content-type: text/plain; charset=utf-8",
+            b"content-length: " + str(len(body)).encode(),
+            b"connection: close",
+        ]
+        self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+        self.transport.close()
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """What `geosvc api` and `geosvc dev` pass to uvicorn (besides the app and address)."""
+    return {
+        "http": PROTOCOL,
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "server_header": False,  # no product name or version on any answer
+    }
