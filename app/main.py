@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
@@ -21,12 +21,13 @@ from app.dashboard.pages import router as dashboard_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
-from app.http.guards import RequestLimits, SecurityHeaders
+from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
 from app.observability.endpoints import install_api
+from app.observability.exposition import authorized
 from app.queue import close_waiter
 
 
@@ -53,6 +54,7 @@ def create_app() -> FastAPI:
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
+    app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
     install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
     app.include_router(accounts_router)
@@ -72,11 +74,18 @@ def create_app() -> FastAPI:
         return {"status": "ok"}
 
     @app.get("/readyz", include_in_schema=False)
-    async def readyz() -> JSONResponse:
-        """Readiness: Redis and the database answer (route traffic here only if so)."""
+    async def readyz(request: Request) -> JSONResponse:
+        """Readiness: Redis and the database answer (route traffic here only if so). Which
+        check failed, and the Redis persistence report, only with the metrics token."""
         checks = await readiness_checks()
+        ready = all(state == "ok" for state in checks.values())
+        if not authorized(get_settings(), request.headers.get("authorization")):
+            if ready:
+                return JSONResponse({"status": "ok"})
+            body = ServiceUnavailable("Not ready").to_body()
+            return JSONResponse(body, 503, headers={"Retry-After": "5"})
         persistence = {"redisPersistence": await redis_persistence()}
-        if all(state == "ok" for state in checks.values()):
+        if ready:
             return JSONResponse({"status": "ok", "checks": checks, **persistence})
         down = ", ".join(name for name, state in checks.items() if state != "ok")
         body = ServiceUnavailable(f"Not ready: {down} unreachable").to_body()

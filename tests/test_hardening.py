@@ -290,11 +290,14 @@ def own_redis() -> Iterator[OwnRedis]:
     redis_server.stop()
 
 
+METRICS_AUTH = {"Authorization": "Bearer test-metrics-token-not-secret"}  # service_env's
+
+
 class TestRedisDown:
     """Item 9: /readyz, and sign-in with Redis down."""
 
     def test_readyz_is_ok_when_everything_answers(self, http: httpx.Client) -> None:
-        response = http.get("/readyz")
+        response = http.get("/readyz", headers=METRICS_AUTH)  # details with the token only
         assert response.status_code == 200
         assert response.json() == {
             "status": "ok",
@@ -322,7 +325,7 @@ class TestRedisDown:
             sign_up(client, email=email)
             assert client.get("/readyz").status_code == 200
             own_redis.stop()
-            ready = client.get("/readyz")
+            ready = client.get("/readyz", headers=METRICS_AUTH)
             assert ready.status_code == 503
             assert ready.json()["error"]["code"] == "UNAVAILABLE"
             assert ready.json()["checks"] == {"redis": "down", "database": "ok"}

@@ -12,6 +12,8 @@ outside development (served over HTTPS there).
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import get_settings
@@ -88,6 +90,41 @@ class RequestLimits:
             await self.app(scope, counted_receive, guarded_send)
         except BodyTooLarge:
             await answer_too_large()
+
+
+# Query parameters that carry a credential: refused on every path (see CredentialsInUrl).
+CREDENTIAL_PARAMS = frozenset(
+    {"api_key", "apikey", "api-key", "key", "token", "access_token", "auth", "authorization"}
+    | {"password", "secret", "session", "svc_session"}
+)
+API_KEY_PREFIX = "svc_live_ak_"
+CREDENTIALS_IN_URL = (
+    "Credentials are not accepted in the URL (URLs end up in logs and browser history): "
+    "send the API key in the Authorization header, `Authorization: Bearer <key>`"
+)
+
+
+def has_credentials(query_string: bytes) -> bool:
+    if not query_string:
+        return False
+    pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+    return any(
+        name.lower() in CREDENTIAL_PARAMS or API_KEY_PREFIX in value for name, value in pairs
+    )
+
+
+class CredentialsInUrl:
+    """400 for a key (or password, token) in the query string, before anything uses it, so
+    nobody comes to rely on it; the access log redacts it (observability.logs)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and has_credentials(scope["query_string"]):
+            await send_error(send, 400, error_body("INVALID_ARGUMENT", CREDENTIALS_IN_URL))
+            return
+        await self.app(scope, receive, send)
 
 
 class SecurityHeaders:

@@ -78,6 +78,11 @@ def _task_finished(
 def _setup_logging(**_kwargs: Any) -> None:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
+    # Celery's "Task ... received" line carries the task's arguments (in its `data`) and
+    # "Task ... succeeded in 0.01s: <return value>" its result: users' queries and answers.
+    # Our `task_done` line says id, task, outcome and timing. Failures still log (ERROR).
+    for name in ("celery.worker.strategy", "celery.app.trace"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def install_worker(pool: str) -> None:

@@ -35,6 +35,28 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
+# A credential in a logged URL (uvicorn's access line; CredentialsInUrl refuses such
+# requests, but the line is written anyway) or an API key anywhere in a message.
+_URL_CREDENTIAL = re.compile(
+    r"(?i)([?&](?:api[_-]?key|key|token|access_token|auth|authorization|password|secret"
+    r"|session|svc_session)=)[^&\s\"]*"
+)
+_API_KEY = re.compile(r"svc_live_ak_[A-Za-z0-9_]+")
+
+
+def redact(text: str) -> str:
+    return _API_KEY.sub("svc_live_ak_[redacted]", _URL_CREDENTIAL.sub(r"\1[redacted]", text))
+
+
+class RedactCredentials(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
 def new_request_id() -> str:
     return "req_" + secrets.token_hex(8)
 
@@ -125,6 +147,7 @@ def configure_logging(log_format: str = "json", level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter_for(log_format))
     handler.set_name("geosvc")
+    handler.addFilter(RedactCredentials())
     root = logging.getLogger()
     root.handlers = [h for h in root.handlers if h.get_name() != "geosvc"] + [handler]
     root.setLevel(level.upper())
@@ -138,6 +161,8 @@ def reformat_handlers(logger: logging.Logger, log_format: str) -> None:
     """Give handlers someone else installed (Celery's) our formatter."""
     for handler in logger.handlers:
         handler.setFormatter(formatter_for(log_format))
+        if not any(isinstance(f, RedactCredentials) for f in handler.filters):
+            handler.addFilter(RedactCredentials())
 
 
 class RequestIdMiddleware:

@@ -84,7 +84,9 @@ def test_readyz_reports_an_aof_turned_off_after_start(
     )
     server = start_live_server(env, tmp_path / "server.log")
     try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        token = PRODUCTION_ENV["GEOSVC_METRICS_TOKEN"]  # the details need the metrics token
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=server.url, timeout=10, headers=auth) as http:
             assert http.get("/readyz").json()["redisPersistence"] == "ok"
 
             private_redis.client().config_set("appendonly", "no")
