@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean chromium
+.PHONY: run test lint bench clean chromium nginx
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,7 +16,7 @@ PORT ?= 8000
 run: $(STAMP)
 	$(BIN)/geosvc dev --port $(PORT)
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium nginx
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
@@ -27,6 +27,15 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "/usr/bin/chromium missing: run 'apt-get install chromium' as root"; fi; }
+
+# Debian's nginx for tests/test_proxy.py, which runs deploy/nginx.conf (the proxy compose
+# puts in front of the api) against a real api. Without root: those tests skip, or fail
+# under REQUIRE_SERVICES=1.
+nginx:
+	@test -x /usr/sbin/nginx || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
+	  else echo "/usr/sbin/nginx missing: run 'apt-get install nginx-light' as root"; fi; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

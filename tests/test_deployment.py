@@ -30,6 +30,7 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "beat",
         "flower",
         "prometheus",
+        "proxy",
     }
 
 
@@ -99,3 +100,36 @@ def test_flower_runs_through_geosvc_and_is_not_published_on_all_interfaces(
     assert result.exit_code == 0, result.output
     for port in flower["ports"]:
         assert str(port).startswith("127.0.0.1:"), port
+
+
+def published(service: dict[str, Any]) -> list[str]:
+    return [str(port) for port in service.get("ports", [])]
+
+
+def test_only_the_proxy_is_published_on_every_interface(compose: dict[str, Any]) -> None:
+    """The api sits behind nginx; Prometheus (no auth) and Flower on 127.0.0.1 only."""
+    services = compose["services"]
+    assert published(services["api"]) == []
+    assert set(published(services["proxy"])) == {"80:80", "443:443"}
+    for name, service in services.items():
+        if name != "proxy":
+            for port in published(service):
+                assert port.startswith("127.0.0.1:"), (name, port)
+    assert published(services["prometheus"]) == ["127.0.0.1:9090:9090"]
+
+
+def test_the_proxy_runs_the_committed_config_and_is_the_only_trusted_forwarder(
+    compose: dict[str, Any],
+) -> None:
+    proxy = compose["services"]["proxy"]
+    assert proxy["image"].startswith("nginx:")
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in proxy["volumes"]
+    assert "./deploy/tls:/etc/nginx/tls:ro" in proxy["volumes"]
+    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "server api:8000;" in config
+    address = proxy["networks"]["default"]["ipv4_address"]
+    api_env = compose["services"]["api"]["environment"]
+    assert api_env["FORWARDED_ALLOW_IPS"] == address  # uvicorn trusts X-Forwarded-* from it
+    assert api_env["GEOSVC_ENV"] == "production"  # the merged anchor kept the rest
+    subnet = compose["networks"]["default"]["ipam"]["config"][0]["subnet"]
+    assert address.rsplit(".", 1)[0] == subnet.rsplit(".", 1)[0]

@@ -27,7 +27,8 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
     services = compose["services"]
     jobs = {job["job_name"]: job for job in prometheus["scrape_configs"]}
     assert set(jobs) == {"geosvc-api", "geosvc-worker"}
-    api_port = int(services["api"]["ports"][0].split(":")[1])
+    api_command = services["api"]["command"]  # not published: the port it listens on
+    api_port = int(api_command[api_command.index("--port") + 1])
     worker_port = int(services["worker"]["environment"]["GEOSVC_WORKER_METRICS_PORT"])
     for job, names, port in (
         (jobs["geosvc-api"], ["api"], api_port),

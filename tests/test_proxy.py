@@ -1,0 +1,168 @@
+"""deploy/nginx.conf, the proxy compose puts in front of the api (issue 21, item 1), run by
+a real nginx against a real api: TLS, its own limits, nothing secret in its log.
+
+The file is the one compose mounts; only what differs outside a container is rewritten
+(the api's address, the ports, the certificate directory, the log file)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.embedded_redis import free_port
+from tests.support.live_server import LiveServer
+from tests.support.services import REQUIRE_SERVICES
+
+ROOT = Path(__file__).resolve().parent.parent
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+
+
+@dataclass
+class Proxy:
+    https_url: str
+    http_url: str
+    access_log: Path
+
+
+def local_config(api_port: int, http_port: int, https_port: int, directory: Path) -> str:
+    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    replacements = {
+        "server api:8000;": f"server 127.0.0.1:{api_port};",
+        "listen 80;": f"listen 127.0.0.1:{http_port};",
+        "listen 443 ssl http2;": f"listen 127.0.0.1:{https_port} ssl http2;",
+        "/etc/nginx/tls/fullchain.pem;": f"{directory}/tls/fullchain.pem;",
+        "/etc/nginx/tls/privkey.pem;": f"{directory}/tls/privkey.pem;",
+        "access_log /dev/stdout edge;": f"access_log {directory}/access.log edge;",
+    }
+    for old, new in replacements.items():
+        assert config.count(old) == 1, old  # the deployed file still has what we rewrite
+        config = config.replace(old, new)
+    return config
+
+
+def self_signed(directory: Path) -> None:
+    (directory / "tls").mkdir()
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-subj", "/CN=127.0.0.1", "-keyout", str(directory / "tls" / "privkey.pem")]
+        + ["-out", str(directory / "tls" / "fullchain.pem")],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
+    if NGINX is None or shutil.which("openssl") is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("nginx (make nginx) and openssl are required")
+        pytest.skip("nginx or openssl not installed (make nginx)")
+    self_signed(tmp_path)
+    api_port = int(live_server.url.rsplit(":", 1)[1])
+    http_port, https_port = free_port(), free_port()
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(local_config(api_port, http_port, https_port, tmp_path))
+    main = f"pid {tmp_path}/nginx.pid; error_log {tmp_path}/error.log; daemon off;"
+    if os.geteuid() == 0:
+        main += " user root;"  # its workers write temp files under this test's directory
+    process = subprocess.Popen(
+        [NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", main],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"https://127.0.0.1:{https_port}"
+    deadline = time.monotonic() + 20
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"nginx exited: {process.stderr.read() if process.stderr else ''}")
+        try:
+            httpx.get(f"{url}/healthz", verify=False, timeout=2)
+            break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise
+            time.sleep(0.1)
+    try:
+        yield Proxy(url, f"http://127.0.0.1:{http_port}", tmp_path / "access.log")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def https(proxy: Proxy) -> httpx.Client:
+    return httpx.Client(base_url=proxy.https_url, verify=False, timeout=10)
+
+
+def test_the_api_answers_through_tls_without_versions(proxy: Proxy) -> None:
+    with https(proxy) as client:
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert response.headers.get("server") == "nginx"  # no version, no uvicorn
+
+
+def test_plain_http_redirects_to_https(proxy: Proxy) -> None:
+    response = httpx.get(f"{proxy.http_url}/me", timeout=10)
+    assert response.status_code == 301
+    assert response.headers["location"].startswith("https://")
+
+
+def test_huge_headers_stop_at_the_proxy(proxy: Proxy, live_server: LiveServer) -> None:
+    marker = "big-head-" + os.urandom(4).hex()
+    headers = {f"X-Filler-{i}": "a" * 4000 for i in range(10)}
+    with https(proxy) as client:
+        response = client.get("/healthz", headers={**headers, "X-Request-ID": marker})
+    assert response.status_code in (400, 431, 494), response.status_code
+    assert marker not in live_server.log()
+
+
+def test_a_body_over_the_limit_is_413_at_the_proxy(proxy: Proxy) -> None:
+    with https(proxy) as client:
+        response = client.post("/auth/signin", content=b"x" * (2 * 1024 * 1024))
+    assert response.status_code == 413
+
+
+def test_no_credential_in_the_proxy_log(proxy: Proxy) -> None:
+    secret = "svc_live_ak_abc123_" + os.urandom(16).hex()
+    with https(proxy) as client:
+        response = client.get(f"/me?api_key={secret}")
+    assert response.status_code == 400  # the api's refusal, passed through
+    deadline = time.monotonic() + 10
+    while "GET /me " not in proxy.access_log.read_text():
+        assert time.monotonic() < deadline, "no access line"
+        time.sleep(0.05)
+    assert secret not in proxy.access_log.read_text()
+
+
+def test_headers_that_stall_are_cut_off(proxy: Proxy) -> None:
+    """client_header_timeout 10s: the connection is closed without reaching the api."""
+    import ssl
+
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    host, port = proxy.https_url.removeprefix("https://").split(":")
+    started = time.monotonic()
+    with (
+        socket.create_connection((host, int(port)), timeout=30) as raw,
+        context.wrap_socket(raw, server_hostname=host) as sock,
+    ):
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Half: ")
+        try:
+            while sock.recv(4096):
+                pass
+        except (ConnectionResetError, ssl.SSLError):
+            pass
+    assert time.monotonic() - started < 20
