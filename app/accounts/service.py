@@ -17,7 +17,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
-from app.accounts import throttle
+from app.accounts import passwords, throttle
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
 from app.billing.service import has_subscription
 from app.clock import as_utc, utcnow
@@ -47,6 +47,7 @@ def hash_token(token: str) -> str:
 
 def create_user(session: Session, *, email: str, password: str, name: str | None = None) -> User:
     email = normalise_email(email)
+    passwords.check_new_password(password, email)  # before the hash: a refusal costs none
     # Hashed before the first query: a sign-up waiting for a hashing slot holds no
     # database connection (16 of them would otherwise empty the pool under /me).
     password_hash = hash_password(password)
@@ -85,7 +86,8 @@ def client_ip_of(client: tuple[str, int] | None) -> str:
 def authenticate(
     session: Session, store: redis.Redis, *, email: str, password: str, client_ip: str
 ) -> User:
-    """Check credentials, throttling repeated failures per (e-mail, IP) and per IP."""
+    """Check credentials, throttling repeated failures per (e-mail, IP), per IP and per
+    account (a backoff; see app/accounts/throttle.py). A refusal costs no hash."""
     email = normalise_email(email)
     throttle.refuse_if_throttled(store, email, client_ip)
     user = session.exec(select(User).where(User.email == email)).first()

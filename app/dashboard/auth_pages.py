@@ -13,8 +13,8 @@ from app.accounts.deps import SESSION_COOKIE
 from app.accounts.endpoints import set_session_cookie
 from app.accounts.schemas import SignInRequest, SignUpRequest
 from app.dashboard.deps import OptionalUser
-from app.dashboard.rendering import field_errors, prices, redirect, render
-from app.errors import AppError, Conflict
+from app.dashboard.rendering import field_error_of, field_errors, prices, redirect, render
+from app.errors import AppError, Conflict, InvalidArgument
 from app.http.deps import SessionDep
 from app.redis_client import sync_redis
 
@@ -81,6 +81,11 @@ def sign_up(
         return render(request, "signup.html", status=422, field_errors=errors, **context)
     except Conflict as exc:  # the e-mail is taken
         errors = {"email": exc.message}
+        return render(request, "signup.html", status=exc.status, field_errors=errors, **context)
+    except InvalidArgument as exc:  # e.g. a common password: shown at its field
+        errors = field_error_of(exc.message, ("email", "password", "name"))
+        if not errors:
+            return render(request, "signup.html", status=exc.status, error=exc.message, **context)
         return render(request, "signup.html", status=exc.status, field_errors=errors, **context)
     except AppError as exc:
         return render(request, "signup.html", status=exc.status, error=exc.message, **context)
