@@ -50,6 +50,13 @@ class Settings(BaseSettings):
     signin_failure_window_s: int = 15 * 60
     # Failed sign-ins of one client IP (any e-mail) within the window before it is refused.
     signin_max_failures_per_ip: int = Field(100, ge=1)
+    # Per-account backoff across all IPs (app/accounts/throttle.py): from this many failures
+    # on, each failure pauses the account's next attempt, doubling from base up to max.
+    signin_backoff_after: int = Field(10, ge=1)
+    signin_backoff_base_s: float = Field(1.0, gt=0)
+    signin_backoff_max_s: float = Field(60.0, gt=0)
+    # An address the owner signed in from within this many days skips that backoff.
+    signin_known_address_days: int = Field(30, ge=1)
     # Sign-up + sign-in requests per client IP per window (429 with Retry-After above).
     auth_rate_limit_per_ip: int = Field(30, ge=1)
     auth_rate_window_s: int = Field(60, ge=1)

@@ -1,9 +1,26 @@
 """Abuse limits of sign-up and sign-in, and the bounded pool for password hashing.
 
-Failed sign-ins are counted per (e-mail, client IP) and per client IP, never per e-mail
-alone: a stranger's wrong guesses from elsewhere cannot lock the owner out. Sign-up and
-sign-in requests also have a plain per-IP rate. All counters live in Redis under
-`GEOSVC_REDIS_KEY_PREFIX`; Redis being down is UNAVAILABLE (503), not a crash.
+Failed sign-ins are counted three ways, all in Redis under `GEOSVC_REDIS_KEY_PREFIX`
+(Redis being down is UNAVAILABLE (503), not a crash):
+
+- per (e-mail, client IP): 10 in 15 minutes, then that address waits out the window;
+- per client IP (any e-mail): a limit on one address spraying many accounts;
+- per account (any IP): a backoff, never a lockout. From the
+  `signin_backoff_after`-th failure on, each failure sets a pause before the account's
+  next attempt, doubling from `signin_backoff_base_s` up to `signin_backoff_max_s`.
+  An attempt inside the pause is answered 429 at once, without looking at the password
+  (and without an Argon2 hash); after it one attempt is let through (a `SET NX` claims
+  the slot, so a burst at the pause's end still gets one guess), and the right password
+  works. The counter slides: it expires `signin_failure_window_s` after the last failure
+  and a successful sign-in clears it. So a botnet spread over many addresses gets about
+  one guess a minute per account instead of 10 per address.
+
+  A stranger can keep an account in backoff, so an address the owner signed in from
+  before (in the last `signin_known_address_days`) is exempt from it: the owner at
+  home or at the office signs in as usual, while the per-(e-mail, IP) counter still
+  limits that address. Only an owner on a new address waits, at most the cap.
+
+Sign-up and sign-in requests also have a plain per-IP rate.
 
 Argon2 is deliberately slow and CPU-bound; with many sign-ins at once it would take every
 core from /me and /mcp. Hashing goes through a semaphore of `password_hash_concurrency`
@@ -13,6 +30,7 @@ slots (default half the CPUs), so at most that many cores hash at any moment.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -38,6 +56,18 @@ def failures_key(email: str, client_ip: str) -> str:
 
 def ip_failures_key(client_ip: str) -> str:
     return f"{get_settings().redis_key_prefix}signin_failures_ip:{_digest(client_ip)}"
+
+
+def account_failures_key(email: str) -> str:
+    return f"{get_settings().redis_key_prefix}signin_failures_account:{_digest(email)}"
+
+
+def account_pause_key(email: str) -> str:
+    return f"{get_settings().redis_key_prefix}signin_pause_account:{_digest(email)}"
+
+
+def known_address_key(email: str, client_ip: str) -> str:
+    return f"{get_settings().redis_key_prefix}signin_known_address:{_digest(email, client_ip)}"
 
 
 def rate_key(client_ip: str) -> str:
@@ -75,13 +105,16 @@ def check_rate(store: redis.Redis, client_ip: str) -> None:
 def refuse_if_throttled(store: redis.Redis, email: str, client_ip: str) -> None:
     settings = get_settings()
     pair, ip = failures_key(email, client_ip), ip_failures_key(client_ip)
+    account, pause = account_failures_key(email), account_pause_key(email)
     with redis_required():
         pipe = store.pipeline()
         pipe.get(pair)
         pipe.ttl(pair)
         pipe.get(ip)
         pipe.ttl(ip)
-        pair_count, pair_ttl, ip_count, ip_ttl = pipe.execute()
+        pipe.get(account)
+        pipe.exists(known_address_key(email, client_ip))
+        pair_count, pair_ttl, ip_count, ip_ttl, account_count, known = pipe.execute()
     if int(pair_count or 0) >= settings.signin_max_failures:
         wait = max(int(pair_ttl), 1)
         raise RateLimited(
@@ -94,21 +127,60 @@ def refuse_if_throttled(store: redis.Redis, email: str, client_ip: str) -> None:
             f"Too many failed sign-ins from your address; retry in {wait} s",
             retryAfterSeconds=wait,
         )
+    failures = int(account_count or 0)
+    if known or failures < settings.signin_backoff_after:
+        return
+    # Claim the one attempt allowed after the pause; concurrent ones find it taken.
+    with redis_required():
+        pipe = store.pipeline()
+        pipe.set(pause, "1", px=backoff_ms(failures), nx=True)
+        pipe.pttl(pause)
+        claimed, pause_ms = pipe.execute()
+    if not claimed:
+        wait = max(math.ceil(pause_ms / 1000), 1)
+        raise RateLimited(
+            f"Too many failed sign-ins for this account; retry in {wait} s",
+            retryAfterSeconds=wait,
+        )
+
+
+def backoff_ms(failures: int) -> int:
+    """The pause after the account's `failures`-th failure in a row (0 below the limit)."""
+    settings = get_settings()
+    beyond = failures - settings.signin_backoff_after
+    if beyond < 0:
+        return 0
+    # min() before the power: 2**beyond grows without bound under a long attack.
+    delay = settings.signin_backoff_base_s * 2 ** min(beyond, 32)
+    return int(min(delay, settings.signin_backoff_max_s) * 1000)
 
 
 def note_failure(store: redis.Redis, email: str, client_ip: str) -> None:
     window = get_settings().signin_failure_window_s
+    account = account_failures_key(email)
     with redis_required():
         pipe = store.pipeline()
         for key in (failures_key(email, client_ip), ip_failures_key(client_ip)):
             pipe.incr(key)
             pipe.expire(key, window, nx=True)
-        pipe.execute()
+        pipe.incr(account)
+        pipe.expire(account, window)  # sliding: it lasts as long as the guessing does
+        failures = int(pipe.execute()[4])
+        pause_ms = backoff_ms(failures)
+        if pause_ms:
+            store.set(account_pause_key(email), "1", px=pause_ms)
 
 
 def forget_failures(store: redis.Redis, email: str, client_ip: str) -> None:
+    """After a successful sign-in: clear this address's and the account's failures and
+    remember the address as the owner's (exempt from the account's backoff)."""
+    known_s = get_settings().signin_known_address_days * 86400
     with redis_required():
-        store.delete(failures_key(email, client_ip))
+        pipe = store.pipeline()
+        pipe.delete(failures_key(email, client_ip), account_failures_key(email))
+        pipe.delete(account_pause_key(email))
+        pipe.set(known_address_key(email, client_ip), "1", ex=known_s)
+        pipe.execute()
 
 
 @lru_cache
