@@ -208,6 +208,22 @@ class Settings(BaseSettings):
     # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
     flower_auth: SecretStr | None = None
 
+    # Addresses whose X-Forwarded-For / X-Forwarded-Proto `geosvc api` trusts (uvicorn's
+    # --forwarded-allow-ips): the reverse proxy's, comma-separated (IPs or CIDRs). The
+    # client IP limits sign-in abuse, so production refuses "*" (anyone could pick theirs).
+    forwarded_allow_ips: str = Field("127.0.0.1", min_length=1)
+
+    @model_validator(mode="after")
+    def _refuse_trusting_every_forwarder_in_production(self) -> Settings:
+        trusted = [part.strip() for part in self.forwarded_allow_ips.split(",")]
+        if self.env == "production" and "*" in trusted:
+            raise ValueError(
+                'GEOSVC_FORWARDED_ALLOW_IPS="*" is refused with GEOSVC_ENV=production: every '
+                "client could then set its own X-Forwarded-For and escape the per-address "
+                "sign-in limits. Set it to the reverse proxy's address(es)."
+            )
+        return self
+
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
         """Settings that are fine on a laptop but unsafe when serving the public."""

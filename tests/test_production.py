@@ -46,6 +46,9 @@ class TestProductionRefusals:
             ({"GEOSVC_DATABASE_URL": ""}, "GEOSVC_DATABASE_URL"),
             # a lease that ends before its call would hand its slot and credit on
             ({"GEOSVC_RESERVATION_TTL_S": "30"}, "GEOSVC_RESERVATION_TTL_S"),
+            # every client could pick its own address and escape the sign-in limits
+            ({"GEOSVC_FORWARDED_ALLOW_IPS": "*"}, "GEOSVC_FORWARDED_ALLOW_IPS"),
+            ({"GEOSVC_FORWARDED_ALLOW_IPS": "10.0.0.2, *"}, "GEOSVC_FORWARDED_ALLOW_IPS"),
         ],
     )
     def test_api_refuses_to_start_naming_the_setting(
