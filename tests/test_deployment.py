@@ -129,7 +129,7 @@ def test_the_proxy_runs_the_committed_config_and_is_the_only_trusted_forwarder(
     assert "server api:8000;" in config
     address = proxy["networks"]["default"]["ipv4_address"]
     api_env = compose["services"]["api"]["environment"]
-    assert api_env["FORWARDED_ALLOW_IPS"] == address  # uvicorn trusts X-Forwarded-* from it
+    assert api_env["GEOSVC_FORWARDED_ALLOW_IPS"] == address  # uvicorn trusts X-Forwarded-* from it
     assert api_env["GEOSVC_ENV"] == "production"  # the merged anchor kept the rest
     subnet = compose["networks"]["default"]["ipam"]["config"][0]["subnet"]
     assert address.rsplit(".", 1)[0] == subnet.rsplit(".", 1)[0]
