@@ -29,10 +29,10 @@ import httpx
 import redis
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from app.breaker import CircuitBreaker, Passage
 from app.clock import utcnow
 from app.errors import UpstreamUnavailable
 from app.observability import metrics
-from app.upstream.breaker import CircuitBreaker, Passage
 from app.upstream.ratelimit import RateLimiter
 
 logger = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ from pydantic import ValidationError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from app.breaker import CircuitBreaker
 from app.config import Settings
 from app.errors import UpstreamUnavailable
 from app.geodata.providers.upstream import UpstreamProvider
 from app.geodata.schemas import GeocodeArgs
-from app.upstream.breaker import CircuitBreaker
 from app.upstream.client import RetryPolicy, UpstreamClient, user_agent
 from app.upstream.overpass import OverpassApi
 from app.upstream.ratelimit import RateLimiter

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from app.breaker import CircuitBreaker
 from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
@@ -32,7 +33,6 @@ from app.geodata.schemas import (
 )
 from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
-from app.upstream.breaker import CircuitBreaker
 from app.upstream.census import AcsZcta, CensusAcsApi
 from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError, user_agent
 from app.upstream.nominatim import NominatimApi, OsmPlace

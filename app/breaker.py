@@ -1,4 +1,5 @@
-"""A circuit breaker per upstream provider, shared by every process through Redis.
+"""A circuit breaker per outside service (the upstream data providers, Stripe), shared by
+every process through Redis.
 
 Why shared rather than per process: a deployment runs many worker processes with dozens
 of threads each. Per process, every one of them would have to see K failures of its own
@@ -12,8 +13,8 @@ is not known to be down) and only logs.
 States, in one Redis hash per provider:
 - closed: no `open_until`. `failures` counts consecutive failed calls (after retries);
   a success clears it; the K-th opens the breaker.
-- open: now < `open_until`. Calls fail at once with UPSTREAM_UNAVAILABLE and
-  `retryAfterSeconds`, without touching the provider.
+- open: now < `open_until`. Calls fail at once with UPSTREAM_UNAVAILABLE (or the error
+  the owner chose) and `retryAfterSeconds`, without touching the provider.
 - half-open: the cool-down has passed. The first caller becomes the probe (it pushes
   `open_until` out by a lease, so the others keep failing fast meanwhile); its success
   closes the breaker, its failure opens it for another cool-down, and a probe that never
@@ -24,11 +25,12 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from enum import Enum
 
 import redis
 
-from app.errors import UpstreamUnavailable
+from app.errors import AppError, UpstreamUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +78,17 @@ class Passage(Enum):
     RECOVERING = "recovering"  # closed with failures counted, or the half-open probe
 
 
+def _data_provider_paused(name: str, retry_after_s: int) -> AppError:
+    return UpstreamUnavailable(
+        f"The {name} data provider is failing; calls to it are paused. No credit was charged.",
+        retryAfterSeconds=retry_after_s,
+    )
+
+
 class CircuitBreaker:
+    """`open_error(name, retry_after_s)` is what a call refused while open raises (the
+    upstream data providers' UPSTREAM_UNAVAILABLE unless given)."""
+
     def __init__(
         self,
         name: str,
@@ -87,8 +99,10 @@ class CircuitBreaker:
         cooldown_s: float = 30.0,
         probe_lease_s: float = 30.0,
         failure_memory_s: float = 60.0,
+        open_error: Callable[[str, int], AppError] = _data_provider_paused,
     ) -> None:
         self.name = name
+        self.open_error = open_error
         self.failure_threshold = failure_threshold
         self.cooldown_ms = round(cooldown_s * 1000)
         self.probe_lease_ms = round(probe_lease_s * 1000)
@@ -99,7 +113,7 @@ class CircuitBreaker:
         self._failed = client.register_script(_FAILED) if client is not None else None
 
     def enter(self) -> Passage:
-        """Admit a call, or raise UpstreamUnavailable (with retryAfterSeconds) while open."""
+        """Admit a call, or raise `open_error` (with retryAfterSeconds) while open."""
         if self._enter is None:
             return Passage.CLEAN
         try:
@@ -110,11 +124,7 @@ class CircuitBreaker:
             )
             return Passage.CLEAN
         if int(state) == 1:
-            raise UpstreamUnavailable(
-                f"The {self.name} data provider is failing; calls to it are paused. "
-                "No credit was charged.",
-                retryAfterSeconds=max(1, math.ceil(int(value) / 1000)),
-            )
+            raise self.open_error(self.name, max(1, math.ceil(int(value) / 1000)))
         if int(state) == 0 and int(value) == 0:
             return Passage.CLEAN
         return Passage.RECOVERING
