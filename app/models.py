@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, DateTime, UniqueConstraint
+from sqlalchemy import Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from app.clock import utcnow
@@ -61,6 +61,10 @@ class Subscription(SQLModel, table=True):
     provider: str = Field(default="local", max_length=16)
     # Stripe ids may be up to 255 characters (Checkout Session ids are about 66).
     checkout_id: str | None = Field(default=None, index=True, max_length=255)
+    # Where to pay and until when, as the provider said at creation (None: never
+    # expires), so reads show a pending checkout without asking the provider.
+    checkout_url: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    checkout_expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
     provider_ref: str | None = Field(default=None, max_length=128)
     current_period_start: datetime | None = Field(
         default=None, sa_column=_utc_column(nullable=True)

@@ -11,6 +11,8 @@ subscription; overage is reported as meter events (`app.billing.meter_reports`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from sqlmodel import Session
@@ -21,22 +23,23 @@ from app.ids import random_lower_alnum
 from app.models import Subscription
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """An open checkout, as stored on the subscription row (reads never ask again)."""
+
+    id: str
+    url: str  # where the user pays
+    expires_at: datetime | None  # None: it never expires
+
+
 class PaymentProvider(Protocol):
     name: str
     # False when the provider renews by itself and reports back (webhooks): period ends
     # are then not renewed here.
     renews_locally: bool
 
-    def create_checkout(self, session: Session, user_id: str) -> str:
-        """Open a checkout for the standard plan; returns its id (may flush rows)."""
-        ...
-
-    def checkout_url(self, checkout_id: str) -> str | None:
-        """Where the user pays for a pending checkout."""
-        ...
-
-    def checkout_is_open(self, checkout_id: str) -> bool:
-        """Whether the pending checkout can still be paid (else a new one is opened)."""
+    def create_checkout(self, session: Session, user_id: str) -> Checkout:
+        """Open a checkout for the standard plan (may flush rows)."""
         ...
 
     def portal_url(self, session: Session, user_id: str) -> str:
@@ -60,14 +63,9 @@ class LocalProvider:
     name = "local"
     renews_locally = True
 
-    def create_checkout(self, session: Session, user_id: str) -> str:
-        return "chk_" + random_lower_alnum(24)
-
-    def checkout_url(self, checkout_id: str) -> str | None:
-        return f"{_base_url()}/billing/checkout/{checkout_id}"
-
-    def checkout_is_open(self, checkout_id: str) -> bool:
-        return True  # local checkouts never expire
+    def create_checkout(self, session: Session, user_id: str) -> Checkout:
+        checkout_id = "chk_" + random_lower_alnum(24)
+        return Checkout(checkout_id, f"{_base_url()}/billing/checkout/{checkout_id}", None)
 
     def portal_url(self, session: Session, user_id: str) -> str:
         return f"{_base_url()}/dashboard/billing"

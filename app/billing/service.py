@@ -24,7 +24,7 @@ from sqlmodel import Session, col, select
 
 from app.accounts.locks import lock_account
 from app.billing.plans import Plan
-from app.billing.providers import get_provider
+from app.billing.providers import Checkout, get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
 from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
 from app.db import new_session
@@ -109,11 +109,7 @@ def to_response(subscription: Subscription | None, now: datetime) -> Subscriptio
             checkoutUrl=None,
         )
     start, end = subscription.current_period_start, subscription.current_period_end
-    pending = subscription.status == "incomplete" and subscription.checkout_id is not None
-    checkout_url = None
-    if pending:
-        assert subscription.checkout_id is not None
-        checkout_url = get_provider(subscription.provider).checkout_url(subscription.checkout_id)
+    checkout_url = subscription.checkout_url if checkout_open(subscription, now) else None
     standard = in_force(subscription, now) and subscription.plan == Plan.STANDARD.value
     return SubscriptionResponse(
         plan="standard" if standard else "free",
@@ -123,6 +119,22 @@ def to_response(subscription: Subscription | None, now: datetime) -> Subscriptio
         cancelAtPeriodEnd=subscription.cancel_at_period_end,
         checkoutUrl=checkout_url,
     )
+
+
+def checkout_open(subscription: Subscription, now: datetime) -> bool:
+    """A pending checkout that can still be paid, judged from what we stored (its URL and
+    expiry at creation; the `checkout.session.expired` webhook clears the URL), never by
+    asking the provider: reads must not spend its rate limit."""
+    if subscription.status != "incomplete" or subscription.checkout_id is None:
+        return False
+    expires = subscription.checkout_expires_at
+    return subscription.checkout_url is not None and (expires is None or as_utc(expires) > now)
+
+
+def _set_checkout(subscription: Subscription, checkout: Checkout | None) -> None:
+    subscription.checkout_id = checkout.id if checkout else None
+    subscription.checkout_url = checkout.url if checkout else None
+    subscription.checkout_expires_at = checkout.expires_at if checkout else None
 
 
 def subscription_of(
@@ -149,19 +161,17 @@ def start_checkout(
     provider = get_provider()
     if (
         subscription is not None
-        and subscription.status == "incomplete"
-        and subscription.checkout_id is not None
         and subscription.provider == provider.name
-        and provider.checkout_is_open(subscription.checkout_id)
+        and checkout_open(subscription, now)
     ):
         return to_response(subscription, now), False
-    checkout_id = provider.create_checkout(session, user_id)
+    checkout = provider.create_checkout(session, user_id)
     if subscription is None:
         subscription = Subscription(user_id=user_id)
     subscription.status = "incomplete"
     subscription.plan = Plan.FREE.value
     subscription.provider = provider.name
-    subscription.checkout_id = checkout_id
+    _set_checkout(subscription, checkout)
     subscription.cancel_at_period_end = False
     subscription.updated_at = now
     session.add(subscription)
@@ -228,7 +238,7 @@ def set_plan(session: Session, user_id: str, plan: Plan, now: datetime) -> Subsc
         subscription.current_period_end = now
     subscription.plan = plan.value
     subscription.cancel_at_period_end = False
-    subscription.checkout_id = None
+    _set_checkout(subscription, None)
     subscription.updated_at = now
     session.add(subscription)
     session.flush()

@@ -4,7 +4,8 @@
   kept in `stripe_customers`; later checkouts reuse it.
 - A checkout is a Checkout Session in subscription mode for `GEOSVC_STRIPE_STANDARD_PRICE`
   (plus `GEOSVC_STRIPE_OVERAGE_PRICE`, the metered price of the overage meter, when set).
-  Its id is the subscription row's `checkout_id`; its URL is the `checkoutUrl`.
+  Its id, URL and expiry are stored on the subscription row (`checkoutUrl` answers from
+  there: reads never call Stripe); the `checkout.session.expired` webhook clears the URL.
 - The billing portal is a Customer Portal session; its URL is a bearer credential for the
   customer's billing, so it is never logged.
 - Renewals, payment failures and cancellations arrive as webhooks (`stripe_webhooks`),
@@ -16,12 +17,14 @@ with idempotency keys on POSTs) and the library's User-Agent.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 import stripe
 from sqlmodel import Session
 
+from app.billing.providers import Checkout
 from app.config import get_settings
 from app.errors import PaymentProviderUnavailable
 from app.models import StripeCustomer, Subscription
@@ -81,7 +84,7 @@ class StripeProvider:
         session.flush()
         return str(customer.id)
 
-    def create_checkout(self, session: Session, user_id: str) -> str:
+    def create_checkout(self, session: Session, user_id: str) -> Checkout:
         settings = get_settings()
         if not settings.stripe_standard_price:
             raise PaymentProviderUnavailable("GEOSVC_STRIPE_STANDARD_PRICE is not set")
@@ -103,17 +106,10 @@ class StripeProvider:
                 "cancel_url": f"{_base_url()}/dashboard/billing?checkout=canceled",
             },
         )
-        return str(checkout.id)
-
-    def _checkout(self, checkout_id: str) -> Any:
-        return self._call(self.client.v1.checkout.sessions.retrieve, checkout_id)
-
-    def checkout_url(self, checkout_id: str) -> str | None:
-        return self._checkout(checkout_id).url
-
-    def checkout_is_open(self, checkout_id: str) -> bool:
-        """False once the session expired (after 24 h) or completed."""
-        return self._checkout(checkout_id).status == "open"
+        if not checkout.url:
+            raise PaymentProviderUnavailable("Stripe opened a checkout without a URL")
+        expires_at = datetime.fromtimestamp(int(checkout.expires_at), UTC)
+        return Checkout(str(checkout.id), str(checkout.url), expires_at)
 
     def portal_url(self, session: Session, user_id: str) -> str:
         portal = self._call(

@@ -14,6 +14,9 @@
   canceled, incomplete_expired -> canceled (plan free); incomplete -> incomplete.
 - News of another, older subscription of the same account never replaces a newer one
   (e.g. a late `deleted` of last year's subscription after a new checkout).
+- `checkout.session.expired` clears the stored checkout URL of the account whose pending
+  checkout it was (reads answer from the row, so this is how they learn of it; the
+  expiry stored at creation covers a lost event).
 - Types it does not handle are answered 2xx and not recorded.
 """
 
@@ -43,6 +46,7 @@ MAX_WEBHOOK_BYTES = 512 * 1024  # Stripe's own limit on an event's payload size
 HANDLED_TYPES = frozenset(
     {
         "checkout.session.completed",
+        "checkout.session.expired",
         "customer.subscription.created",
         "customer.subscription.updated",
         "customer.subscription.deleted",
@@ -102,13 +106,32 @@ def handle_event(session: Session, event: dict[str, Any]) -> str:
     event_id = str(event["id"])
     if session.get(StripeWebhookEvent, event_id) is not None:
         return "duplicate"
-    subscription_id = _subscription_id(event_type, event.get("data", {}).get("object", {}))
+    obj = event.get("data", {}).get("object", {})
+    if event_type == "checkout.session.expired":
+        _forget_checkout(session, str(obj.get("id", "")))
+    subscription_id = _subscription_id(event_type, obj)
     if subscription_id is not None:
         current = StripeProvider().retrieve_subscription(subscription_id)
         apply_subscription(session, current)
     session.add(StripeWebhookEvent(event_id=event_id[:255], type=event_type[:100]))
     session.flush()
     return "applied"
+
+
+def _forget_checkout(session: Session, checkout_id: str) -> None:
+    found = session.exec(
+        select(Subscription).where(Subscription.checkout_id == checkout_id)
+    ).first()
+    if found is None:
+        return
+    lock_account(session, found.user_id)
+    row = session.get(Subscription, found.user_id, populate_existing=True)  # as locked
+    if row is None or row.checkout_id != checkout_id or row.status != "incomplete":
+        return
+    row.checkout_url = None
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
 
 
 def _subscription_id(event_type: str, obj: dict[str, Any]) -> str | None:

@@ -58,11 +58,14 @@ class TestCheckout:
         assert len(fake_stripe.state.sessions) == sessions_before
 
     def test_an_expired_checkout_is_replaced_by_a_new_one(
-        self, stripe_http: httpx.Client, fake_stripe: FakeStripe
+        self, stripe_http: httpx.Client, fake_stripe: FakeStripe, stripe_server: LiveServer
     ) -> None:
         sign_up(stripe_http)
         first = start_checkout(stripe_http)
-        fake_stripe.expire_checkout(session_id_of(first["checkoutUrl"]))
+        expired = fake_stripe.expire_checkout(session_id_of(first["checkoutUrl"]))
+        assert fake_stripe.deliver(webhook_url(stripe_server), expired).status_code == 200
+        shown = stripe_http.get("/subscription").json()
+        assert (shown["status"], shown["checkoutUrl"]) == ("incomplete", None)
 
         second = start_checkout(stripe_http)  # 201: a new one
 
