@@ -162,6 +162,10 @@ class Settings(BaseSettings):
     stripe_overage_price: str | None = Field(None, max_length=255)
     stripe_api_base: str = "https://api.stripe.com"
     stripe_timeout_s: float = Field(10.0, gt=0)
+    # The Stripe breaker (app/breaker.py): opens after this many consecutive failed
+    # requests (after the library's retries), refuses calls for the cool-down, then probes.
+    stripe_breaker_failures: int = Field(3, ge=1)
+    stripe_breaker_cooldown_s: float = Field(30.0, gt=0)
 
     # Observability (app/observability). /metrics and the worker exporter ask for
     # `Authorization: Bearer <metrics_token>` when it is set; production requires it.

@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 from app.billing.plans import Plan, quota_for
 from app.clock import as_utc, period_end, period_of, period_start, utcnow
 from app.config import get_settings
+from app.errors import PaymentProviderUnavailable
 from app.metering.ledger import totals_by_account
 from app.models import StripeCustomer, StripeMeterReport
 
@@ -77,6 +78,9 @@ def _send(client: stripe.StripeClient, report: StripeMeterReport, now: datetime)
         return False
     except stripe.StripeError as exc:
         logger.warning("meter batch %s not sent: %s", report.identifier, exc.user_message)
+        return False
+    except PaymentProviderUnavailable as exc:  # the Stripe breaker is open: next run
+        logger.warning("meter batch %s not sent: %s", report.identifier, exc.message)
         return False
     return True
 

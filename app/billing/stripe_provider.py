@@ -11,12 +11,19 @@
 - Renewals, payment failures and cancellations arrive as webhooks (`stripe_webhooks`),
   so nothing here renews locally.
 
-Every call has the client timeout `GEOSVC_STRIPE_TIMEOUT_S`, the library's retries (two,
-with idempotency keys on POSTs) and the library's User-Agent.
+Every request has the client timeout `GEOSVC_STRIPE_TIMEOUT_S` (connecting: at most 3 s),
+the library's retries (two, with idempotency keys on POSTs), the library's User-Agent,
+and passes the Stripe circuit breaker (`app.breaker`, shared through Redis): a request
+that ends, after its retries, without an answer, with a 429 or a 5xx is a failure;
+`GEOSVC_STRIPE_BREAKER_FAILURES` in a row open it, and for
+`GEOSVC_STRIPE_BREAKER_COOLDOWN_S` every Stripe call (checkout, portal, cancel, webhook
+re-reads, meter events) fails at once with PAYMENT_PROVIDER_UNAVAILABLE (503,
+`retryAfterSeconds`) instead of holding a request thread for the timeouts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -25,11 +32,73 @@ import stripe
 from sqlmodel import Session
 
 from app.billing.providers import Checkout
+from app.breaker import CircuitBreaker
 from app.config import get_settings
-from app.errors import PaymentProviderUnavailable
+from app.errors import AppError, PaymentProviderUnavailable
 from app.models import StripeCustomer, Subscription
+from app.redis_client import sync_redis
 
 NETWORK_RETRIES = 2
+CONNECT_TIMEOUT_S = 3.0
+BREAKER_NAME = "stripe"  # its state: Redis `upstream:breaker:stripe`, metric label `stripe`
+
+
+def _paused(name: str, retry_after_s: int) -> AppError:
+    return PaymentProviderUnavailable(
+        "Stripe is failing; calls to it are paused. Try again shortly.",
+        retryAfterSeconds=retry_after_s,
+    )
+
+
+def stripe_breaker() -> CircuitBreaker:
+    """Built per request (cheap, no round trip) so it follows reloaded Settings."""
+    settings = get_settings()
+    # a probe may take every attempt's timeout plus the library's backoff (< 1.5 s)
+    probe_lease_s = settings.stripe_timeout_s * (NETWORK_RETRIES + 1) + 5
+    return CircuitBreaker(
+        BREAKER_NAME,
+        client=sync_redis(),
+        key_prefix=settings.redis_key_prefix,
+        failure_threshold=settings.stripe_breaker_failures,
+        cooldown_s=settings.stripe_breaker_cooldown_s,
+        probe_lease_s=probe_lease_s,
+        open_error=_paused,
+    )
+
+
+class GuardedHttpClient(stripe.RequestsClient):
+    """The library's requests client with every call (its retries included) counted by
+    the breaker: one call is one success or one failure."""
+
+    def __init__(self, timeout_s: float, breaker: Callable[[], CircuitBreaker]) -> None:
+        super().__init__(timeout=(min(timeout_s, CONNECT_TIMEOUT_S), timeout_s))
+        self._breaker = breaker
+
+    def request_with_retries(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        post_data: Any = None,
+        max_network_retries: int | None = None,
+        *,
+        _usage: list[str] | None = None,
+    ) -> tuple[str, int, Mapping[str, str]]:
+        breaker = self._breaker()
+        passage = breaker.enter()  # raises PaymentProviderUnavailable while open
+        try:
+            response = super().request_with_retries(
+                method, url, headers, post_data, max_network_retries, _usage=_usage
+            )
+        except stripe.APIConnectionError:
+            breaker.failed()
+            raise
+        status = response[1]
+        if status == 429 or status >= 500:
+            breaker.failed()
+        else:
+            breaker.succeeded(passage)  # a 4xx still proves Stripe is up
+        return response
 
 
 @lru_cache(maxsize=4)
@@ -37,7 +106,7 @@ def _client(api_key: str, api_base: str, timeout_s: float) -> stripe.StripeClien
     return stripe.StripeClient(
         api_key,
         base_addresses={"api": api_base},
-        http_client=stripe.RequestsClient(timeout=timeout_s),
+        http_client=GuardedHttpClient(timeout_s, stripe_breaker),
         max_network_retries=NETWORK_RETRIES,
     )
 

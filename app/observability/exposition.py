@@ -48,7 +48,7 @@ from app.redis_client import sync_redis
 logger = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-PROVIDERS = ("census", "nominatim", "overpass")
+PROVIDERS = ("census", "nominatim", "overpass", "stripe")
 BREAKER_CLOSED, BREAKER_OPEN, BREAKER_HALF_OPEN = 0, 1, 2
 
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
 import httpx
 import uvicorn
 from starlette.applications import Starlette
@@ -69,7 +70,14 @@ class FakeStripeState:
     lose_answers: dict[str, int] = field(default_factory=dict)
     # path prefix -> seconds to wait before doing the work (a slow Stripe)
     slow_answers: dict[str, float] = field(default_factory=dict)
+    # an outage of every endpoint: "error" answers 500 doing nothing, "hang" answers
+    # nothing until the outage ends (or HANG_LIMIT_S passes)
+    outage: str | None = None
+    outage_over: threading.Event = field(default_factory=threading.Event)
     lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+HANG_LIMIT_S = 60.0
 
 
 def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
@@ -86,6 +94,12 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
             await asyncio.sleep(delay)
         with state.lock:
             state.requests.append(Recorded(request.method, path, params, key))
+            outage = state.outage
+        if outage == "hang":
+            await anyio.to_thread.run_sync(state.outage_over.wait, HANG_LIMIT_S)
+        if outage is not None:
+            return stripe_error(500, "An unknown error occurred", type="api_error")
+        with state.lock:
             remembered = f"{request.method} {path} {key}"
             response: Response
             if key is not None and remembered in state.idempotent:
@@ -298,6 +312,15 @@ class FakeStripe:
         """Wait `seconds` before doing the work of each matching request (0: no wait)."""
         with self.state.lock:
             self.state.slow_answers[path_prefix] = seconds
+
+    def set_outage(self, kind: str | None) -> None:
+        """ "error" (500s), "hang" (no answer) or None (answering again)."""
+        with self.state.lock:
+            self.state.outage = kind
+            if kind == "hang":
+                self.state.outage_over.clear()
+            else:
+                self.state.outage_over.set()
 
     def take_queued_events(self) -> list[dict[str, Any]]:
         with self.state.lock:
