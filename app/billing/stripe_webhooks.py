@@ -135,6 +135,8 @@ def _forget_checkout(session: Session, checkout_id: str) -> None:
 
 
 def _subscription_id(event_type: str, obj: dict[str, Any]) -> str | None:
+    if event_type == "checkout.session.expired":
+        return None  # no subscription came of it
     if event_type == "checkout.session.completed":
         found = obj.get("subscription") if obj.get("mode") == "subscription" else None
     elif event_type == "invoice.payment_failed":
