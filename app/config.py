@@ -166,6 +166,10 @@ class Settings(BaseSettings):
     # requests (after the library's retries), refuses calls for the cool-down, then probes.
     stripe_breaker_failures: int = Field(3, ge=1)
     stripe_breaker_cooldown_s: float = Field(30.0, gt=0)
+    # Stripe-calling actions (checkout, portal, cancel/resume) one account may take per
+    # window (app/billing/stripe_budget.py); reads never call Stripe.
+    stripe_actions_per_account: int = Field(10, ge=1)
+    stripe_actions_window_s: int = Field(60, ge=1)
 
     # Observability (app/observability). /metrics and the worker exporter ask for
     # `Authorization: Bearer <metrics_token>` when it is set; production requires it.

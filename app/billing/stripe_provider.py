@@ -31,6 +31,7 @@ from typing import Any
 import stripe
 from sqlmodel import Session
 
+from app.billing import stripe_budget
 from app.billing.providers import Checkout
 from app.breaker import CircuitBreaker
 from app.config import get_settings
@@ -157,6 +158,7 @@ class StripeProvider:
         settings = get_settings()
         if not settings.stripe_standard_price:
             raise PaymentProviderUnavailable("GEOSVC_STRIPE_STANDARD_PRICE is not set")
+        stripe_budget.spend(user_id)
         line_items: list[dict[str, Any]] = [
             {"price": settings.stripe_standard_price, "quantity": 1}
         ]
@@ -181,6 +183,7 @@ class StripeProvider:
         return Checkout(str(checkout.id), str(checkout.url), expires_at)
 
     def portal_url(self, session: Session, user_id: str) -> str:
+        stripe_budget.spend(user_id)
         portal = self._call(
             self.client.v1.billing_portal.sessions.create,
             {
@@ -191,6 +194,7 @@ class StripeProvider:
         return str(portal.url)
 
     def cancel_at_period_end(self, subscription: Subscription) -> None:
+        stripe_budget.spend(subscription.user_id)
         self._call(
             self.client.v1.subscriptions.update,
             self._subscription_id(subscription),
@@ -204,6 +208,7 @@ class StripeProvider:
         return subscription.provider_ref
 
     def resume(self, subscription: Subscription) -> None:
+        stripe_budget.spend(subscription.user_id)
         self._call(
             self.client.v1.subscriptions.update,
             self._subscription_id(subscription),
