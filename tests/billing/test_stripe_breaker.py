@@ -45,6 +45,8 @@ def guarded_server(
         "GEOSVC_STRIPE_BREAKER_FAILURES": str(FAILURES),
         "GEOSVC_STRIPE_BREAKER_COOLDOWN_S": str(COOLDOWN_S),
         "GEOSVC_STRIPE_TIMEOUT_S": str(TIMEOUT_S),
+        # the buyer clicks more often than a person would; the budget has its own test
+        "GEOSVC_STRIPE_ACTIONS_PER_ACCOUNT": "1000",
     }
     log_path = tmp_path_factory.mktemp("logs") / f"stripe-breaker-{backend.name}.log"
     server = start_live_server(env, log_path)
