@@ -145,6 +145,14 @@ class Settings(BaseSettings):
     # A key and plan read within this long are served from the cache while the database
     # is unreachable (a key revoked before the outage stays revoked).
     db_outage_cache_s: float = Field(600.0, ge=0)
+    # An unresponsive (not dead) Redis or database must answer UNAVAILABLE within seconds,
+    # inside a request's deadline: one Redis command waits this long and a timeout is not
+    # retried; a PostgreSQL connection attempt gives up after db_connect_timeout_s and a
+    # statement (a lock wait, a runaway query) after db_statement_timeout_s (migrations
+    # run without it).
+    redis_command_timeout_s: float = Field(1.5, gt=0)
+    db_connect_timeout_s: int = Field(3, ge=1)
+    db_statement_timeout_s: float = Field(5.0, gt=0)
 
     # Prices shown on the dashboard's subscription, checkout and usage pages (display only;
     # the payment provider's price is what is charged).

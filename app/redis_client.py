@@ -24,13 +24,23 @@ if TYPE_CHECKING:
 
 # redis-py's default retries a failed command 3 times with a backoff of 1 s to 10 s: with
 # Redis down, seconds of stall per request before the 503. Ours ride through a dropped
-# connection or a quick restart (0.1 + 0.2 + 0.2 s), then fail. Connecting gives up after
-# 2 s (a host that drops packets), and a sync command after 5 s (ours are short scripts;
-# the async client has no read timeout: the result reader blocks on pub/sub by design).
+# connection or a quick restart (0.1 + 0.2 + 0.2 s), then fail. A timeout is not retried:
+# an unresponsive Redis (paused, swapping, a stuck fsync) would cost each command four
+# timeouts (measured: a sign-in 20.6 s before its 503). So one command waits at most
+# `redis_command_timeout_s` (1.5 s) and connecting at most CONNECT_TIMEOUT_S; that bounds
+# every request path. Only the result listener's pub/sub connection has no read timeout:
+# it blocks on pub/sub by design (`async_pubsub_redis`).
 _RETRIES = 3
 _BACKOFF = ExponentialBackoff(cap=0.2, base=0.05)
-CONNECT_TIMEOUT_S = 2.0
-SYNC_COMMAND_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 1.0
+
+
+def _retry() -> Retry:
+    return Retry(_BACKOFF, _RETRIES, supported_errors=(redis.ConnectionError,))
+
+
+def _async_retry() -> AsyncRetry:
+    return AsyncRetry(_BACKOFF, _RETRIES, supported_errors=(redis.ConnectionError,))
 
 
 @lru_cache
@@ -50,16 +60,16 @@ def sync_redis() -> redis.Redis:
     return redis.Redis.from_url(
         url,
         decode_responses=True,
-        retry=Retry(_BACKOFF, _RETRIES),
+        retry=_retry(),
         socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=SYNC_COMMAND_TIMEOUT_S,
+        socket_timeout=get_settings().redis_command_timeout_s,
     )
 
 
 @lru_cache
 def sync_redis_bytes() -> redis.Redis:
-    """For binary values (the upstream answer cache). Timeouts bound a read the api makes
-    on its event loop; a failed cache read counts as a miss."""
+    """For binary values (the upstream answer cache). Timeouts bound a read the api makes;
+    a failed cache read counts as a miss."""
     url = get_settings().redis_url
     if url is None:
         import fakeredis
@@ -67,14 +77,15 @@ def sync_redis_bytes() -> redis.Redis:
         return fakeredis.FakeRedis(server=_fake_server())
     return redis.Redis.from_url(
         url,
-        retry=Retry(_BACKOFF, _RETRIES),
+        retry=_retry(),
         socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=2.0,
+        socket_timeout=get_settings().redis_command_timeout_s,
     )
 
 
 @lru_cache
 def async_redis() -> aioredis.Redis:
+    """Every async command of a request: each waits at most `redis_command_timeout_s`."""
     url = get_settings().redis_url
     if url is None:
         import fakeredis
@@ -83,7 +94,23 @@ def async_redis() -> aioredis.Redis:
     return aioredis.Redis.from_url(
         url,
         decode_responses=True,
-        retry=AsyncRetry(_BACKOFF, _RETRIES),
+        retry=_async_retry(),
+        socket_connect_timeout=CONNECT_TIMEOUT_S,
+        socket_timeout=get_settings().redis_command_timeout_s,
+    )
+
+
+@lru_cache
+def async_pubsub_redis() -> aioredis.Redis:
+    """Only for the result listener's pub/sub connection, which waits for messages without
+    a read timeout (a quiet minute is not an outage); never for commands on a request."""
+    url = get_settings().redis_url
+    if url is None:
+        return async_redis()
+    return aioredis.Redis.from_url(
+        url,
+        decode_responses=True,
+        retry=_async_retry(),
         socket_connect_timeout=CONNECT_TIMEOUT_S,
     )
 
@@ -93,6 +120,7 @@ def reset_clients() -> None:
     sync_redis.cache_clear()
     sync_redis_bytes.cache_clear()
     async_redis.cache_clear()
+    async_pubsub_redis.cache_clear()
 
 
 def persistence_problem(client: redis.Redis) -> str | None:

@@ -4,13 +4,16 @@ trusts from 127.0.0.1 (as it would from a load balancer)."""
 
 from __future__ import annotations
 
+import json
 import secrets
+import signal
 import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from app.embedded_redis import free_port
 from app.errors import InvalidArgument
 from app.geodata import service as geodata
 from app.http.guards import CONTENT_SECURITY_POLICY
+from tests.support.celery_worker import start_celery_worker
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import PRODUCTION_ENV, LiveServer, start_live_server
@@ -280,8 +284,18 @@ class OwnRedis:
                 time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
 
+    def pause(self) -> None:
+        """Unresponsive, not dead: connections are accepted by the kernel, never answered."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
             self.process.terminate()
             self.process.wait(timeout=10)
             self.process = None
@@ -373,3 +387,92 @@ class TestRedisDown:
             assert time.monotonic() < wait_for_log, "the outage was not logged"
             time.sleep(0.05)
         assert server.log().count("a backing service is down") == 1
+
+
+def tools_call(client: httpx.Client, key: str, request_id: int) -> httpx.Response:
+    return client.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+        },
+        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+    )
+
+
+def result_of(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC result, whether the server answered JSON or one SSE event."""
+    assert answer.status_code == 200, answer.text
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+        return cast(dict[str, Any], json.loads(data[-1])["result"])
+    return cast(dict[str, Any], answer.json()["result"])
+
+
+class TestRedisUnresponsive:
+    """Issue 21 item 3: a paused Redis (SIGSTOP: it accepts connections and never answers)
+    is UNAVAILABLE within about 2 s on every request path, and all works after SIGCONT."""
+
+    @pytest.fixture
+    def stack(self, backend: Backend, own_redis: OwnRedis, tmp_path: Path) -> Iterator[LiveServer]:
+        env = backend.env(GEOSVC_REDIS_URL=own_redis.url)
+        worker = start_celery_worker(env, tmp_path / "worker.log", concurrency=1, pool="threads")
+        server = start_live_server(env, tmp_path / "server.log")
+        try:
+            yield server
+        finally:
+            server.stop()
+            worker.stop(wait=False)
+        assert "Traceback" not in server.log()
+
+    def test_a_paused_redis_is_unavailable_within_seconds_and_recovers(
+        self, stack: LiveServer, own_redis: OwnRedis
+    ) -> None:
+        with httpx.Client(base_url=stack.url, timeout=60) as client:
+            email = unique_email()
+            sign_up(client, email=email)
+            key = client.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
+            assert result_of(tools_call(client, key, 1)).get("isError") is not True
+            own_redis.pause()
+            try:
+                started = time.monotonic()
+                result = result_of(tools_call(client, key, 2))
+                call_s = time.monotonic() - started
+                error = result["structuredContent"]["error"]
+                assert (result["isError"], error["code"], error["retryable"]) == (
+                    True,
+                    "UNAVAILABLE",
+                    True,
+                )
+                assert call_s < 5, f"tools/call took {call_s:.1f} s"
+
+                started = time.monotonic()
+                body = {"email": email, "password": PASSWORD}
+                signin = client.post("/auth/signin", json=body)
+                signin_s = time.monotonic() - started
+                assert signin.status_code == 503
+                assert signin.json()["error"]["code"] == "UNAVAILABLE"
+                assert signin_s < 5, f"sign-in took {signin_s:.1f} s"
+
+                started = time.monotonic()
+                usage = client.get("/usage")  # read from the ledger instead
+                usage_s = time.monotonic() - started
+                assert usage.status_code == 200
+                assert usage_s < 5, f"GET /usage took {usage_s:.1f} s"
+
+                started = time.monotonic()
+                assert client.get("/readyz").status_code == 503
+                assert time.monotonic() - started < 5
+            finally:
+                own_redis.resume()
+            deadline = time.monotonic() + 30
+            while True:
+                result = result_of(tools_call(client, key, 3))
+                signin = client.post("/auth/signin", json=body)
+                if result.get("isError") is not True and signin.status_code == 200:
+                    break
+                assert time.monotonic() < deadline, (result, signin.text)
+                time.sleep(0.2)
+            assert client.get("/readyz").status_code == 200

@@ -246,13 +246,18 @@ def _note_late_commit(live: int, reservation: Reservation) -> None:
 
 
 async def release(reservation: Reservation) -> None:
-    """The call failed or was abandoned: its credit is returned (costs 0)."""
+    """The call failed or was abandoned: its credit is returned (costs 0). With Redis
+    unreachable the reservation is left to expire after `reservation_ttl_s` (it charges
+    nothing), so the call's own error is what the caller sees."""
     user_id, period = reservation.user_id, reservation.period
-    await release_script.run_async(
-        async_redis(),
-        [counter_key(user_id, period), reservations_key(user_id, period)],
-        [reservation.reservation_id],
-    )
+    try:
+        await release_script.run_async(
+            async_redis(),
+            [counter_key(user_id, period), reservations_key(user_id, period)],
+            [reservation.reservation_id],
+        )
+    except redis.RedisError as exc:
+        logger.warning("reservation %s left to expire: %s", reservation.reservation_id, exc)
     metrics.reservation_closed()
 
 

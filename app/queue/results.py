@@ -25,9 +25,10 @@ import redis.asyncio as aioredis
 from celery import states
 from redis.exceptions import RedisError
 
+from app.config import get_settings
 from app.errors import DeadlineExceeded, Internal, ServiceUnavailable
 from app.queue.celery import celery_app, results_awaited_elsewhere
-from app.redis_client import async_redis
+from app.redis_client import async_pubsub_redis, async_redis
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +44,12 @@ class ResultWaiter:
     be published unheard.
     """
 
-    def __init__(self, client: aioredis.Redis) -> None:
+    def __init__(self, client: aioredis.Redis, listener: aioredis.Redis | None = None) -> None:
+        """`client` for commands (with a read timeout); `listener` for the pub/sub
+        connection, which must block without one (default: `client`)."""
         self._client = client
         self._token = secrets.token_hex(6)
-        self._pubsub = client.pubsub()
+        self._pubsub = (listener or client).pubsub()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._ready = asyncio.Lock()
@@ -95,8 +98,13 @@ class ResultWaiter:
             if self._reader is not None and not self._reader.done():
                 return
             await self._pubsub.psubscribe(result_key(f"*_{self._token}_*"))
-            confirmation = await self._pubsub.get_message(timeout=5.0)
-            if confirmation is None or confirmation.get("type") != "psubscribe":
+            # Bounded like any command: an unresponsive Redis is an outage, not a bug.
+            wait_s = get_settings().redis_command_timeout_s
+            confirmation = await self._pubsub.get_message(timeout=wait_s)
+            if confirmation is None:
+                await self._pubsub.aclose()  # subscribe afresh on the next call
+                raise ServiceUnavailable()
+            if confirmation.get("type") != "psubscribe":
                 raise Internal("The result channel could not be subscribed")
             self._reader = asyncio.create_task(self._read(), name="celery-result-reader")
 
@@ -197,7 +205,7 @@ def waiter() -> ResultWaiter:
     loop = asyncio.get_running_loop()
     current = _waiters.get(loop)
     if current is None:
-        current = _waiters[loop] = ResultWaiter(async_redis())
+        current = _waiters[loop] = ResultWaiter(async_redis(), async_pubsub_redis())
     return current
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
 from app.billing.plans import Plan
 from app.config import get_settings
-from app.errors import AppError, Internal, error_from_body
+from app.errors import AppError, DeadlineExceeded, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
 from app.observability import logs, metrics
@@ -55,6 +56,8 @@ class Admission:
     weight: int
     reservation: metering.Reservation
     settled: bool = False
+    # When admission began (time.monotonic()): the call's deadline counts from here.
+    started: float = 0.0
 
 
 async def admit(
@@ -62,6 +65,7 @@ async def admit(
 ) -> Admission:
     """Validate and admit one call (rate, concurrency and credits: one Redis call);
     raises InvalidArgument, RateLimited or QuotaExceeded, holding nothing."""
+    started = time.monotonic()
     args = geodata.validate_arguments(name, arguments or {})
     account = await current_entitlements(principal.user_id)
     weight = call_weight(name, args)
@@ -72,7 +76,7 @@ async def admit(
         cost=weight,
         credit_cap=account.credit_cap,
     )
-    return Admission(name, args, account.plan, weight, reservation)
+    return Admission(name, args, account.plan, weight, reservation, started=started)
 
 
 @metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
@@ -92,11 +96,16 @@ async def call_tool(
         logs.bind_call_id(call_id)  # also the task id: the worker's lines carry it too
         reply = await cached_reply(name, args)
         if reply is None:  # not all in the answer cache: a worker runs it
+            # The deadline covers admission too (a slow Redis or database before the
+            # enqueue is time the caller already waited).
+            remaining = get_settings().tool_deadline_s - (time.monotonic() - admitted.started)
+            if remaining <= 0:
+                raise DeadlineExceeded()
             reply = await dispatcher.run_task(
                 call_id,
                 RUN_TOOL_TASK,
                 [name, args],
-                deadline_s=get_settings().tool_deadline_s,
+                deadline_s=remaining,
                 queue=queue_for(admitted.plan, admitted.weight),
             )
         if "error" in reply:
