@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session, create_engine
 
 from app.config import get_settings
@@ -51,7 +52,35 @@ def engine_for(url: str) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _enable_sqlite_wal)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        connect_args=_postgres_timeouts(),
+        pool_timeout=_POOL_WAIT_S,
+    )
+
+
+# A request waits this long for a pooled connection, then answers UNAVAILABLE (503):
+# every connection held by calls on a hung database must not queue the rest for 30 s.
+_POOL_WAIT_S = 5.0
+
+
+def _postgres_timeouts() -> dict[str, Any]:
+    """Connecting gives up after `db_connect_timeout_s`; a statement after
+    `db_statement_timeout_s` (server side: a lock wait or a runaway query); a host that
+    stops acknowledging data after the same connect timeout (TCP_USER_TIMEOUT). A
+    PostgreSQL process that is alive but stuck, on a connection already open, is not
+    bounded by any of these."""
+    settings = get_settings()
+    statement_ms = int(settings.db_statement_timeout_s * 1000)
+    return {
+        "connect_timeout": settings.db_connect_timeout_s,
+        # Data unacknowledged this long (a partitioned or dead host): the connection fails.
+        "tcp_user_timeout": settings.db_connect_timeout_s * 1000,
+        "options": f"-c statement_timeout={statement_ms}",
+    }
 
 
 def get_engine() -> Engine:
@@ -69,5 +98,8 @@ def migrate() -> None:
 
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-    config.attributes["engine"] = get_engine()
+    # A migration may rewrite a big table: no statement timeout for it.
+    url = normalise_url(get_settings().sqlalchemy_url)
+    engine = get_engine() if url.startswith("sqlite") else create_engine(url, poolclass=NullPool)
+    config.attributes["engine"] = engine
     command.upgrade(config, "head")

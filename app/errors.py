@@ -142,13 +142,15 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     if isinstance(exc, RedisConnectionError | RedisTimeoutError | BrokerError | PoolTimeout):
         return ServiceUnavailable()
     if isinstance(exc, DBAPIError) and (
-        exc.connection_invalidated or type(exc.orig).__name__ in _DB_OUTAGE_ERRORS
+        exc.connection_invalidated
+        or any(cls.__name__ in _DB_OUTAGE_ERRORS for cls in type(exc.orig).__mro__)
     ):
         return ServiceUnavailable()
     return None
 
 
-# DB-API exception classes raised when the database cannot be reached (PEP 249 names).
+# DB-API exception classes raised when the database cannot be reached (PEP 249 names),
+# and their subclasses: psycopg's QueryCanceled (the statement timeout) is one.
 _DB_OUTAGE_ERRORS = frozenset({"OperationalError", "InterfaceError"})
 
 

@@ -476,3 +476,36 @@ class TestRedisUnresponsive:
                 assert time.monotonic() < deadline, (result, signin.text)
                 time.sleep(0.2)
             assert client.get("/readyz").status_code == 200
+
+
+class TestDatabaseUnresponsive:
+    """Issue 21 item 3: a statement that waits on the database (here: a table lock held by
+    another session) ends after GEOSVC_DB_STATEMENT_TIMEOUT_S with a 503, not a hang."""
+
+    def test_a_locked_table_is_503_within_seconds(self, backend: Backend, tmp_path: Path) -> None:
+        if backend.name != "postgres":
+            pytest.skip("PostgreSQL only")
+        import psycopg
+
+        server = start_live_server(
+            backend.env(GEOSVC_DB_STATEMENT_TIMEOUT_S="1"), tmp_path / "server.log"
+        )
+        dsn = backend.database_url.replace("postgresql+psycopg://", "postgresql://")
+        try:
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                email = unique_email()
+                sign_up(client, email=email)
+                with psycopg.connect(dsn) as locker:
+                    locker.execute("LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
+                    started = time.monotonic()
+                    body = {"email": email, "password": PASSWORD}
+                    signin = client.post("/auth/signin", json=body)
+                    elapsed = time.monotonic() - started
+                    locker.rollback()
+                assert signin.status_code == 503, signin.text
+                assert signin.json()["error"]["code"] == "UNAVAILABLE"
+                assert elapsed < 5, f"sign-in took {elapsed:.1f} s"
+                assert client.post("/auth/signin", json=body).status_code == 200
+        finally:
+            server.stop()
+        assert "Traceback" not in server.log()  # answered, not crashed through

@@ -14,6 +14,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import RedisError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
@@ -104,7 +108,25 @@ def install_error_handlers(app: FastAPI) -> None:
         logger.exception("Unhandled error", exc_info=exc)
         return JSONResponse(error_body("INTERNAL", "Internal error"), 500)
 
+    async def on_backing_service_error(request: Request, exc: Exception) -> JSONResponse:
+        """Answered here rather than by the catch-all: Starlette re-raises what reaches
+        that one, so the server logs a traceback and drops the client's connection."""
+        if unavailable_for(exc) is None:
+            raise exc  # e.g. an IntegrityError: a bug, for the catch-all's 500
+        return await on_unexpected(request, exc)
+
     app.add_exception_handler(AppError, on_app_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
+    for outage in _BACKING_SERVICE_ERRORS:
+        app.add_exception_handler(outage, on_backing_service_error)
     app.add_exception_handler(Exception, on_unexpected)
+
+
+# Whose outages `unavailable_for` recognises (the database's, Redis's, the broker's).
+_BACKING_SERVICE_ERRORS: tuple[type[Exception], ...] = (
+    DBAPIError,
+    PoolTimeout,
+    RedisError,
+    BrokerError,
+)
