@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # it blocks on pub/sub by design (`async_pubsub_redis`).
 _RETRIES = 3
 _BACKOFF = ExponentialBackoff(cap=0.2, base=0.05)
-CONNECT_TIMEOUT_S = 1.0
+CONNECT_TIMEOUT_S = 2.0
 
 
 def _retry() -> Retry:
