@@ -149,8 +149,14 @@ def worker(
     """
     from app.config import get_settings
     from app.observability.setup import metrics_process_group
+    from app.queue.celery import MAINTENANCE_TIME_LIMIT_S
     from app.redis_client import require_persistent_redis
 
+    # The api's statement timeout keeps requests inside their deadline; a worker's
+    # statements are bounded by its tasks' time limits, and a month's reconciliation over
+    # a big ledger may take longer than 5 s. Unless set, the longest task limit.
+    os.environ.setdefault("GEOSVC_DB_STATEMENT_TIMEOUT_S", str(MAINTENANCE_TIME_LIMIT_S))
+    get_settings.cache_clear()
     settings = get_settings()
     if pool is None:
         pool, default_concurrency = worker_pool(queues, settings)

@@ -149,7 +149,7 @@ class Settings(BaseSettings):
     # inside a request's deadline: one Redis command waits this long and a timeout is not
     # retried; a PostgreSQL connection attempt gives up after db_connect_timeout_s and a
     # statement (a lock wait, a runaway query) after db_statement_timeout_s (migrations
-    # run without it).
+    # run without it; `geosvc worker` defaults it to its longest task time limit).
     redis_command_timeout_s: float = Field(1.5, gt=0)
     db_connect_timeout_s: int = Field(3, ge=1)
     db_statement_timeout_s: float = Field(5.0, gt=0)
