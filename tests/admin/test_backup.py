@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 from typer.testing import CliRunner, Result
 
 from app.accounts.service import create_user
@@ -27,13 +27,12 @@ from app.billing.stripe_provider import stripe_client
 from app.clock import period_of, utcnow
 from app.db import new_session
 from app.metering.keys import counter_key
-from app.metering.ledger import ledger_total, record_events
-from app.metering.schemas import UsageEventIn
+from app.metering.ledger import ledger_total
 from app.models import StripeCustomer, StripeMeterReport
 from app.runtime import reload_settings
 from tests.fakes.stripe import FakeStripe
 from tests.mcp.conftest import connect, start_stack, structured
-from tests.support.factories import PASSWORD, unique_email
+from tests.support.factories import PASSWORD, record_calls, unique_email
 from tests.support.live_server import TEST_RUN_PREFIX, service_env
 from tests.support.services import (
     REDIS_URL,
@@ -127,22 +126,6 @@ def admin(*args: str) -> Result:
     return CliRunner().invoke(cli, ["admin", *args])
 
 
-def use(session: Session, user_id: str, calls: int) -> None:
-    now = utcnow()
-    events = [
-        UsageEventIn(
-            call_id=secrets.token_hex(8),
-            user_id=user_id,
-            tool="geocode",
-            period=period_of(now),
-            created_at=now,
-        )
-        for _ in range(calls)
-    ]
-    record_events(session, events)
-    session.commit()
-
-
 def report() -> int:
     return report_overage(new_session, stripe_client)
 
@@ -187,9 +170,9 @@ class TestBackupAndRestore:
             session.add(StripeCustomer(user_id=user.id, customer_id=customer.id))
             session.commit()
             user_id, customer_id = user.id, str(customer.id)
-            use(session, user_id, STANDARD_QUOTA + 4)
+            record_calls(session, user_id, STANDARD_QUOTA + 4)
             assert report() == 1
-            use(session, user_id, 2)
+            record_calls(session, user_id, 2)
             assert report() == 1
             # the second batch reached Stripe but the process died before marking it sent
             last = session.exec(

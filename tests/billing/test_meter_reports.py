@@ -3,7 +3,6 @@ crash window between send and mark (service level, both backends)."""
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,11 +16,10 @@ from app.billing.stripe_provider import stripe_client
 from app.clock import period_end, period_of, utcnow
 from app.db import new_session
 from app.ids import new_user_id
-from app.metering.ledger import record_events
-from app.metering.schemas import UsageEventIn
 from app.models import StripeCustomer, StripeMeterReport, User
 from tests.billing.conftest import STANDARD_QUOTA
 from tests.fakes.stripe import METER_EVENT, FakeStripe
+from tests.support.factories import record_calls
 from tests.support.fixtures import Backend
 
 T = TypeVar("T")
@@ -36,22 +34,6 @@ def stripe_account(session: Session) -> tuple[str, str]:
     session.add(StripeCustomer(user_id=user_id, customer_id=customer.id))
     session.commit()
     return user_id, str(customer.id)
-
-
-def use(session: Session, user_id: str, calls: int, *, period: str | None = None) -> None:
-    now = utcnow()
-    events = [
-        UsageEventIn(
-            call_id=secrets.token_hex(8),
-            user_id=user_id,
-            tool="geocode",
-            period=period or period_of(now),
-            created_at=now,
-        )
-        for _ in range(calls)
-    ]
-    record_events(session, events)
-    session.commit()
 
 
 def reported(fake: FakeStripe, customer_id: str) -> int:
@@ -72,13 +54,13 @@ class TestOverageMeter:
         self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
     ) -> None:
         user_id, customer = stripe_account(session)
-        use(session, user_id, STANDARD_QUOTA)
+        record_calls(session, user_id, STANDARD_QUOTA)
         report()
         assert fake_stripe.meter_events(customer) == []
 
-        use(session, user_id, 3)
+        record_calls(session, user_id, 3)
         report()
-        use(session, user_id, 2)
+        record_calls(session, user_id, 2)
         report()
         report()  # nothing new: nothing sent
 
@@ -94,7 +76,7 @@ class TestOverageMeter:
         self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
     ) -> None:
         user_id, customer = stripe_account(session)
-        use(session, user_id, STANDARD_QUOTA + 4)
+        record_calls(session, user_id, STANDARD_QUOTA + 4)
         report()
         # as if the process died after Stripe took the batch, before it was marked sent
         for batch in session.exec(
@@ -121,7 +103,7 @@ class TestOverageMeter:
         self, use_stripe: Backend, session: Session, fake_stripe: FakeStripe
     ) -> None:
         user_id, customer = stripe_account(session)
-        use(session, user_id, STANDARD_QUOTA + 7)
+        record_calls(session, user_id, STANDARD_QUOTA + 7)
         fake_stripe.lose_answers("/v1/billing/meter_events", 10)  # outlasts the client's retries
         try:
             report()
@@ -148,7 +130,7 @@ class TestOverageMeter:
     ) -> None:
         user_id, customer = stripe_account(session)
         last_month = period_of(utcnow().replace(day=1) - timedelta(days=1))
-        use(session, user_id, STANDARD_QUOTA + 2, period=last_month)
+        record_calls(session, user_id, STANDARD_QUOTA + 2, period=last_month)
 
         report()
 
@@ -162,7 +144,7 @@ class TestOverageMeter:
         user_id = new_user_id()
         session.add(User(id=user_id, email=f"{user_id}@example.com", password_hash="x"))
         session.commit()
-        use(session, user_id, STANDARD_QUOTA + 3)
+        record_calls(session, user_id, STANDARD_QUOTA + 3)
         report()
         assert (
             session.exec(
@@ -191,7 +173,7 @@ class TestTwoBeats:
         from workers.billing import report_meter_events
 
         user_id, customer = stripe_account(session)
-        use(session, user_id, STANDARD_QUOTA + 3)
+        record_calls(session, user_id, STANDARD_QUOTA + 3)
         fake_stripe.lose_answers("/v1/billing/meter_events", 10)  # recorded, left unsent
         try:
             report()
@@ -215,7 +197,7 @@ class TestCatchUp:
     ) -> None:
         user_id, customer = stripe_account(session)
         period = period_of(utcnow())
-        use(session, user_id, STANDARD_QUOTA + 6)  # never reported: beat was down
+        record_calls(session, user_id, STANDARD_QUOTA + 6)  # never reported: beat was down
         an_hour_late = period_end(period) + timedelta(hours=1)
 
         assert report_overage(new_session, stripe_client, now=an_hour_late) == 1

@@ -93,21 +93,28 @@ def test_api_sends_no_server_header(observed: ObservedStack) -> None:
     assert "server" not in response.headers
 
 
+def flood_of_huge_heads(pid: int, url: str, path: bytes) -> tuple[list[bytes], int]:
+    """20 connections each offering a 1 MB request head to `url`: their answers, and how
+    many KiB the process `pid` (with its children) grew while they were open."""
+    before = tree_rss_kib(pid)
+    sockets = [send_huge_head(url, path, MB) for _ in range(20)]
+    try:
+        deadline = time.monotonic() + 10
+        answers = [read_answer(sock, deadline - time.monotonic()) for sock in sockets]
+        return answers, tree_rss_kib(pid) - before
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 class TestApiBounds:
     def test_huge_headers_are_refused_and_do_not_grow_the_api(
         self, observed: ObservedStack
     ) -> None:
-        pid = observed.server.process.pid
         httpx.get(f"{observed.server.url}/healthz", timeout=10)  # warm
-        before = tree_rss_kib(pid)
-        sockets = [send_huge_head(observed.server.url, b"/healthz", MB) for _ in range(20)]
-        try:
-            deadline = time.monotonic() + 10
-            answers = [read_answer(sock, deadline - time.monotonic()) for sock in sockets]
-            grown_kib = tree_rss_kib(pid) - before
-        finally:
-            for sock in sockets:
-                sock.close()
+        answers, grown_kib = flood_of_huge_heads(
+            observed.server.process.pid, observed.server.url, b"/healthz"
+        )
         for answer in answers:
             assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
             assert answer.endswith(b"<closed>")
@@ -156,16 +163,9 @@ class TestWorkerExporterBounds:
     def test_huge_headers_are_refused_and_do_not_grow_the_worker(
         self, observed: ObservedStack
     ) -> None:
-        pid = observed.worker.process.pid
-        before = tree_rss_kib(pid)
-        sockets = [send_huge_head(observed.worker_metrics_url, b"/metrics", MB) for _ in range(20)]
-        try:
-            deadline = time.monotonic() + 10
-            answers = [read_answer(sock, deadline - time.monotonic()) for sock in sockets]
-            grown_kib = tree_rss_kib(pid) - before
-        finally:
-            for sock in sockets:
-                sock.close()
+        answers, grown_kib = flood_of_huge_heads(
+            observed.worker.process.pid, observed.worker_metrics_url, b"/metrics"
+        )
         for answer in answers:
             assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
         assert grown_kib < 8 * 1024, f"worker grew by {grown_kib} KiB"

@@ -5,6 +5,11 @@ from __future__ import annotations
 import secrets
 
 import httpx
+from sqlmodel import Session
+
+from app.clock import period_of, utcnow
+from app.metering.ledger import record_events
+from app.metering.schemas import UsageEventIn
 
 PASSWORD = "correct horse battery"
 
@@ -20,3 +25,20 @@ def sign_up(client: httpx.Client, *, email: str | None = None, name: str | None 
     response = client.post("/auth/signup", json=body)
     assert response.status_code == 201, response.text
     return response.json()
+
+
+def record_calls(session: Session, user_id: str, calls: int, *, period: str | None = None) -> None:
+    """`calls` successful geocode calls of `user_id` in the ledger (this month by default)."""
+    now = utcnow()
+    events = [
+        UsageEventIn(
+            call_id=secrets.token_hex(8),
+            user_id=user_id,
+            tool="geocode",
+            period=period or period_of(now),
+            created_at=now,
+        )
+        for _ in range(calls)
+    ]
+    record_events(session, events)
+    session.commit()
