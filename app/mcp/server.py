@@ -72,14 +72,47 @@ def instructions(settings: Settings) -> str:
     )
 
 
+def _documented(kind: str, description: str) -> dict[str, str]:
+    return {"type": kind, "description": description}
+
+
 ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
+    "title": "Error",
     "required": ["error"],
     "properties": {
         "error": {
             "type": "object",
             "required": ["code", "message"],
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "properties": {
+                "code": {
+                    **_documented("string", "What went wrong"),
+                    "examples": [
+                        "INVALID_ARGUMENT",
+                        "NOT_FOUND",
+                        "UNSUPPORTED",
+                        "QUOTA_EXCEEDED",
+                        "RATE_LIMITED",
+                        "UPSTREAM_UNAVAILABLE",
+                        "DEADLINE_EXCEEDED",
+                        "UNAVAILABLE",
+                        "INTERNAL",
+                    ],
+                },  # fmt: skip
+                "message": _documented("string", "What to do about it, for people and agents"),
+                "retryable": _documented("boolean", "True when the same call may succeed later"),
+                "retryAfterSeconds": _documented("number", "Wait this long before retrying"),
+                "limit": _documented(
+                    "string",
+                    "Which limit refused the call: key_rate, account_rate, concurrency "
+                    "(RATE_LIMITED) or spend_cap (QUOTA_EXCEEDED)",
+                ),
+                "quota": _documented("integer", "Credits of the month (QUOTA_EXCEEDED)"),
+                "used": _documented("integer", "Credits used this month (QUOTA_EXCEEDED)"),
+                "cap": _documented("integer", "The account's own monthly cap (spend_cap)"),
+                "period": _documented("string", "The month counted, YYYY-MM (QUOTA_EXCEEDED)"),
+                "resetsAt": _documented("string", "When the credits come back, ISO 8601 UTC"),
+            },
         }
     },
 }

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
 
@@ -27,6 +28,28 @@ class TestToolSpecs:
         for spec in TOOL_SPECS.values():
             assert "1 credit" in spec.description
             assert spec.args_model.model_json_schema()["additionalProperties"] is False
+
+    def test_every_result_field_has_a_description_and_a_clean_title(self) -> None:
+        def fields(schema: dict, defs: dict, path: str) -> Iterator[tuple[str, dict]]:
+            for name, prop in schema.get("properties", {}).items():
+                yield f"{path}.{name}", prop
+                for ref in (prop.get("$ref"), prop.get("items", {}).get("$ref")):
+                    if ref:
+                        yield from fields(defs[ref.rsplit("/", 1)[1]], defs, f"{path}.{name}")
+
+        for spec in TOOL_SPECS.values():
+            schema = spec.result_model.model_json_schema(by_alias=True, mode="serialization")
+            for path, prop in fields(schema, schema.get("$defs", {}), spec.name):
+                assert prop.get("description"), path
+                title = prop.get("title", "")
+                assert title, path
+                name = path.rsplit(".", 1)[1]
+                if name != name.lower():  # camelCase words must not run together: "Postalcode"
+                    assert " " in title, (path, title)
+        radius = TOOL_SPECS["search_nearby"].result_model.model_json_schema(by_alias=True)
+        assert radius["properties"]["radiusM"]["title"] == "Radius (metres)"
+        postal = TOOL_SPECS["get_population"].result_model.model_json_schema(by_alias=True)
+        assert postal["properties"]["postalCode"]["title"] == "Postal code"
 
     def test_unknown_tool_is_not_found(self) -> None:
         with pytest.raises(NotFound, match="Unknown tool"):
