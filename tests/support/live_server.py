@@ -89,20 +89,15 @@ def launch_live_server(env: dict[str, str], log_path: Path) -> LiveServer:
     url = f"http://127.0.0.1:{port}"
     env = {**env, "GEOSVC_BASE_URL": url}
     log = log_path.open("wb")
+    # uvicorn as `geosvc api` runs it (the bounded protocol, no server header), without
+    # the command's migration and metrics process group, which tests set up themselves
+    serve = (
+        "import uvicorn; from app.http.server import uvicorn_options; "
+        f"uvicorn.run('app.main:create_app', factory=True, host='127.0.0.1', port={port}, "
+        "log_level='info', **uvicorn_options())"
+    )
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "app.main:create_app",
-            "--factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "info",
-        ],
+        [sys.executable, "-c", serve],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
