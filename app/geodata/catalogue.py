@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
 from app.errors import InvalidArgument, NotFound, Unsupported
-from app.geodata import schemas
+from app.geodata import results, schemas
 from app.validation import describe_errors
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
@@ -50,7 +50,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`year` and `source` say which. ZIP codes that only serve PO boxes or a "
             "single organisation have no population: NOT_FOUND." + _CREDIT,
             schemas.PopulationArgs,
-            schemas.PopulationResult,
+            results.PopulationResult,
             "get_population",
         ),
         ToolSpec(
@@ -62,7 +62,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "Where the survey publishes only a top code such as '250,000+', `amount` is that "
             "bound and `lowerBound` is true. NOT_FOUND when no estimate is published." + _CREDIT,
             schemas.IncomeArgs,
-            schemas.IncomeResult,
+            results.IncomeResult,
             "get_average_income",
         ),
         ToolSpec(
@@ -77,7 +77,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
             "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches." + _CREDIT,
             schemas.GeocodeArgs,
-            schemas.GeocodeResult,
+            results.GeocodeResult,
             "geocode",
         ),
         ToolSpec(
@@ -90,7 +90,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`distanceKm` from the point to the place's centre. NOT_FOUND farther than 300 km "
             "from any place (open sea)." + _CREDIT,
             schemas.ReverseGeocodeArgs,
-            schemas.ReverseGeocodeResult,
+            results.ReverseGeocodeResult,
             "reverse_geocode",
         ),
         ToolSpec(
@@ -103,7 +103,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "
             "the cursor is past the last page." + _CREDIT,
             schemas.SearchNearbyArgs,
-            schemas.SearchNearbyResult,
+            results.SearchNearbyResult,
             "search_nearby",
         ),
         ToolSpec(
@@ -114,7 +114,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "street), or `markers` and/or `bbox` to fit. `width`/`height` 64-1280 px (default "
             "600x400). Returns the image plus its centre, zoom and bounding box." + _CREDIT,
             schemas.StaticMapArgs,
-            schemas.StaticMapResult,
+            results.StaticMapResult,
             "static_map",
             upstream_capable=False,
         ),

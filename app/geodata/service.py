@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from app.config import get_settings
 from app.errors import NotFound, Unsupported, UpstreamUnavailable
-from app.geodata import schemas
+from app.geodata import results
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, parse, policy, validate_arguments
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def _call(source: Any, spec: ToolSpec, args: BaseModel) -> BaseModel:
 
 def _incomplete(result: BaseModel) -> bool:
     """An embedded answer the upstream may improve on: an address found only as its town."""
-    if isinstance(result, schemas.GeocodeResult):
+    if isinstance(result, results.GeocodeResult):
         matched = result.results[0].matched
         return matched is not None and matched != result.query
     return False
@@ -133,5 +133,5 @@ def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:
     args = parse(name, arguments)
     assert spec is not None  # parse refused unknown names
     result = _answer(spec, args)
-    png = result.png if isinstance(result, schemas.ImageResult) else None
+    png = result.png if isinstance(result, results.ImageResult) else None
     return ToolResult(structured=result.model_dump(mode="json", by_alias=True), png=png)

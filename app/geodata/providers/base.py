@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from app.geodata.results import (
+    GeocodeResult,
+    IncomeResult,
+    PopulationResult,
+    ReverseGeocodeResult,
+    SearchNearbyResult,
+)
 from app.geodata.schemas import (
     GeocodeArgs,
-    GeocodeResult,
     IncomeArgs,
-    IncomeResult,
     PopulationArgs,
-    PopulationResult,
     ReverseGeocodeArgs,
-    ReverseGeocodeResult,
     SearchNearbyArgs,
-    SearchNearbyResult,
 )
 
 

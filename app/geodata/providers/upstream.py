@@ -16,20 +16,22 @@ from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
-from app.geodata.schemas import (
-    GeocodeArgs,
+from app.geodata.results import (
     GeocodeMatch,
     GeocodeResult,
-    IncomeArgs,
     IncomeResult,
     Kind,
     NearbyPlace,
-    PopulationArgs,
     PopulationResult,
-    ReverseGeocodeArgs,
     ReverseGeocodeResult,
-    SearchNearbyArgs,
     SearchNearbyResult,
+)
+from app.geodata.schemas import (
+    GeocodeArgs,
+    IncomeArgs,
+    PopulationArgs,
+    ReverseGeocodeArgs,
+    SearchNearbyArgs,
 )
 from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass

@@ -9,21 +9,23 @@ from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.static_map import Basemap, MapMarker, render
 from app.geodata.rendering.view import fit
+from app.geodata.results import (
+    GeocodeResult,
+    IncomeResult,
+    PopulationResult,
+    ReverseGeocodeResult,
+    SearchNearbyResult,
+    StaticMapResult,
+)
 from app.geodata.schemas import (
     BBox,
     GeocodeArgs,
-    GeocodeResult,
     IncomeArgs,
-    IncomeResult,
     LatLon,
     PopulationArgs,
-    PopulationResult,
     ReverseGeocodeArgs,
-    ReverseGeocodeResult,
     SearchNearbyArgs,
-    SearchNearbyResult,
     StaticMapArgs,
-    StaticMapResult,
 )
 
 

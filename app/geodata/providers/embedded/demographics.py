@@ -6,7 +6,8 @@ from app.errors import NotFound
 from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.schemas import IncomeArgs, IncomeResult, PopulationArgs, PopulationResult
+from app.geodata.results import IncomeResult, PopulationResult
+from app.geodata.schemas import IncomeArgs, PopulationArgs
 
 
 def _row(data: GeoData, code: str) -> int:

@@ -31,7 +31,8 @@ from app.geodata.indices.store import (
 )
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.schemas import GeocodeArgs, GeocodeMatch, GeocodeResult, Kind
+from app.geodata.results import GeocodeMatch, GeocodeResult, Kind
+from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import key_hash, normalize
 
 _ZIP = re.compile(r"(?<!\d)(\d{5})(?:-\d{4})?(?!\d)")

@@ -24,13 +24,8 @@ from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
-from app.geodata.schemas import (
-    NearbyPlace,
-    ReverseGeocodeArgs,
-    ReverseGeocodeResult,
-    SearchNearbyArgs,
-    SearchNearbyResult,
-)
+from app.geodata.results import NearbyPlace, ReverseGeocodeResult, SearchNearbyResult
+from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
 MAX_REVERSE_KM = 300.0
