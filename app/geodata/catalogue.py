@@ -86,7 +86,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "The place a latitude/longitude is in: the country whose border contains the "
             "point, and within it the populated place that best covers the point (a big city "
             "reaches farther from its centre than a village), with first- and second-level "
-            "subdivision (admin1, admin2), the nearest US ZIP code when in the US, and "
+            "subdivision (admin1, admin2), in the US `nearestPostalCode`: the ZIP code whose "
+            "centre is nearest, with `distanceM` (the point need not lie inside it), and "
             "`distanceKm` from the point to the place's centre. NOT_FOUND farther than 300 km "
             "from any place (open sea)." + _CREDIT,
             schemas.ReverseGeocodeArgs,

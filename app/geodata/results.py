@@ -111,6 +111,13 @@ class GeocodeResult(Result):
     source: str = SOURCE
 
 
+class NearestPostalCode(Result):
+    code: str = Field(description="The US ZIP code whose centre is nearest the point")
+    distance_m: float = Field(
+        description="Great-circle distance from the point to that ZIP code's centre"
+    )
+
+
 class ReverseGeocodeResult(Result):
     name: str = NAME
     label: str = LABEL
@@ -123,7 +130,14 @@ class ReverseGeocodeResult(Result):
     country: str | None = Field(None, description="Name of the country the point is in")
     admin1: str | None = ADMIN1
     admin2: str | None = Field(None, description="Second-level subdivision (county, district)")
-    postal_code: str | None = Field(None, description="Nearest US ZIP code (US only)")
+    postal_code: str | None = Field(
+        None, description="ZIP code of the address at the point (upstream geocoder, US only)"
+    )
+    nearest_postal_code: NearestPostalCode | None = Field(
+        None,
+        description="US only: the ZIP code whose centre (Census ZCTA point) is nearest; "
+        "the point need not lie inside that ZIP code",
+    )
     distance_km: float = Field(
         description="Great-circle distance from the query point to the place's centre"
     )

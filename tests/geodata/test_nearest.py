@@ -30,7 +30,7 @@ class TestReverseGeocode:
             "FR",
             "Île-de-France",
         )
-        assert result["postalCode"] is None
+        assert result["nearestPostalCode"] is None
         assert 0 < float(result["distanceKm"]) < 1  # type: ignore[arg-type]
 
     def test_us_point_has_county_and_zip(self) -> None:
@@ -40,8 +40,19 @@ class TestReverseGeocode:
             "Texas",
             "Travis County",
         )
-        assert result["postalCode"] == "78701"
+        assert result["nearestPostalCode"]["code"] == "78701"  # type: ignore[index]
+        assert 0 <= result["nearestPostalCode"]["distanceM"] < 5000  # type: ignore[index]
+        assert result["postalCode"] is None  # a centre is never passed off as containment
         assert result["label"] == "Austin, Texas, US"
+
+    def test_times_square_says_nearest_not_in(self) -> None:
+        # Times Square is in 10036; the nearest ZCTA centre is 10020's, 0.4 km away: the
+        # answer must say "nearest" and how far, not claim 10020 contains the point.
+        result = reverse(40.7580, -73.9855)
+        nearest = result["nearestPostalCode"]
+        assert nearest["code"] in {"10020", "10036"}  # type: ignore[index]
+        assert 100 < nearest["distanceM"] < 1000  # type: ignore[index]
+        assert result["postalCode"] is None
 
     def test_across_the_antimeridian(self) -> None:
         # Nearest by degrees would be Anadyr (177.5 E, 171 km); Egvekinot is over the line.

@@ -24,7 +24,12 @@ from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
-from app.geodata.results import NearbyPlace, ReverseGeocodeResult, SearchNearbyResult
+from app.geodata.results import (
+    NearbyPlace,
+    NearestPostalCode,
+    ReverseGeocodeResult,
+    SearchNearbyResult,
+)
 from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
@@ -166,13 +171,16 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
             "(open sea or uninhabited land)"
         )
     country_code = data.country_code(feature)
-    postal_code = None
-    if country_code in ZIP_COUNTRIES:
+    nearest_zip = None
+    if country_code in ZIP_COUNTRIES:  # a centre, not a polygon: said as such, never as "in"
         _chord, index = data.postal.tree.query(unit_vector(args.lat, args.lon), k=1)
         zip_feature = int(data.postal.features[index])
         zip_lat, zip_lon = float(data.lat[zip_feature]), float(data.lon[zip_feature])
-        if haversine_km(args.lat, args.lon, zip_lat, zip_lon) <= MAX_ZIP_KM:
-            postal_code = data.names[zip_feature]
+        zip_km = haversine_km(args.lat, args.lon, zip_lat, zip_lon)
+        if zip_km <= MAX_ZIP_KM:
+            nearest_zip = NearestPostalCode(
+                code=data.names[zip_feature], distance_m=round(zip_km * 1000, 1)
+            )
     return ReverseGeocodeResult(
         name=data.names[feature],
         label=data.label(feature),
@@ -183,7 +191,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         country=data.country_name(feature),
         admin1=data.admin1_name(feature),
         admin2=data.admin2_name(feature),
-        postal_code=postal_code,
+        nearest_postal_code=nearest_zip,
         distance_km=round(km, 3),
         source=attribution.reverse(data.meta),
     )
