@@ -218,10 +218,20 @@ class Marker(Arguments):
         raise ValueError("must be #RRGGBB or one of " + ", ".join(NAMED_COLORS))
 
 
+# The embedded basemap has country and state borders and place labels, no streets: past a
+# town-sized view it would draw markers on an empty background.
+MAX_MAP_ZOOM = 12
+
+
 class StaticMapArgs(Arguments):
     center: LatLon | None = Field(None, description="Map centre; fitted to markers/bbox if absent")
     zoom: int | None = Field(
-        None, strict=True, ge=0, le=18, description="0 (world) to 18; fitted if absent"
+        None,
+        strict=True,
+        ge=0,
+        le=MAX_MAP_ZOOM,
+        description=f"0 (world) to {MAX_MAP_ZOOM} (a town; the basemap has borders and place "
+        "labels, no streets); fitted if absent",
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
     markers: list[Marker] = Field(default_factory=list, max_length=50)

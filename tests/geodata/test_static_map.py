@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from app.errors import InvalidArgument
 from app.geodata.service import execute
 
 
@@ -86,6 +87,15 @@ class TestStaticMap:
         call = execute("static_map", {"markers": markers, "width": 1280, "height": 1280})
         assert decode(call.png).size == (1280, 1280)
         assert len(call.png or b"") < 512 * 1024
+
+    def test_zoom_past_the_basemaps_detail_is_refused_naming_the_maximum(self) -> None:
+        with pytest.raises(InvalidArgument, match="zoom: must be at most 12"):
+            execute("static_map", {"center": {"lat": 39.74, "lon": -104.99}, "zoom": 16})
+
+    def test_a_fit_to_close_markers_stops_at_the_basemaps_detail(self) -> None:
+        markers = [{"lat": 39.7392, "lon": -104.9903}, {"lat": 39.7393, "lon": -104.9904}]
+        result = execute("static_map", {"markers": markers}).structured
+        assert result["zoom"] == 12  # a street-level fit would be an empty canvas
 
     def test_world_at_zoom_zero_is_wider_than_the_world(self) -> None:
         call = execute("static_map", {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 0})

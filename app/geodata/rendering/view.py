@@ -13,8 +13,9 @@ from app.geodata.rendering.mercator import (
     world_x,
     world_y,
 )
+from app.geodata.schemas import MAX_MAP_ZOOM
 
-MAX_ZOOM = 18
+MAX_ZOOM = MAX_MAP_ZOOM  # a fit to close markers stops at the basemap's detail
 DEFAULT_ZOOM = 12  # a centre alone: a town-sized view
 FIT_PADDING_PX = 28  # room for marker symbols at the edges
 
