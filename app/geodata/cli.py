@@ -62,6 +62,17 @@ def build_command(
     console.print(f"built {target} in {meta['buildSeconds']} s: {counts}")
 
 
+@data_cli.command("reference")
+def reference_command(
+    out: Annotated[Path, typer.Option("--out", help="where to write it")] = Path("docs/TOOLS.md"),
+) -> None:
+    """Write the tool reference (docs/TOOLS.md) from the tool catalogue."""
+    from app.geodata.reference import tool_reference
+
+    out.write_text(tool_reference(), encoding="utf-8")
+    console.print(f"wrote {out}")
+
+
 def tool_command(
     name: Annotated[str, typer.Argument(help="Tool name, e.g. geocode")],
     arguments: Annotated[str, typer.Argument(help="JSON object of arguments")] = "{}",

@@ -182,7 +182,7 @@ class StaticMapResult(ImageResult):
     width: int = Field(description="Image width in pixels")
     height: int = Field(description="Image height in pixels")
     center: LatLon = Field(description="The map's centre")
-    zoom: int = Field(description="Web Mercator zoom level, 0 (world) to 18 (street)")
+    zoom: int = Field(description="Web Mercator zoom level, 0 (world) to 12 (a town)")
     bbox: BBox = Field(description="The area the image shows")
     markers: int = Field(description="How many markers were drawn")
     format: Literal["image/png"] = Field("image/png", description="The image's media type")

@@ -234,7 +234,9 @@ class StaticMapArgs(Arguments):
         "labels, no streets); fitted if absent",
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
-    markers: list[Marker] = Field(default_factory=list, max_length=50)
+    markers: list[Marker] = Field(
+        default_factory=list, max_length=50, description="Up to 50 points to mark"
+    )
     width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
 

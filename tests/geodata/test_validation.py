@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from app.errors import InvalidArgument, NotFound
+from app.geodata.reference import tool_reference
 from app.geodata.service import TOOL_SPECS, validate_arguments
 
 
@@ -197,3 +199,16 @@ class TestStaticMapArguments:
     def test_bbox_order(self) -> None:
         bbox = {"west": 0.0, "south": 10.0, "east": 5.0, "north": 5.0}
         assert "south must be less than north" in invalid("static_map", {"bbox": bbox})
+
+
+class TestToolReference:
+    def test_docs_tools_md_is_written_from_the_catalogue(self) -> None:
+        committed = (Path(__file__).parents[2] / "docs" / "TOOLS.md").read_text(encoding="utf-8")
+        assert committed == tool_reference(), "run: .venv/bin/geosvc data reference"
+
+    def test_every_tool_and_argument_is_in_it(self) -> None:
+        reference = tool_reference()
+        for spec in TOOL_SPECS.values():
+            assert f"## `{spec.name}`" in reference
+            for argument in spec.args_model.model_json_schema()["properties"]:
+                assert f"| `{argument}` |" in reference, (spec.name, argument)

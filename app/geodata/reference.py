@@ -1,0 +1,173 @@
+"""docs/TOOLS.md, written from the tool catalogue: the same specs that give the MCP server
+its schemas and the workers their dispatch, so the reference cannot drift from them.
+
+`geosvc data reference` writes it; a test checks the committed file is current.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.config import Settings
+from app.geodata.catalogue import OFFLINE_CATEGORIES, TOOL_SPECS, ToolSpec
+from app.geodata.schemas import NEARBY_CATEGORIES
+
+ERRORS = (
+    ("INVALID_ARGUMENT", "an argument is missing, unknown, of the wrong type or out of range; "
+     "the message names it"),
+    ("NOT_FOUND", "nothing there: no such ZIP code, no place matches, nothing in range"),
+    ("UNSUPPORTED", "this deployment cannot answer it at all (e.g. a search_nearby category "
+     "that needs the upstream place search); the message says what it covers"),
+    ("QUOTA_EXCEEDED", "the free plan's monthly credits, or the account's own cap, are used up "
+     "until `resetsAt`"),
+    ("RATE_LIMITED", "over the key's or account's rate or concurrency: wait "
+     "`retryAfterSeconds`"),
+    ("UPSTREAM_UNAVAILABLE", "the upstream provider failed or its breaker is open; retryable"),
+    ("UNAVAILABLE", "Redis, the database or the broker is down for a moment; retryable"),
+    ("DEADLINE_EXCEEDED", "no worker answered within the tool deadline (20 s)"),
+    ("INTERNAL", "a fault of ours"),
+)  # fmt: skip
+
+COVERAGE = {
+    "get_population": (
+        "every US ZIP code with residents: ACS 5-year 2018-2022 estimates, the 2010 Census "
+        "where none is shipped",
+        "the Census Bureau's ACS API (latest 5-year release)",
+    ),
+    "get_average_income": (
+        "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
+        "the Census Bureau's ACS API",
+    ),
+    "geocode": (
+        "cities and towns worldwide (GeoNames), regions, countries (names in many languages), "
+        "US ZIP codes and airports; not street addresses or landmarks",
+        "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
+    ),
+    "reverse_geocode": (
+        "the country (borders), the best-covering city or town, admin1/admin2, and in the US "
+        "the nearest ZIP code centre (`nearestPostalCode`)",
+        "OpenStreetMap Nominatim: the address at the point, with its ZIP code",
+    ),
+    "search_nearby": (
+        f"categories {', '.join(OFFLINE_CATEGORIES)}",
+        "OpenStreetMap Overpass: also "
+        + ", ".join(c for c in NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
+    ),
+    "static_map": (
+        "country and US state borders and place labels, zoom 0-12",
+        "none: maps are always drawn from the embedded basemap",
+    ),
+}
+
+
+def tool_reference() -> str:
+    """The reference in Markdown, from the catalogue and the settings' defaults (not from
+    this process's environment: the file describes the product, not one deployment)."""
+    defaults = Settings.model_fields
+    free_quota = defaults["free_quota"].default
+    standard_quota = defaults["standard_quota"].default
+    lines = [
+        "# Tool reference",
+        "",
+        "Written by `geosvc data reference` from the tool catalogue "
+        "(`app/geodata/catalogue.py`): the schemas the MCP server lists are these.",
+        "",
+        f"Every call that returns data costs **1 credit**; an error costs nothing. The free "
+        f"plan has {free_quota:,} credits a month (then `QUOTA_EXCEEDED`), the standard plan "
+        f"{standard_quota:,} and then overage. Arguments are JSON; results come as "
+        "`structuredContent` (camelCase) and the same JSON as text; `static_map` adds a PNG "
+        "image block. Which provider answers each tool is a deployment setting "
+        "(`GEOSVC_TOOL_PROVIDERS`): offline, the embedded datasets; the upstream providers "
+        "where enabled.",
+        "",
+        "## Errors",
+        "",
+        "An error is a result with `isError: true` and "
+        '`{"error": {"code", "message", ...}}`; refusals add `retryable`, '
+        "`retryAfterSeconds`, and for quotas `quota`, `used`, `period`, `resetsAt`. An "
+        "unknown tool is the JSON-RPC error -32602.",
+        "",
+        "| code | when |",
+        "|---|---|",
+        *(f"| `{code}` | {when} |" for code, when in ERRORS),
+        "",
+    ]
+    for spec in TOOL_SPECS.values():
+        lines += _tool_section(spec)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _tool_section(spec: ToolSpec) -> list[str]:
+    offline, upstream = COVERAGE[spec.name]
+    description = spec.description.replace("{categories} ", "")
+    arguments = spec.args_model.model_json_schema()
+    result = spec.result_model.model_json_schema(by_alias=True, mode="serialization")
+    required = set(arguments.get("required", []))
+    lines = [
+        f"## `{spec.name}`: {spec.title}",
+        "",
+        description,
+        "",
+        f"- **Offline:** {offline}.",
+        f"- **Upstream:** {upstream}.",
+        "",
+        "| argument | type | | description |",
+        "|---|---|---|---|",
+    ]
+    for path, prop in _fields(arguments, arguments.get("$defs", {}), ""):
+        if "." in path:
+            needed = ""
+        elif path in required:
+            needed = "required"
+        else:
+            needed = f"default `{_json(prop['default'])}`" if "default" in prop else "optional"
+        lines.append(
+            f"| `{path}` | {_type(prop, arguments)} | {needed} | {prop.get('description', '')} |"
+        )
+    lines += ["", "| result field | type | description |", "|---|---|---|"]
+    for path, prop in _fields(result, result.get("$defs", {}), ""):
+        lines.append(f"| `{path}` | {_type(prop, result)} | {prop.get('description', '')} |")
+    return [*lines, ""]
+
+
+def _fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    """Every property, nested ones as `parent.child` (`[]` for list items)."""
+    found = []
+    for name, prop in schema.get("properties", {}).items():
+        path = f"{prefix}{name}"
+        found.append((path, prop))
+        for ref, suffix in ((_ref(prop), "."), (_ref(prop.get("items", {})), "[].")):
+            if ref:
+                found += _fields(defs[ref], defs, path + suffix)
+    return found
+
+
+def _ref(prop: dict[str, Any]) -> str | None:
+    ref = prop.get("$ref") or next(
+        (option["$ref"] for option in prop.get("anyOf", []) if "$ref" in option), None
+    )
+    return str(ref).rsplit("/", 1)[1] if ref else None
+
+
+def _type(prop: dict[str, Any], schema: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return " \\| ".join(f"`{_json(value)}`" for value in prop["enum"])
+    if "const" in prop:
+        return f"`{_json(prop['const'])}`"
+    if _ref(prop):
+        return "object"
+    if "anyOf" in prop:
+        return " or ".join(_type(option, schema) for option in prop["anyOf"])
+    if prop.get("type") == "array":
+        return f"list of {_type(prop.get('items', {}), schema)}"
+    return str(prop.get("type", "any"))
+
+
+def _json(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
