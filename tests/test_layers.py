@@ -13,6 +13,7 @@ BOTTOM = (
     "app.breaker",
     "app.clock",
     "app.config",
+    "app.credentials",
     "app.db",
     "app.embedded_redis",
     "app.errors",

@@ -26,6 +26,7 @@ import anyio.to_thread
 from redis.exceptions import RedisError
 
 from app.config import Settings, get_settings
+from app.credentials import API_KEY_PREFIX
 from app.db import new_session
 from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
@@ -34,7 +35,7 @@ from app.ttl_cache import SingleFlight, TTLCache
 
 logger = logging.getLogger(__name__)
 
-KEY_PREFIX = "svc_live_ak_"
+KEY_PREFIX = API_KEY_PREFIX
 
 _TOKEN = re.compile(r"svc_live_ak_([a-z0-9]{8,32})_([A-Za-z0-9]{32,128})")
 

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import get_settings
+from app.credentials import API_KEY_PREFIX, CREDENTIAL_PARAMS
 from app.http.errors import error_body, send_error
 from app.validation import has_control_characters
 
@@ -92,12 +93,6 @@ class RequestLimits:
             await answer_too_large()
 
 
-# Query parameters that carry a credential: refused on every path (see CredentialsInUrl).
-CREDENTIAL_PARAMS = frozenset(
-    {"api_key", "apikey", "api-key", "key", "token", "access_token", "auth", "authorization"}
-    | {"password", "secret", "session", "svc_session"}
-)
-API_KEY_PREFIX = "svc_live_ak_"
 CREDENTIALS_IN_URL = (
     "Credentials are not accepted in the URL (URLs end up in logs and browser history): "
     "send the API key in the Authorization header, `Authorization: Bearer <key>`"
