@@ -23,6 +23,7 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
+from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
@@ -51,6 +52,7 @@ def create_app() -> FastAPI:
         docs_url="/docs" if docs else None,
         openapi_url="/openapi.json" if docs else None,
         redoc_url=None,
+        responses=EDGE_ERRORS,  # what the guards and handlers may answer on any route
     )
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages

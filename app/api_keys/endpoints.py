@@ -6,11 +6,12 @@ from app.accounts.deps import CurrentUser
 from app.api_keys import service
 from app.api_keys.schemas import CreateApiKeyRequest, CreateApiKeyResponse, ListApiKeysResponse
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 
-router = APIRouter(prefix="/api-keys", tags=["api-keys"])
+router = APIRouter(prefix="/api-keys", tags=["api-keys"], responses=error_responses(401))
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=error_responses(403, 409))
 def create_api_key(
     body: CreateApiKeyRequest, user: CurrentUser, session: SessionDep
 ) -> CreateApiKeyResponse:
@@ -27,7 +28,7 @@ def list_api_keys(user: CurrentUser, session: SessionDep) -> ListApiKeysResponse
     return ListApiKeysResponse(keys=[service.to_record(key) for key in keys])
 
 
-@router.delete("/{key_id}", status_code=204)
+@router.delete("/{key_id}", status_code=204, responses=error_responses(403, 404))
 def revoke_api_key(key_id: str, user: CurrentUser, session: SessionDep) -> Response:
     """Revoke a key; it stops working on every api process within a second."""
     service.revoke_key(session, user.id, key_id)
