@@ -4,7 +4,12 @@ from fastapi import APIRouter, Response
 
 from app.accounts.deps import CurrentUser
 from app.api_keys import service
-from app.api_keys.schemas import CreateApiKeyRequest, CreateApiKeyResponse, ListApiKeysResponse
+from app.api_keys.schemas import (
+    CreateApiKeyRequest,
+    CreateApiKeyResponse,
+    KeyId,
+    ListApiKeysResponse,
+)
 from app.http.deps import SessionDep
 from app.http.openapi import error_responses
 
@@ -29,7 +34,7 @@ def list_api_keys(user: CurrentUser, session: SessionDep) -> ListApiKeysResponse
 
 
 @router.delete("/{key_id}", status_code=204, responses=error_responses(403, 404))
-def revoke_api_key(key_id: str, user: CurrentUser, session: SessionDep) -> Response:
+def revoke_api_key(key_id: KeyId, user: CurrentUser, session: SessionDep) -> Response:
     """Revoke a key; it stops working on every api process within a second."""
     service.revoke_key(session, user.id, key_id)
     session.commit()

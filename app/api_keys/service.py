@@ -17,7 +17,7 @@ from sqlalchemy import event
 from sqlmodel import Session, col, func, select
 
 from app.accounts.locks import lock_account
-from app.api_keys.schemas import KEY_NAME_MAX, ApiKeyRecord
+from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
 from app.api_keys.verify import KEY_PREFIX, note_revoked
 from app.clock import iso_ms, utcnow
 from app.config import get_settings
@@ -25,7 +25,6 @@ from app.errors import InvalidArgument, KeyLimitReached, NotFound
 from app.ids import random_base62, random_lower_alnum
 from app.models import ApiKey
 
-KEY_ID_LENGTH = 16
 SECRET_LENGTH = 40
 DEFAULT_SCOPES = ("read:data",)
 
