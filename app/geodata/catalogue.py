@@ -21,6 +21,13 @@ from app.validation import describe_errors
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
+# What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
+EMBEDDED_GEOCODE_COVERAGE = (
+    "the embedded data resolves cities and towns, regions, countries, US ZIP codes and airports"
+)
+UPSTREAM_GEOCODE_COVERAGE = (
+    "landmarks, natural features and street addresses need the upstream geocoder"
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "of the query matched, and a result that matched only part of the query (e.g. the "
             "town of a street address) has a lowered `confidence`. Results are sorted by "
             "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
-            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches." + _CREDIT,
+            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
+            + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
             "geocode",
@@ -166,10 +174,18 @@ def nearby_categories(settings: Settings) -> tuple[str, ...]:
 
 def description_for(spec: ToolSpec, settings: Settings) -> str:
     """The tool's description as this deployment answers it."""
-    if spec.name != "search_nearby":
-        return spec.description
-    categories = ", ".join(nearby_categories(settings))
-    return spec.description.replace("{categories}", f"Categories here: {categories}.")
+    if spec.name == "search_nearby":
+        categories = ", ".join(nearby_categories(settings))
+        return spec.description.replace("{categories}", f"Categories here: {categories}.")
+    if spec.name == "geocode":
+        coverage = ""
+        if policy("geocode", settings) == "embedded":
+            coverage = (
+                f" Here {EMBEDDED_GEOCODE_COVERAGE}; {UPSTREAM_GEOCODE_COVERAGE}: such a "
+                "query is UNSUPPORTED, or answers its town with an entry in `warnings`."
+            )
+        return spec.description.replace("{coverage}", coverage)
+    return spec.description
 
 
 def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:

@@ -52,7 +52,8 @@ DESCRIPTION = (
 INSTRUCTIONS = (
     "Geospatial and demographic data: US population and household income by ZIP code, "
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
-    "Each successful call costs 1 credit; failed calls cost nothing. Errors are results "
+    "Each successful call costs 1 credit; failed calls cost nothing. A result's data is its "
+    "structuredContent (the text is a short summary). Errors are results "
     'with isError and {"error": {"code", "message"}}; QUOTA_EXCEEDED means the monthly '
     "credits of the free plan (or the account's own cap) are used up until `resetsAt`."
 )
@@ -171,7 +172,7 @@ async def handle_call_tool(
             return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(answer.structured, answer.png_base64)
+    return success_result(params.name, answer.structured, answer.png_base64)
 
 
 def build_server(settings: Settings) -> Server[Any]:
