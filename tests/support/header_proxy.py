@@ -79,7 +79,13 @@ class HeaderProxyApp:
         if scope["query_string"]:
             url += "?" + scope["query_string"].decode("latin-1")
         request = self.client.build_request(scope["method"], url, headers=headers, content=body)
-        response = await self.client.send(request, stream=True)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:  # the server is down: say so, as a gateway does
+            message = f"header proxy: {type(exc).__name__} from {self.upstream}".encode()
+            await send({"type": "http.response.start", "status": 502, "headers": []})
+            await send({"type": "http.response.body", "body": message})
+            return
         try:
             await send(
                 {
