@@ -121,10 +121,10 @@ def observed_tool_call(
     return decorate
 
 
-def call_refused(plan: str, reason: str) -> None:
-    CALL_REFUSALS.labels(plan, reason).inc()
+def call_refused(plan: str, reason: str, calls: int = 1) -> None:
+    CALL_REFUSALS.labels(plan, reason).inc(calls)
     if reason == "quota":
-        QUOTA_REFUSALS.inc()
+        QUOTA_REFUSALS.inc(calls)
 
 
 def reservation_opened() -> None:
