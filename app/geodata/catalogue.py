@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
 from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata import results, schemas
+from app.geodata.batch import BATCH_FORMS
 from app.validation import describe_errors
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
@@ -172,8 +173,8 @@ def nearby_categories(settings: Settings) -> tuple[str, ...]:
     return schemas.NEARBY_CATEGORIES
 
 
-def description_for(spec: ToolSpec, settings: Settings) -> str:
-    """The tool's description as this deployment answers it."""
+def call_description(spec: ToolSpec, settings: Settings) -> str:
+    """The description of one call of the tool as this deployment answers it."""
     if spec.name == "search_nearby":
         categories = ", ".join(nearby_categories(settings))
         return spec.description.replace("{categories}", f"Categories here: {categories}.")
@@ -188,11 +189,34 @@ def description_for(spec: ToolSpec, settings: Settings) -> str:
     return spec.description
 
 
-def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
-    """The argument schema, listing only the search_nearby categories answered here."""
+def description_for(spec: ToolSpec, settings: Settings) -> str:
+    """The tool's description for agents: one call, and its batch form where it has one."""
+    form = BATCH_FORMS.get(spec.name)
+    single = call_description(spec, settings)
+    return f"{single} {form.note}" if form else single
+
+
+def arguments_schema(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
+    """The schema of one call's arguments, listing only the search_nearby categories
+    answered here."""
     schema = spec.args_model.model_json_schema()
     if spec.name == "search_nearby":
         schema["properties"]["category"]["enum"] = list(nearby_categories(settings))
+    return schema
+
+
+def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
+    """The tool's input schema for agents: one call's arguments, and the batch argument
+    where the tool has one (then the arguments it replaces are no longer required; a
+    top-level oneOf would be refused by some clients)."""
+    schema = arguments_schema(spec, settings)
+    form = BATCH_FORMS.get(spec.name)
+    if form is not None:
+        batch = form.model.model_json_schema()["properties"][form.argument]
+        schema["properties"][form.argument] = batch
+        schema["required"] = [n for n in schema.get("required", []) if n not in form.replaces]
+        for name in form.replaces:
+            schema["properties"][name]["description"] += f" (or give `{form.argument}`)"
     return schema
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import ParamSpec, TypeVar
 
@@ -91,6 +91,24 @@ def tool_call(tool: str, outcome: str, seconds: float) -> None:
     TOOL_CALL_SECONDS.labels(tool).observe(seconds)
     ms = round(seconds * 1000, 2)
     log_event(logger, "tool_call", f"tool call {tool} {outcome}", tool=tool, outcome=outcome, ms=ms)
+
+
+def tool_batch(tool: str, outcomes: Sequence[str], seconds: float) -> None:
+    """A batch: each item counted by its outcome; one log line (the latency histogram is
+    for single calls, which a batch's duration would skew)."""
+    for outcome in outcomes:
+        TOOL_CALLS.labels(tool, outcome).inc()
+    ok = sum(outcome == "ok" for outcome in outcomes)
+    ms = round(seconds * 1000, 2)
+    log_event(
+        logger,
+        "tool_batch",
+        f"tool batch {tool}: {ok} of {len(outcomes)} ok",
+        tool=tool,
+        items=len(outcomes),
+        ok=ok,
+        ms=ms,
+    )
 
 
 def observed_tool_call(
