@@ -96,8 +96,8 @@ def headers_of(exc: AppError) -> dict[str, str] | None:
     9110), rounded up; the body's `retryAfterSeconds` keeps the fraction."""
     if exc.status == 401:
         return {"WWW-Authenticate": "Bearer"}
-    if isinstance(exc, ServiceUnavailable) or "retryAfterSeconds" in exc.details:
-        wait = float(exc.details["retryAfterSeconds"])  # e.g. RATE_LIMITED
+    if exc.status == 503 or "retryAfterSeconds" in exc.details:  # e.g. RATE_LIMITED
+        wait = float(exc.details.get("retryAfterSeconds", ServiceUnavailable.retry_after_s))
         return {"Retry-After": str(max(1, math.ceil(wait)))}
     return None
 

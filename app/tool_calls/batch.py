@@ -2,8 +2,9 @@
 item validated, admitted, answered and charged on its own terms, as if called alone, but
 admitted in one Redis call, answered by one Celery task and charged in one round trip.
 
-Items that fail validation are answered INVALID_ARGUMENT and never admitted. The others
-are admitted in order (`app.metering.batch.reserve_batch`: rate tokens and a credit per
+The items are validated first: one that is not a valid call refuses the whole batch
+(INVALID_ARGUMENT naming it; nothing admitted, nothing charged). Then they are admitted
+in order (`app.metering.batch.reserve_batch`: rate tokens and a credit per
 item, one concurrency slot for the batch); the first refused one and all after it get
 that refusal (QUOTA_EXCEEDED for what no longer fits under the cap, RATE_LIMITED past
 the rate). Admitted items come from the upstream answer cache when it has them, the rest
@@ -63,14 +64,7 @@ async def call_tool_batch(
     """Run `items` (each a call's arguments) as calls of `name` for `principal`."""
     started = time.monotonic()
     answers: list[ItemAnswer | None] = [None] * len(items)
-    valid: list[tuple[int, dict[str, Any]]] = []
-    for index, item in enumerate(items):
-        try:
-            if not isinstance(item, Mapping):
-                raise InvalidArgument("each item must be a JSON object of the tool's arguments")
-            valid.append((index, geodata.validate_arguments(name, item)))
-        except AppError as exc:
-            answers[index] = ItemAnswer(error=exc)
+    valid = list(enumerate(validated_items(name, items)))
     account = await current_entitlements(principal.user_id)
     batch = None
     if valid:
@@ -118,6 +112,19 @@ async def call_tool_batch(
         refused=batch.refused if batch else None,
         credits_used=used,
     )
+
+
+def validated_items(name: str, items: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each item checked as a call of `name`; InvalidArgument naming the first that is not."""
+    checked = []
+    for index, item in enumerate(items):
+        try:
+            if not isinstance(item, Mapping):
+                raise InvalidArgument("must be a JSON object of the tool's arguments")
+            checked.append(geodata.validate_arguments(name, item))
+        except AppError as exc:
+            raise type(exc)(f"items[{index}]: {exc.message}", **exc.details) from None
+    return checked
 
 
 async def _replies(
