@@ -136,7 +136,7 @@ RESULTS: dict[str, dict[str, Any]] = {
 
 BATCH_BODIES: dict[str, dict[str, Any]] = {
     "geocode": {"items": [{"query": "Austin, TX", "limit": 1}, {"query": "zzzzqqqq"}]},
-    "reverse_geocode": {"items": [{"lat": 40.7484, "lon": -73.9857}, {"lat": 91, "lon": 0}]},
+    "reverse_geocode": {"items": [{"lat": 40.7484, "lon": -73.9857}, {"lat": 0, "lon": -140}]},
 }
 
 BATCH_RESULTS: dict[str, dict[str, Any]] = {
@@ -154,10 +154,11 @@ BATCH_RESULTS: dict[str, dict[str, Any]] = {
         "results": [
             {"status": 200, "result": RESULTS["reverse_geocode"]},
             {
-                "status": 400,
+                "status": 404,
                 "error": {
-                    "code": "INVALID_ARGUMENT",
-                    "message": "lat: must be at most 90 (got 91)",
+                    "code": "NOT_FOUND",
+                    "message": "No place within 300 km of (0.0, -140.0) (open sea or "
+                    "uninhabited land)",
                 },
             },
         ],
