@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.config import Settings
+from app.geodata.batch import BATCH_FORMS, BatchItem
 from app.geodata.catalogue import OFFLINE_CATEGORIES, TOOL_SPECS, ToolSpec
 from app.geodata.schemas import NEARBY_CATEGORIES
 
@@ -82,7 +83,8 @@ def tool_reference() -> str:
         "release that answered (see docs/DATA.md); `static_map` adds a PNG image block. "
         "Which provider answers each tool is a deployment setting "
         "(`GEOSVC_TOOL_PROVIDERS`): offline, the embedded datasets; the upstream providers "
-        "where enabled.",
+        "where enabled. The same tools answer over plain HTTP at `/v1` (the README's "
+        '"HTTP API", `/v1/openapi.json`), with the same results, limits and credits.',
         "",
         "## Errors",
         "",
@@ -114,6 +116,7 @@ def _tool_section(spec: ToolSpec) -> list[str]:
         "",
         f"- **Offline:** {offline}.",
         f"- **Upstream:** {upstream}.",
+        *_batch_lines(spec),
         "",
         "| argument | type | | description |",
         "|---|---|---|---|",
@@ -132,6 +135,18 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     for path, prop in _fields(result, result.get("$defs", {}), ""):
         lines.append(f"| `{path}` | {_type(prop, result)} | {prop.get('description', '')} |")
     return [*lines, ""]
+
+
+def _batch_lines(spec: ToolSpec) -> list[str]:
+    form = BATCH_FORMS.get(spec.name)
+    if form is None:
+        return []
+    fields = ", ".join(f"`{name}`" for name in ("result", *BatchItem.model_fields))
+    return [
+        f"- **Batch:** {form.note} Each of `results` has {fields}; the batch adds `credits`. "
+        f"Over HTTP: `POST /v1/{spec.name.replace('_', '-')}/batch` with "
+        '`{"items": [<arguments>, ...]}`.',
+    ]
 
 
 def _fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
