@@ -96,7 +96,9 @@ class TestListTools:
         radius = tools["search_nearby"].input_schema["properties"]["radius_m"]
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
-        error_branch = tools["geocode"].output_schema["anyOf"][1]["properties"]["error"]
+        branches = tools["geocode"].output_schema["anyOf"]
+        assert [b["title"] for b in branches] == ["GeocodeResult", "GeocodeBatchResult", "Error"]
+        error_branch = branches[-1]["properties"]["error"]
         documented = {"retryable", "retryAfterSeconds", "quota", "used", "resetsAt", "limit"}
         assert documented <= set(error_branch["properties"])
         category = tools["search_nearby"].input_schema["properties"]["category"]
