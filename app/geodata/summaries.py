@@ -8,6 +8,7 @@ which is all the api process holds.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -98,5 +99,30 @@ SUMMARIES: dict[str, Summary] = {
 }
 
 
+def _item(tool: str, result: dict[str, Any]) -> str:
+    if tool == "geocode":
+        best = result["results"][0]
+        return f"{result['query']!r}: {_where(best)}"
+    return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+
+
+def batch(tool: str, body: dict[str, Any]) -> str:
+    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, the first answers."""
+    items = body["results"]
+    answered = [item["result"] for item in items if item.get("result")]
+    errors = Counter(item["error"]["code"] for item in items if item.get("error"))
+    text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
+    if errors:
+        text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
+    lines = [text + "."]
+    if answered:
+        shown = "; ".join(_item(tool, result) for result in answered[:MORE_PLACES])
+        more = len(answered) - MORE_PLACES
+        lines.append(shown + (f" and {more} more." if more > 0 else "."))
+    return "\n".join(lines)
+
+
 def summarize(tool: str, result: dict[str, Any]) -> str:
+    if "credits" in result:  # a batch: geocode with queries, reverse_geocode with points
+        return batch(tool, result)
     return SUMMARIES[tool](result)

@@ -156,7 +156,7 @@ async def _call_batch(
     answer = await run_unless_client_gone(
         ctx.request, lambda: call_tool_batch(principal, name, items)
     )
-    return success_result(batch_body(answer, product_api_status), None)
+    return success_result(name, batch_body(answer, product_api_status), None)
 
 
 def build_server(settings: Settings) -> Server[Any]:

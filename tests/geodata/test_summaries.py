@@ -73,3 +73,17 @@ def test_search_nearby_names_the_nearest_and_how_to_page() -> None:
 def test_static_map_describes_the_image() -> None:
     text, _ = summary("static_map", {"center": {"lat": 48.85, "lon": 2.35}, "zoom": 5})
     assert text == "600x400 PNG map of (48.8500, 2.3500) at zoom 5 with 0 marker(s)."
+
+
+def test_a_batch_counts_outcomes_and_names_the_first_answers() -> None:
+    paris = execute("geocode", {"query": "Paris"}).structured
+    body = {
+        "results": [
+            {"status": 200, "result": paris},
+            {"status": 404, "error": {"code": "NOT_FOUND", "message": "No place"}},
+        ],
+        "credits": 1,
+    }
+    first, answers = summarize("geocode", body).splitlines()
+    assert first == "2 items: 1 answered (1 credits), 1 NOT_FOUND."
+    assert answers.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880)")
