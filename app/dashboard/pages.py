@@ -34,6 +34,15 @@ def client_config(plaintext: str) -> str:
     return json.dumps({"mcpServers": {"geosvc": server}}, indent=2)
 
 
+def curl_example(plaintext: str) -> str:
+    """A first call of the HTTP API (README, "HTTP API"), key filled in."""
+    base = get_settings().base_url.rstrip("/")
+    return (
+        f'curl -s "{base}/v1/geocode?query=Austin,%20TX&limit=1" \\\n'
+        f'  -H "Authorization: Bearer {plaintext}"'
+    )
+
+
 def _keys_page(
     request: Request,
     session: SessionDep,
@@ -57,6 +66,7 @@ def _keys_page(
         field_errors=field_errors or {},
         created=created,
         config=client_config(created[1]) if created else None,
+        curl=curl_example(created[1]) if created else None,
         mcp_url=mcp_url(),
         name=name,
     )

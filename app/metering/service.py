@@ -70,6 +70,13 @@ class Reservation:
     user_id: str
     period: str
     plan: Plan
+    # What admission saw, for the HTTP API's RateLimit and credit headers: credits used
+    # before this call, the credit limit in force (None: none), whole tokens left in the
+    # key's and the account's rate buckets after this call took its own.
+    used: int = 0
+    credit_limit: int | None = None
+    key_tokens: int = 0
+    account_tokens: int = 0
 
 
 def counter_ttl_s(period: str) -> int:
@@ -191,20 +198,34 @@ async def reserve(
     ]
     # A credit limit needs the counter: a missing one (new period, Redis restarted or
     # flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota.
-    status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
-    if status == NEEDS_COUNTER:
-        total = await asyncio.to_thread(_ledger_used, user_id, period)
-        await seed_script.run_async(async_redis(), keys[:1], [total, counter_ttl_s(period)])
+    reply = await reserve_script.run_async(async_redis(), keys, args)
+    if reply[0] == NEEDS_COUNTER:
+        await seed_counter(user_id, period, keys[0])
         args[4] = 0
-        status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
+        reply = await reserve_script.run_async(async_redis(), keys, args)
+    status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
-        counts = (int(used), int(in_flight), int(wait_ms))
-        raise _refusal(status, plan, limits, credit_cap, *counts, period, cost=cost)
+        raise refusal(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost=cost)
     metrics.reservation_opened()
-    return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
+    return Reservation(
+        reservation_id=reservation_id,
+        user_id=user_id,
+        period=period,
+        plan=plan,
+        used=used,
+        credit_limit=limit,
+        key_tokens=int(reply[4]),
+        account_tokens=int(reply[5]),
+    )
 
 
-def _refusal(
+async def seed_counter(user_id: str, period: str, counter: str) -> None:
+    """Create a missing counter from the ledger (see `reserve`)."""
+    total = await asyncio.to_thread(_ledger_used, user_id, period)
+    await seed_script.run_async(async_redis(), [counter], [total, counter_ttl_s(period)])
+
+
+def refusal(
     status: int,
     plan: Plan,
     limits: PlanLimits,
@@ -215,18 +236,20 @@ def _refusal(
     period: str,
     *,
     cost: int,
+    calls: int = 1,
 ) -> RateLimited | QuotaExceeded:
+    """The error of a refused admission (`calls` refused, counted in the metrics)."""
     if status in (KEY_RATE, ACCOUNT_RATE):
-        metrics.call_refused(plan.value, "rate")
+        metrics.call_refused(plan.value, "rate", calls)
         return rate_limited(status, plan, limits, wait_ms, cost)
     if status == CONCURRENCY:
-        metrics.call_refused(plan.value, "concurrency")
+        metrics.call_refused(plan.value, "concurrency", calls)
         return concurrency_limited(plan, limits, in_flight)
     quota = quota_for(plan)
     if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
-        metrics.call_refused(plan.value, "spend_cap")
+        metrics.call_refused(plan.value, "spend_cap", calls)
         return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
-    metrics.call_refused(plan.value, "quota")
+    metrics.call_refused(plan.value, "quota", calls)
     return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
 
 
@@ -263,9 +286,10 @@ async def release(reservation: Reservation) -> None:
 
 async def commit_and_record(
     reservation: Reservation, *, call_id: str, key_id: str | None, tool: str
-) -> None:
+) -> int:
     """The call succeeded: commit its credit and put its usage event in the outbox, in one
     pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
+    Returns the account's credits used in the period, this call included.
 
     The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
     day is billed to that month). Idempotent by `call_id` in the ledger.
@@ -290,10 +314,11 @@ async def commit_and_record(
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
-        (live, _used), _length = await pipe.execute()
+        (live, used), _length = await pipe.execute()
     metrics.reservation_committed(CREDITS_PER_CALL)
     _note_late_commit(live, reservation)
     outbox.trigger.poke()
+    return int(used)
 
 
 def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:
