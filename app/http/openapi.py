@@ -10,23 +10,29 @@ these declarations.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
-
-class ErrorDetail(BaseModel):
-    # Details beside code and message (e.g. retryAfterSeconds, field) vary by code.
-    model_config = ConfigDict(extra="allow")
-
-    code: str = Field(description="Stable machine-readable code, e.g. NOT_FOUND")
-    message: str = Field(description="What went wrong and what to do, for a person")
+from app.errors import ERROR_ENVELOPE_SCHEMA
 
 
 class ErrorResponse(BaseModel):
-    """The error envelope of every failed request."""
+    """The error envelope of every failed request, documented with the JSON Schema the
+    tools and /v1 use (app.errors.ERROR_ENVELOPE_SCHEMA)."""
 
-    error: ErrorDetail
+    model_config = ConfigDict(extra="allow")
+
+    error: dict[str, Any]
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return deepcopy(ERROR_ENVELOPE_SCHEMA)
 
 
 _RETRY_AFTER = {

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.main import create_app
 
 pytestmark = pytest.mark.contract
@@ -37,8 +38,8 @@ def test_every_error_answer_is_the_envelope(document: dict[str, Any]) -> None:
 
     assert not_the_envelope == set()
     assert "HTTPValidationError" not in document["components"]["schemas"]
-    envelope = document["components"]["schemas"]["ErrorDetail"]
-    assert envelope["required"] == ["code", "message"]
+    # one envelope for every surface: the tools' error results and /v1 use it too
+    assert document["components"]["schemas"]["ErrorResponse"] == ERROR_ENVELOPE_SCHEMA
 
 
 def test_signed_in_operations_declare_the_session_and_its_401(document: dict[str, Any]) -> None:
