@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
-from authlib.oauth2.rfc6749 import OAuth2Error
+from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error
 from fastapi import APIRouter, Cookie, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
@@ -30,7 +30,7 @@ from app.http.guards import CONTENT_SECURITY_POLICY
 from app.oauth import redirects
 from app.oauth.clients import ClientView
 from app.oauth.metadata import AUTHORIZE_PATH
-from app.oauth.requests import HttpRequest, OAuthResponse
+from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
 from app.oauth.secrets import consent_signature, consent_signature_ok
 from app.oauth.server import OAuthServer
 
@@ -72,6 +72,9 @@ def _validated(
     request: Request, server: OAuthServer, pairs: list[tuple[str, str]], user: object
 ) -> tuple[Any, HttpRequest]:
     """Authlib's grant for a valid request; OAuth2Error otherwise."""
+    unsafe = unsafe_parameter(pairs)
+    if unsafe is not None:  # an error page, not a redirect: the redirect URI is unchecked
+        raise InvalidRequestError(f"The {unsafe} parameter is not valid")
     uri = get_settings().base_url.rstrip("/") + AUTHORIZE_PATH + "?" + urlencode(pairs)
     http = HttpRequest("GET", uri, request.headers, pairs)
     return server.get_consent_grant(http, end_user=user), http

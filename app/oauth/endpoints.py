@@ -26,7 +26,7 @@ from app.accounts.service import client_ip_of
 from app.config import get_settings
 from app.db import new_session
 from app.oauth import metadata
-from app.oauth.requests import HttpRequest, OAuthResponse
+from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
 from app.oauth.server import OAuthServer
 from app.oauth.verify import note_tokens_revoked
 from app.redis_client import sync_redis
@@ -106,9 +106,13 @@ async def _form(request: Request) -> list[tuple[str, str]] | JSONResponse:
         )
     try:
         text = (await request.body()).decode("utf-8")
-        return parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
     except (UnicodeDecodeError, ValueError):
         return oauth_error(400, "invalid_request", "The form body is not valid")
+    unsafe = unsafe_parameter(pairs)
+    if unsafe is not None:
+        return oauth_error(400, "invalid_request", f"The {unsafe} parameter is not valid")
+    return pairs
 
 
 def _http(request: Request, pairs: list[tuple[str, str]], json_body: Any = None) -> HttpRequest:

@@ -78,3 +78,13 @@ class JsonRequestPayload(JsonPayload):
     @property
     def data(self) -> dict[str, Any]:
         return self._data
+
+
+def unsafe_parameter(pairs: list[tuple[str, str]]) -> str | None:
+    """The first parameter (other than `state`, which is only echoed back) holding what no
+    OAuth parameter holds: anything but printable ASCII, or a quote or backslash. Authlib
+    quotes some values in its error descriptions, which may not contain those."""
+    for name, value in pairs:
+        if name != "state" and not all(" " <= c <= "~" and c not in '"\\' for c in value):
+            return name
+    return None

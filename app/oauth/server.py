@@ -63,6 +63,13 @@ class InvalidTargetError(OAuth2Error):
     error = "invalid_target"
 
 
+def plain(text: str) -> str:
+    """An error_description OAuth allows: printable ASCII without " or \\ (RFC 6749 5.2)."""
+    ascii_text = text.encode("ascii", "replace").decode()
+    kept = (c for c in ascii_text if " " <= c <= "~")
+    return "".join("'" if c == '"' else "/" if c == "\\" else c for c in kept)
+
+
 def _canonical(uri: str) -> str:
     """Lowercase scheme and host, no trailing slash (RFC 8707 / MCP canonical URIs)."""
     parts = urlsplit(uri.strip())
@@ -240,8 +247,8 @@ class Registration(ClientRegistrationEndpoint):
             checked = clients.check_metadata(client_metadata, document=False)
         except clients.ClientMetadataError as exc:
             if exc.redirect_uri:
-                raise InvalidRedirectURIError(str(exc)) from exc
-            raise InvalidClientMetadataError(str(exc)) from exc
+                raise InvalidRedirectURIError(plain(str(exc))) from exc
+            raise InvalidClientMetadataError(plain(str(exc))) from exc
         # What was accepted, as stored (a default filled in, whitespace in the name folded).
         client_metadata.update(
             client_name=checked.client_name,
@@ -281,7 +288,7 @@ class OAuthServer(AuthorizationServer):
         try:
             row = clients.find(self.session, client_id, fetch=self.fetch_client_documents)
         except (MetadataDocumentError, clients.ClientMetadataError) as exc:
-            raise InvalidClientError(description=f"Client metadata document: {exc}") from exc
+            raise InvalidClientError(description=plain(f"Client metadata document: {exc}")) from exc
         return clients.ClientView(row) if row is not None else None
 
     def validate_requested_scope(self, scope: str | None) -> None:

@@ -316,3 +316,37 @@ def test_revocation_is_seen_within_a_second(
 
     assert response.status_code == 401
     assert time.monotonic() - revoked_at < 1.5
+
+
+class TestOddInput:
+    """No 500 on bad input: Authlib quotes some values in its error descriptions."""
+
+    @pytest.mark.parametrize(
+        "overrides",
+        [
+            {"redirect_uri": 'https://x.example/"cb'},
+            {"response_type": 'co"de'},
+            {"client_id": "mcp_\u00e9\\"},
+            {"scope": "read:data\x00"},
+            {"state": 'any "state" \u00e9 is echoed'},
+        ],
+    )
+    def test_the_authorization_endpoint(
+        self, host: Host, person: httpx.Client, overrides: dict
+    ) -> None:
+        response = person.get(host.authorization_url(**overrides))
+        assert response.status_code in (200, 303, 400), response.text
+
+    @pytest.mark.parametrize(
+        "form",
+        [{"grant_type": 'auth"code'}, {"grant_type": "refresh_token", "client_id": "\u00e9"}],
+    )
+    def test_the_token_endpoint(self, host: Host, form: dict) -> None:
+        response = host.token(**form)
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_request"
+
+    def test_the_registration_endpoint(self, host: Host) -> None:
+        for body in (b"[]", b"{not json", b'{"redirect_uris": "x"}', b"{}"):
+            response = httpx.post(host.metadata["registration_endpoint"], content=body)
+            assert response.status_code == 400, body
