@@ -70,7 +70,9 @@ class CallbackServer(_Server):
         return f"http://127.0.0.1:{self.port}/callback"
 
     def last_query(self) -> dict[str, str]:
-        query = parse_qs(urlsplit(self.requests[-1]).query)
+        """The query of the last visit to /callback (a browser also asks for a favicon)."""
+        visits = [path for path in self.requests if urlsplit(path).path == "/callback"]
+        query = parse_qs(urlsplit(visits[-1]).query)
         return {name: values[0] for name, values in query.items()}
 
 
