@@ -15,8 +15,10 @@ from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
+from app.dashboard.apps_page import router as dashboard_apps_router
 from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
+from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
 from app.dashboard.pages import router as dashboard_router
 from app.dashboard.usage_page import router as dashboard_usage_router
@@ -28,6 +30,7 @@ from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
+from app.oauth.endpoints import router as oauth_router
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
@@ -70,6 +73,9 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
     app.include_router(dashboard_usage_router)
+    app.include_router(dashboard_apps_router)
+    app.include_router(dashboard_consent_router)
+    app.include_router(oauth_router)
     app.include_router(dashboard_assets_router)
     app.include_router(v1_reference_router)
     # First: the data plane is the hot path, and routes are matched in order.

@@ -28,6 +28,7 @@ _API_SEGMENTS = frozenset(
         "docs",
         "openapi.json",
     }
+    | {".well-known", "token", "register", "revoke"}
 )
 _API_PREFIXES = ("/billing/portal", "/billing/webhooks")
 
