@@ -17,6 +17,7 @@ from app.geodata.indices import store
 from app.geodata.indices.build import build
 from app.geodata.indices.nearest_grid import BASE_REACH_KM, inhabited_countries, reach_km
 from app.geodata.indices.store import (
+    AIRPORT_TYPES,
     KIND_ADMIN1,
     KIND_AIRPORT,
     KIND_COUNTRY,
@@ -24,6 +25,7 @@ from app.geodata.indices.store import (
     StringTable,
 )
 from app.geodata.providers.embedded.borders import BorderRefiner
+from app.geodata.providers.embedded.prominence import airport_prominence
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +145,10 @@ class GeoData:
         self.borders = BorderRefiner(raw.tables["borderZones"])
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
+        # per airport, in the order of airports.features (ascending feature ids)
+        self.airport_type = np.asarray(a["airport_type"])
+        self.airport_scheduled = np.asarray(a["airport_scheduled"])
+        self.airport_prominence = airport_prominence(self.airport_type, self.airport_scheduled)
         self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}
 
     # -- naming -------------------------------------------------------------------------------
@@ -184,6 +190,23 @@ class GeoData:
         else:
             parts = [name, self.admin1_name(feature), country]
         return ", ".join(p for p in parts if p)
+
+    # -- airports -----------------------------------------------------------------------------
+
+    def airport_class(self, feature: int) -> tuple[str | None, bool | None]:
+        """(OurAirports class, scheduled airline service) of an airport feature; None
+        where not known."""
+        features = self.airports.features
+        row = int(np.searchsorted(features, feature))
+        if row >= len(features) or int(features[row]) != feature:
+            return None, None
+        return self.airport_class_at(row)
+
+    def airport_class_at(self, row: int) -> tuple[str | None, bool | None]:
+        scheduled = int(self.airport_scheduled[row])
+        return AIRPORT_TYPES[int(self.airport_type[row])] or None, (
+            None if scheduled < 0 else bool(scheduled)
+        )
 
     # -- ZIP codes ----------------------------------------------------------------------------
 

@@ -1,0 +1,82 @@
+"""Ranking by prominence: airports by OurAirports class."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.geodata.geometry import haversine_km
+from app.geodata.indices.airport_classes import MATCH_KM, OurAirportsRecord, classify
+from app.geodata.indices.sources import Airport
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.service import execute
+
+LONDON = {"lat": 51.5074, "lon": -0.1278}
+LONDON_AIRPORTS = {**LONDON, "radius_m": 50000, "category": "airport"}
+
+
+@pytest.fixture(autouse=True)
+def _indices(geodata_dir: Path) -> None:
+    pass
+
+
+def nearby(**args: Any) -> dict[str, Any]:
+    result: dict[str, Any] = execute("search_nearby", args).structured
+    return result
+
+
+def geocode(query: str, limit: int = 10) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = execute("geocode", {"query": query, "limit": limit}).structured[
+        "results"
+    ]
+    return results
+
+
+def airport_feature(data: GeoData, code: str) -> int:
+    return next(int(f) for f in data.airports.features if data.codes[int(f)] == code)
+
+
+class TestAirportClasses:
+    def test_hubs_are_large_with_scheduled_service(self, geodata: GeoData) -> None:
+        for code in ("LHR", "JFK", "CDG", "FCO"):
+            assert data_class(geodata, code) == ("large_airport", True), code
+
+    def test_airfields_without_airlines_are_not(self, geodata: GeoData) -> None:
+        assert data_class(geodata, "NHT") == ("medium_airport", False)  # RAF Northolt
+        assert data_class(geodata, "EGTR") == ("small_airport", False)  # Elstree
+
+    def test_a_reused_code_far_away_gives_no_class(self, geodata: GeoData) -> None:
+        # airportsdata's SSXH is a farm strip in Mato Grosso; OurAirports' SSXH is 1,500 km east
+        assert data_class(geodata, "SSXH") == (None, None)
+
+    def test_one_airport_misplaced_in_airportsdata_takes_ourairports_point(
+        self, geodata: GeoData
+    ) -> None:
+        brussels = airport_feature(geodata, "BRU")  # airportsdata: 42 km south-west
+        lat, lon = float(geodata.lat[brussels]), float(geodata.lon[brussels])
+        assert haversine_km(lat, lon, 50.9014, 4.4844) < 2  # Zaventem
+
+    def test_join_rules(self) -> None:
+        airport = Airport("SXXX", "", "Strip", "", "", "BR", -13.7, -56.3)
+        far = OurAirportsRecord("small_airport", False, "Other", "", "BR", -14.26, -41.82)
+        near = OurAirportsRecord("medium_airport", True, "Strip", "", "BR", -13.71, -56.29)
+        assert classify(airport, {"SXXX": [far]}) is None
+        known = classify(airport, {"SXXX": [far, near]})
+        assert known is not None
+        assert (known.type, known.scheduled, known.moved_to) == ("medium_airport", True, None)
+        coded = Airport("EBBR", "BRU", "Brussels Airport", "", "", "BE", 50.54, 4.29)
+        same = OurAirportsRecord(
+            "large_airport", True, "Brussels Airport", "BRU", "BE", 50.9014, 4.4844
+        )
+        moved = classify(coded, {"EBBR": [same]})
+        assert haversine_km(50.54, 4.29, 50.9014, 4.4844) > MATCH_KM
+        assert moved is not None
+        assert moved.moved_to == (50.9014, 4.4844)
+        other_country = OurAirportsRecord("large_airport", True, "X", "BRU", "NL", 50.9014, 4.4844)
+        assert classify(coded, {"EBBR": [other_country]}) is None
+
+
+def data_class(data: GeoData, code: str) -> tuple[str | None, bool | None]:
+    return data.airport_class(airport_feature(data, code))
