@@ -107,7 +107,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "search_nearby",
             "Places near a point",
             "Places of one `category` within `radius_m` metres (1-50000, default 5000) of a "
-            "point, nearest first, with great-circle `distanceM`. {categories} "
+            "point, with great-circle `distanceM`, the most prominent first: airports by size "
+            "class (`type`: large_airport, medium_airport, small_airport...), then scheduled "
+            "service; cities by `population`; nearer first among equals; ZIP codes nearest "
+            'first. `order` "distance" lists them all nearest first. {categories} '
             "`limit` 1-50 (default 10) per page; "
             "`total` counts all in range when known, `truncated` says more follow and "
             "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "

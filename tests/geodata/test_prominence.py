@@ -1,7 +1,9 @@
-"""Ranking by prominence: airports by OurAirports class."""
+"""Ranking by prominence: airports by OurAirports class in search_nearby, cities by
+population."""
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +82,56 @@ class TestAirportClasses:
 
 def data_class(data: GeoData, code: str) -> tuple[str | None, bool | None]:
     return data.airport_class(airport_feature(data, code))
+
+
+class TestNearbyAirports:
+    def test_london_hubs_come_first(self) -> None:
+        result = nearby(**LONDON_AIRPORTS)
+        assert result["order"] == "prominence"
+        codes = [p["code"] for p in result["results"]]
+        assert set(codes[:4]) == {"LHR", "LGW", "LTN", "STN"}
+        assert codes.index("LCY") < codes.index("NHT")  # scheduled service first
+        assert codes.index("NHT") < codes.index("EGTR")  # RAF Northolt, then Elstree
+        assert {p["type"] for p in result["results"][:4]} == {"large_airport"}
+
+    def test_nearer_first_among_equals(self) -> None:
+        places = nearby(**LONDON_AIRPORTS, limit=50)["results"]
+        for _key, group in groupby(places, key=lambda p: (p["type"], p["scheduledService"])):
+            distances = [p["distanceM"] for p in group]
+            assert distances == sorted(distances)
+
+    def test_order_distance_is_nearest_first(self) -> None:
+        result = nearby(**LONDON_AIRPORTS, limit=50, order="distance")
+        assert result["order"] == "distance"
+        distances = [p["distanceM"] for p in result["results"]]
+        assert distances == sorted(distances)
+        assert result["results"][0]["code"] == "LCY"
+
+    def test_pages_cut_one_order(self) -> None:
+        whole = nearby(**LONDON_AIRPORTS, limit=50)
+        assert whole["total"] > 9
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = nearby(**LONDON_AIRPORTS, limit=4, **({"cursor": cursor} if cursor else {}))
+            seen += [p["name"] for p in page["results"]]
+            cursor = page["nextCursor"]
+            if cursor is None:
+                break
+        assert seen == [p["name"] for p in whole["results"]]
+        assert len(seen) == len(set(seen)) == whole["total"]
+
+
+class TestNearbyCities:
+    def test_cities_by_population(self) -> None:
+        result = nearby(lat=48.8566, lon=2.3522, radius_m=20000, category="city", limit=20)
+        people = [p["population"] for p in result["results"]]
+        assert result["results"][0]["name"] == "Paris"
+        assert people == sorted(people, reverse=True)
+        assert all(p["type"] is None for p in result["results"])
+
+    def test_zip_codes_are_nearest_first(self) -> None:
+        result = nearby(lat=40.758, lon=-73.9855, radius_m=1500, category="postal_code")
+        assert result["order"] == "distance"
+        distances = [p["distanceM"] for p in result["results"]]
+        assert distances == sorted(distances)
