@@ -82,7 +82,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`kind` says which (postal_code, city, admin1, country, poi), `matched` which part "
             "of the query matched, and a result that matched only part of the query (e.g. the "
             "town of a street address) has a lowered `confidence`. Results are sorted by "
-            "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
+            "`confidence` 0-1 (match quality, then prominence: `population`, or an airport's "
+            "`type`); a place's own name comes before another place's name in some other "
+            "language. `limit` 1-10 (default 5); "
             "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
             + _CREDIT,
             schemas.GeocodeArgs,

@@ -121,6 +121,8 @@ class GeocodeMatch(Result):
     country_code: str | None = COUNTRY_CODE
     admin1: str | None = ADMIN1
     postal_code: str | None = Field(None, description="ZIP code, when the place is one")
+    population: int | None = POPULATION
+    type: AirportType | None = AIRPORT_TYPE
     confidence: float = Field(
         ge=0, le=1, description="How well the place matches the query, 0 to 1"
     )

@@ -1,5 +1,5 @@
 """Ranking by prominence: airports by OurAirports class in search_nearby, cities by
-population."""
+population, and geocode's own names before other places' alternate names."""
 
 from __future__ import annotations
 
@@ -135,3 +135,46 @@ class TestNearbyCities:
         assert result["order"] == "distance"
         distances = [p["distanceM"] for p in result["results"]]
         assert distances == sorted(distances)
+
+
+class TestGeocodeProminence:
+    def test_rome_is_the_capital_then_its_namesakes(self) -> None:
+        results = geocode("Rome")
+        assert (results[0]["countryCode"], results[0]["population"]) == ("IT", 2318895)
+        names = [r["name"] for r in results]
+        # an alternate name of another place (GeoNames lists 'rome' for Lomé) comes after
+        # every place called Rome, with a low confidence
+        first_other = next((i for i, n in enumerate(names) if n != "Rome"), len(names))
+        assert all(n != "Rome" for n in names[first_other:])
+        assert all(r["confidence"] <= 0.48 for r in results[first_other:])
+
+    @pytest.mark.parametrize(
+        ("query", "other"),
+        [("Philadelphia", "Amman"), ("Salem", "Jerusalem"), ("Cancún", "Changchun")],
+    )
+    def test_other_places_alternate_names_yield(self, query: str, other: str) -> None:
+        results = geocode(query)
+        assert results[0]["name"] != other
+        for result in results:
+            if result["name"] == other:
+                assert result["confidence"] <= 0.48
+
+    def test_a_famous_alternate_name_still_wins(self) -> None:
+        # no place is called Bombay or Peking as prominently as Mumbai and Beijing
+        assert geocode("Bombay")[0]["name"] == "Mumbai"
+        assert geocode("Peking")[0]["name"] == "Beijing"
+
+    def test_a_shortened_own_name_is_not_weak(self) -> None:
+        names = [r["name"] for r in geocode("Newcastle", limit=3)]
+        assert "Newcastle upon Tyne" in names
+
+    def test_a_region_named_after_its_city_keeps_its_confidence(self) -> None:
+        city, region = geocode("Seoul", limit=2)
+        assert (city["kind"], region["kind"]) == ("city", "admin1")
+        assert region["confidence"] >= 0.7
+
+    def test_basis_is_exposed(self) -> None:
+        assert geocode("France", limit=1)[0]["population"] > 60_000_000
+        assert geocode("Texas", limit=1)[0]["population"] is None  # a region: not counted
+        heathrow = geocode("LHR", limit=1)[0]
+        assert (heathrow["kind"], heathrow["type"]) == ("poi", "large_airport")
