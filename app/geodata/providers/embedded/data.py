@@ -81,19 +81,21 @@ class GeoData:
     def __init__(self, raw: store.RawIndex) -> None:
         a = raw.arrays
         self.meta = raw.meta
-        self.kind = a["f_kind"]
+        # plain ndarray views of the memory maps (no copy): indexing one element of an
+        # np.memmap goes through Python code, ten times slower, on every geocode match
+        self.kind = np.asarray(a["f_kind"])
         self.lat = np.asarray(a["f_lat"])
         self.lon = np.asarray(a["f_lon"])
-        self.population = a["f_population"]
-        self.country = a["f_country"]
-        self.admin1 = a["f_admin1"]
-        self.admin2 = a["f_admin2"]
+        self.population = np.asarray(a["f_population"])
+        self.country = np.asarray(a["f_country"])
+        self.admin1 = np.asarray(a["f_admin1"])
+        self.admin2 = np.asarray(a["f_admin2"])
         self.names = StringTable.from_arrays(a, "f_name")
         self.codes = StringTable.from_arrays(a, "f_code")
         self.admin2_names = StringTable.from_arrays(a, "admin2")
-        self.key_hash = a["key_hash"]
-        self.key_feature = a["key_feature"]
-        self.key_quality = a["key_quality"]
+        self.key_hash = np.asarray(a["key_hash"])
+        self.key_feature = np.asarray(a["key_feature"])
+        self.key_quality = np.asarray(a["key_quality"])
         self.zip_code = a["zip_code"]
         self.zip_population = a["zip_population"]
         self.zip_population_vintage = a["zip_population_vintage"]
@@ -233,7 +235,9 @@ class GeoData:
         target = np.uint64(key)
         lo = int(np.searchsorted(keys, target, side="left"))
         hi = int(np.searchsorted(keys, target, side="right"))
-        return [(int(self.key_feature[i]), int(self.key_quality[i])) for i in range(lo, hi)]
+        features: list[int] = self.key_feature[lo:hi].tolist()
+        qualities: list[int] = self.key_quality[lo:hi].tolist()
+        return list(zip(features, qualities, strict=True))
 
 
 def load(data_dir: Path) -> GeoData:

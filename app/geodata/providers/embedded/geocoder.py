@@ -260,12 +260,12 @@ class Geocoder:
             score = _score(*scores[feature])
             if quality == Q_NAME or score >= best_own:
                 continue
-            if normalize(data.names[feature]).startswith(name + " "):
-                continue
             if int(data.kind[feature]) == KIND_ADMIN1:
                 region = int(data.admin1[feature])
                 if all(score >= s for f, s in own if int(data.admin1[f]) != region):
                     continue
+            if normalize(data.names[feature]).startswith(name + " "):
+                continue
             weak.add(feature)
         return weak
 
