@@ -139,7 +139,7 @@ class StringTable:
 
     def __init__(self, blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> None:
         self._blob = memoryview(np.asarray(blob).data).cast("B")
-        self._offsets = offsets
+        self._offsets = np.asarray(offsets)  # a plain view: np.memmap's indexing is slow
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
