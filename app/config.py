@@ -63,6 +63,10 @@ class Settings(BaseSettings):
     # Argon2 hashes at once (0: half the CPUs), so sign-in bursts leave cores for /me, /mcp.
     password_hash_concurrency: int = Field(0, ge=0)
     key_cache_ttl_s: float = 1.0
+    # The request log (app/request_log): each account's latest calls, at most this many
+    # and none older than this many days.
+    request_log_max_calls: int = Field(1000, ge=1, le=10_000)
+    request_log_days: int = Field(7, ge=1, le=90)
 
     # MCP transport security: hosts and origins a hosted deployment answers to.
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]

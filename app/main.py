@@ -30,6 +30,7 @@ from app.metering.endpoints import router as metering_router
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
+from app.request_log.endpoints import router as request_log_router
 
 
 def create_app() -> FastAPI:
@@ -61,6 +62,7 @@ def create_app() -> FastAPI:
     install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
     app.include_router(accounts_router)
     app.include_router(metering_router)
+    app.include_router(request_log_router)
     app.include_router(api_keys_router)
     app.include_router(billing_router)
     app.include_router(dashboard_auth_router)

@@ -21,6 +21,7 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 
@@ -182,7 +183,9 @@ class LuaScript:
         except NoScriptError:
             return client.eval(self.source, len(keys), *keys, *args)
 
-    def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[Any]) -> None:
+    def queue(
+        self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
+    ) -> None:
         """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
         pipe.eval(self.source, len(keys), *keys, *args)
 

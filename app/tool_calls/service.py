@@ -29,6 +29,8 @@ from app.geodata import service as geodata
 from app.metering import service as metering
 from app.observability import logs, metrics
 from app.queue import waiter
+from app.request_log import service as request_log
+from app.request_log.refusals import record_refusal
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import call_weight, queue_for
 
@@ -87,9 +89,17 @@ async def call_tool(
     admission: Admission | None = None,
 ) -> ToolAnswer:
     """Run one metered call for `principal` (admitted here, or already by the edge:
-    `admission`); raises an AppError for anything but data."""
-    admitted = admission or await admit(principal, name, arguments)
+    `admission`); raises an AppError for anything but data. Every call, whatever its
+    outcome, leaves an entry in the account's request log (`app.request_log`)."""
+    started = time.monotonic()
+    try:
+        admitted = admission or await admit(principal, name, arguments)
+    except BaseException as exc:  # refused: logged after the answer, never before it
+        entry = _log_entry(principal, name, exc, started, call_id=None)
+        record_refusal(principal.user_id, entry)
+        raise
     reservation, args = admitted.reservation, admitted.arguments
+    call_id: str | None = None
     try:
         dispatcher = waiter()
         call_id = dispatcher.new_task_id("call")
@@ -111,16 +121,44 @@ async def call_tool(
         if "error" in reply:
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
-    except BaseException:
+    except BaseException as exc:
+        entry = _log_entry(principal, name, exc, admitted.started, call_id=call_id)
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             admitted.settled = True
-            await metering.release(reservation)
+            also = request_log.writes_for(principal.user_id, entry)
+            await metering.release(reservation, also=also)
         raise
     admitted.settled = True
+    entry = _log_entry(
+        principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
+    )
     await metering.commit_and_record(
-        reservation, call_id=call_id, key_id=principal.key_id, tool=name
+        reservation,
+        call_id=call_id,
+        key_id=principal.key_id,
+        tool=name,
+        also=request_log.writes_for(principal.user_id, entry),
     )
     return answer
+
+
+def _log_entry(
+    principal: ApiKeyPrincipal,
+    name: str,
+    failure: BaseException | None,
+    started: float,
+    *,
+    call_id: str | None,
+    credits: int = 0,
+) -> request_log.CallEntry:
+    return request_log.entry_for(
+        principal_id=principal.key_id,
+        tool=name if name in geodata.TOOL_SPECS else "other",
+        failure=failure,
+        started=started,
+        credits=credits,
+        call_id=call_id,
+    )
 
 
 def perform(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
