@@ -48,6 +48,10 @@ class ApiKey(SQLModel, table=True):
     secret_hash: str = Field(max_length=64)  # HMAC-SHA256(pepper, secret), hex
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # Refused from this moment on, like a revoked key (None: never expires).
+    expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # The latest charged call, kept by the ledger drain; the request log knows later ones.
+    last_used_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
 
 
 class Subscription(SQLModel, table=True):

@@ -5,6 +5,7 @@ latency and credits, and nothing of their arguments."""
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -30,6 +31,10 @@ def wait_for_calls(http: httpx.Client, expected: int, deadline_s: float = 10) ->
         if len(calls) >= expected or time.monotonic() > deadline:
             return calls
         time.sleep(0.05)
+
+
+def moment(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
 
 
 def new_key(http: httpx.Client, name: str) -> tuple[str, str]:
@@ -134,6 +139,29 @@ class TestRequestLog:
             sign_up(stranger)
             assert calls_of(stranger)["calls"] == []
             assert calls_of(stranger, principal=account.key_id)["calls"] == []
+
+
+class TestKeysLastUsed:
+    async def test_any_call_counts_as_a_use_of_its_key(
+        self, stack: Stack, account: Account
+    ) -> None:
+        _idle_key, idle_id = new_key(account.http, "idle")
+        refused_key, refused_id = new_key(account.http, "refused")
+        assert account.http.put("/usage/cap", json={"cap": 1}).status_code == 200
+        async with connect(stack.mcp_url, account.api_key) as client:
+            assert not (await client.call_tool("geocode", {"query": "Austin, TX"})).is_error
+        async with connect(stack.mcp_url, refused_key) as client:
+            refused = await client.call_tool("geocode", {"query": "Austin, TX"})
+            assert refused.is_error  # the account's own cap: refused at the edge
+        calls = wait_for_calls(account.http, 2)
+
+        keys = {key["keyId"]: key for key in account.http.get("/api-keys").json()["keys"]}
+
+        assert keys[idle_id]["lastUsedAt"] is None
+        assert keys[refused_id]["lastUsedAt"] == calls[0]["at"]
+        # the later of its start in the request log and its charge in the ledger
+        used = moment(keys[account.key_id]["lastUsedAt"])
+        assert moment(calls[1]["at"]) <= used <= moment(calls[1]["at"]) + timedelta(seconds=5)
 
 
 class TestCallsEndpoint:
