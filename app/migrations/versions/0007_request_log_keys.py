@@ -21,6 +21,24 @@ def upgrade() -> None:
     with op.batch_alter_table("api_keys", schema=None) as batch_op:
         batch_op.add_column(sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True))
+    # Keys used before this revision: their latest charged call, from one scan of the
+    # ledger (the drain keeps it from here on).
+    events = sa.table(
+        "usage_events", sa.column("key_id"), sa.column("created_at", sa.DateTime(timezone=True))
+    )
+    keys = sa.table(
+        "api_keys", sa.column("key_id"), sa.column("last_used_at", sa.DateTime(timezone=True))
+    )
+    connection = op.get_bind()
+    latest = connection.execute(
+        sa.select(events.c.key_id, sa.func.max(events.c.created_at))
+        .where(events.c.key_id.is_not(None))
+        .group_by(events.c.key_id)
+    ).all()
+    for key_id, last_used_at in latest:
+        connection.execute(
+            keys.update().where(keys.c.key_id == key_id).values(last_used_at=last_used_at)
+        )
 
 
 def downgrade() -> None:
