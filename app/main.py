@@ -17,7 +17,9 @@ from app.billing.endpoints import router as billing_router
 from app.config import get_settings
 from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
+from app.dashboard.calls_page import router as dashboard_calls_router
 from app.dashboard.handlers import install_page_handlers
+from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
@@ -67,6 +69,8 @@ def create_app() -> FastAPI:
     app.include_router(billing_router)
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
+    app.include_router(dashboard_keys_router)
+    app.include_router(dashboard_calls_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_assets_router)
     # First: the data plane is the hot path, and routes are matched in order.

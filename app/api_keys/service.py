@@ -124,17 +124,20 @@ def _own_key(session: Session, user_id: str, key_id: str) -> ApiKey:
 
 def update_key(session: Session, user_id: str, key_id: str, changes: Mapping[str, Any]) -> ApiKey:
     """Rename a key (`name`) and/or set or remove its expiry (`expiresAt`, None: never).
-    An expired key keeps its expiry: a key that stopped working is replaced, not revived.
+    An expired key keeps its expiry: a key that stopped working is replaced, not revived
+    (its own expiry, given again, is no change).
     Flushes only; this process's cache entry is dropped on commit (the others' within
     `key_cache_ttl_s`)."""
     key = _own_key(session, user_id, key_id)
     now = utcnow()
     if "name" in changes:
         key.name = _clean_name(str(changes["name"]))
-    if "expiresAt" in changes:
+    wanted = changes.get("expiresAt")
+    current = as_utc(key.expires_at) if key.expires_at is not None else None
+    if "expiresAt" in changes and (as_utc(wanted) if wanted else None) != current:
         if is_expired(key, now):
             raise Conflict("This key has expired; create a new key instead of extending it")
-        key.expires_at = _checked_expiry(changes["expiresAt"], now)
+        key.expires_at = _checked_expiry(wanted, now)
     session.add(key)
     session.flush()
     event.listen(session, "after_commit", lambda _s: invalidate_cached(key_id), once=True)

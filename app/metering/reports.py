@@ -117,13 +117,3 @@ def totals_by_key(session: Session, user_id: str, period: str) -> list[KeyTotal]
             )
         )
     return report
-
-
-def last_used_by_key(session: Session, user_id: str) -> dict[str, datetime]:
-    """The latest charged call of each of the account's keys, over the whole ledger."""
-    statement = (
-        select(UsageEvent.key_id, func.max(UsageEvent.created_at))
-        .where(UsageEvent.user_id == user_id, col(UsageEvent.key_id).is_not(None))
-        .group_by(col(UsageEvent.key_id))
-    )
-    return {key_id: as_utc(last) for key_id, last in session.exec(statement) if key_id}
