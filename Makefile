@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean chromium nginx
+.PHONY: run test lint bench clean chromium nginx conformance-tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,7 +16,7 @@ PORT ?= 8000
 run: $(STAMP)
 	$(BIN)/geosvc dev --port $(PORT)
 
-test: $(STAMP) chromium nginx
+test: $(STAMP) chromium nginx conformance-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
@@ -36,6 +36,14 @@ nginx:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
 	  else echo "/usr/sbin/nginx missing: run 'apt-get install nginx-light' as root"; fi; }
+
+# The MCP conformance suite and the Node 22 it needs, both from the npm registry into
+# .cache/conformance (Node as the node-linux-<arch> package, which carries the official
+# binary; a node 22 on PATH is used instead). tests/mcp/test_conformance.py installs them
+# too when missing. Without npm: that test skips, or fails under REQUIRE_SERVICES=1.
+conformance-tools: $(STAMP)
+	@command -v npm >/dev/null || { echo "npm missing: the MCP conformance test needs it"; exit 0; }; \
+	  $(BIN)/python -m tests.support.conformance_suite
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

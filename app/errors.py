@@ -90,10 +90,12 @@ class RateLimited(AppError):
 
 
 class QuotaExceeded(AppError):
-    """Free plan at its monthly cap; details carry quota, used, period, resetsAt."""
+    """Free plan at its monthly cap, or the account's own cap; details carry quota, used,
+    period, resetsAt. 402, not 429: waiting a moment does not help (the credits come back
+    next month), paying (or raising the cap) does, and clients retry a 429 by themselves."""
 
     code = "QUOTA_EXCEEDED"
-    status = 429
+    status = 402
     default_message = "Monthly credit quota exhausted"
 
 
@@ -152,6 +154,53 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
 # DB-API exception classes raised when the database cannot be reached (PEP 249 names),
 # and their subclasses: psycopg's QueryCanceled (the statement timeout) is one.
 _DB_OUTAGE_ERRORS = frozenset({"OperationalError", "InterfaceError"})
+
+
+def _documented(kind: str, description: str) -> dict[str, str]:
+    return {"type": kind, "description": description}
+
+
+# The JSON Schema of `AppError.to_body()`: tools' output schemas, the HTTP API's OpenAPI.
+ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "Error",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {
+                    **_documented("string", "What went wrong"),
+                    "examples": [
+                        "INVALID_ARGUMENT",
+                        "NOT_FOUND",
+                        "UNSUPPORTED",
+                        "QUOTA_EXCEEDED",
+                        "RATE_LIMITED",
+                        "UPSTREAM_UNAVAILABLE",
+                        "DEADLINE_EXCEEDED",
+                        "UNAVAILABLE",
+                        "INTERNAL",
+                    ],
+                },  # fmt: skip
+                "message": _documented("string", "What to do about it, for people and agents"),
+                "retryable": _documented("boolean", "True when the same call may succeed later"),
+                "retryAfterSeconds": _documented("number", "Wait this long before retrying"),
+                "limit": _documented(
+                    "string",
+                    "Which limit refused the call: key_rate, account_rate, concurrency "
+                    "(RATE_LIMITED) or spend_cap (QUOTA_EXCEEDED)",
+                ),
+                "quota": _documented("integer", "Credits of the month (QUOTA_EXCEEDED)"),
+                "used": _documented("integer", "Credits used this month (QUOTA_EXCEEDED)"),
+                "cap": _documented("integer", "The account's own monthly cap (spend_cap)"),
+                "period": _documented("string", "The month counted, YYYY-MM (QUOTA_EXCEEDED)"),
+                "resetsAt": _documented("string", "When the credits come back, ISO 8601 UTC"),
+            },
+        }
+    },
+}
 
 
 def _subclasses(cls: type[AppError]) -> list[type[AppError]]:

@@ -33,6 +33,8 @@ from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
 from app.request_log.endpoints import router as request_log_router
+from app.v1.endpoints import router as v1_router
+from app.v1.reference import router as v1_reference_router
 
 
 def create_app() -> FastAPI:
@@ -73,8 +75,12 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_calls_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_assets_router)
+    app.include_router(v1_reference_router)
     # First: the data plane is the hot path, and routes are matched in order.
-    app.router.routes.insert(0, Route("/mcp", endpoint=mcp_app, include_in_schema=False))
+    app.router.routes[0:0] = [
+        Route("/mcp", endpoint=mcp_app, include_in_schema=False),
+        *v1_router.routes,
+    ]
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

@@ -1,7 +1,19 @@
 """Accuracy on a known-answer set: world facts (bench/known_answers.json), not our output.
 
 Runs every case through `app.geodata.service` (the embedded provider unless the tool
-provider settings say otherwise) and prints, per tool, how many cases hold.
+provider settings say otherwise) and prints, per tool and per class of case, how many
+hold. Besides plain facts (`near`, `name`, figures), a case may expect:
+- `containing_zip`: the US ZIP code the point lies in. It holds when `postalCode` is that
+  ZIP, or when the answer claims none (`nearestPostalCode` says it is only the nearest
+  centre); a wrong `postalCode` fails. How often the nearest centre is the containing ZIP
+  is printed too.
+- `exists` (search_nearby): there is one in range; NOT_FOUND fails (it says there is
+  none), UNSUPPORTED holds (it says the deployment cannot tell).
+- `honest_near` (geocode of a landmark or address): the top result is that close, or
+  the answer is UNSUPPORTED or carries a warning; a town presented as the place fails.
+- `detail` (static_map): the image shows more than a blank canvas (at least 2 % of its
+  pixels differ from the dominant colour), or the zoom is refused as INVALID_ARGUMENT.
+- `error_code` (+ `message_contains`): that refusal, saying that.
 
 Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
 """
@@ -9,6 +21,7 @@ Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import sys
@@ -56,10 +69,43 @@ def _check_place(found: dict[str, Any], expect: dict[str, Any]) -> str | None:
     return None
 
 
+def _detail(png: bytes | None) -> str | None:
+    from PIL import Image
+
+    if not png:
+        return "no image"
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    dominant = max(count for count, _colour in image.getcolors(1 << 24) or [])
+    share = 1 - dominant / (image.width * image.height)
+    return None if share >= 0.02 else f"blank canvas: {100 * share:.2f} % of pixels drawn"
+
+
+def _containing_zip(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+    zip_code = expect["containing_zip"]
+    claimed = result.get("postalCode")
+    if claimed is not None:
+        return None if claimed == zip_code else f"claims ZIP {claimed}, it is in {zip_code}"
+    if result.get("nearestPostalCode") is None:
+        return "no ZIP at all"
+    return None
+
+
 def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     """None when the case holds, else why not."""
+    if "error_code" in expect:
+        return f"answered instead of {expect['error_code']}"
     if tool == "reverse_geocode":
+        if "containing_zip" in expect:
+            return _containing_zip(result, expect)
         return _check_place(result, expect)
+    if tool == "geocode" and "honest_near" in expect:
+        if result.get("warnings"):
+            return None
+        return _check_place(result["results"][0], {"near": expect["honest_near"]})
+    if tool == "search_nearby" and expect.get("exists"):
+        return None if result["results"] else "empty page"
+    if tool == "static_map":
+        return _detail(result.get("png"))
     if tool == "geocode":
         results = result["results"]
         confidences = [r["confidence"] for r in results]
@@ -80,23 +126,45 @@ def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | No
     return None if low <= value <= high else f"{value} outside {low:.0f}-{high:.0f}"
 
 
-def run(verbose: bool) -> dict[str, tuple[int, int]]:
+def refusal(expect: dict[str, Any], exc: AppError) -> str | None:
+    """None when this refusal is the expected (or an honest) answer."""
+    if expect.get("not_found") and exc.code == "NOT_FOUND":
+        return None
+    if exc.code == expect.get("error_code"):
+        wanted = expect.get("message_contains", "")
+        return None if wanted in exc.message else f"{exc.code} without {wanted!r}"
+    honest = ("honest_near" in expect or expect.get("exists")) and exc.code == "UNSUPPORTED"
+    if honest or ("detail" in expect and exc.code == "INVALID_ARGUMENT"):
+        return None
+    return f"{exc.code}: {exc.message[:100]}"
+
+
+def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
+    """{"tool" or "class:<name>": (cases, held)}; and how often the nearest ZIP centre is
+    the containing ZIP, under "nearest_zip"."""
     cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in cases:
         tool, expect = case["tool"], case["expect"]
         try:
-            result = service.execute(tool, case["args"]).structured
+            answer = service.execute(tool, case["args"])
+            result = {**answer.structured, "png": answer.png}
             problem = (
                 "expected NOT_FOUND" if expect.get("not_found") else check(tool, result, expect)
             )
+            if "containing_zip" in expect:
+                nearest = (result.get("nearestPostalCode") or {}).get("code")
+                nearest = nearest or result.get("postalCode")  # before: the nearest, unlabelled
+                totals["nearest_zip"][0] += 1
+                totals["nearest_zip"][1] += nearest == expect["containing_zip"]
         except AppError as exc:
-            problem = None if expect.get("not_found") and exc.code == "NOT_FOUND" else exc.code
-        totals[tool][0] += 1
-        totals[tool][1] += problem is None
+            problem = refusal(expect, exc)
+        for group in (tool, f"class:{case.get('class', 'fact')}"):
+            totals[group][0] += 1
+            totals[group][1] += problem is None
         if problem and verbose:
             print(f"  FAIL {tool} {case['note']}: {case['args']} -> {problem}")
-    return {tool: (n, held) for tool, (n, held) in totals.items()}
+    return {group: (n, held) for group, (n, held) in totals.items()}
 
 
 def main() -> None:
@@ -106,12 +174,17 @@ def main() -> None:
     options = parser.parse_args()
     service.configure(options.data_dir)
     table = run(options.verbose)
-    print(f"{'tool':<20} {'cases':>6} {'held':>6} {'%':>7}")
-    for tool, (n, held) in table.items():
-        print(f"{tool:<20} {n:>6} {held:>6} {100 * held / n:>6.1f}%")
-    n = sum(v[0] for v in table.values())
-    held = sum(v[1] for v in table.values())
-    print(f"{'all':<20} {n:>6} {held:>6} {100 * held / n:>6.1f}%")
+    nearest = table.pop("nearest_zip", None)
+    tools = {k: v for k, v in table.items() if not k.startswith("class:")}
+    classes = {k: v for k, v in table.items() if k.startswith("class:")}
+    print(f"{'tool / class':<24} {'cases':>6} {'held':>6} {'%':>7}")
+    for group, (n, held) in [*tools.items(), *sorted(classes.items())]:
+        print(f"{group:<24} {n:>6} {held:>6} {100 * held / n:>6.1f}%")
+    n = sum(v[0] for v in tools.values())
+    held = sum(v[1] for v in tools.values())
+    print(f"{'all':<24} {n:>6} {held:>6} {100 * held / n:>6.1f}%")
+    if nearest:
+        print(f"nearest ZIP centre = containing ZIP in {nearest[1]} of {nearest[0]} points")
 
 
 if __name__ == "__main__":

@@ -224,6 +224,9 @@ class TestSecurityHeaders:
             assert page.headers["strict-transport-security"].startswith("max-age=")
             assert client.get("/docs").status_code == 404
             assert client.get("/openapi.json").status_code == 404
+            # the HTTP data API's description is the product's, public everywhere
+            assert client.get("/v1/openapi.json").json()["openapi"] == "3.1.0"
+            assert client.get("/v1/docs").status_code == 200
 
     def test_development_keeps_the_docs(self, http: httpx.Client) -> None:
         assert http.get("/openapi.json").status_code == 200

@@ -26,7 +26,7 @@ BOTTOM = (
     "app.ttl_cache",
     "app.validation",
 )
-EDGES = ("app.main", "app.cli", "app.devserver", "app.http", "app.mcp", "app.dashboard")
+EDGES = ("app.main", "app.cli", "app.devserver", "app.http", "app.mcp", "app.v1", "app.dashboard")
 # HTTP endpoints and their dependencies live in their feature's folder but are edge code.
 EDGE_MODULE_NAMES = ("endpoints", "deps", "cli")
 

@@ -1,4 +1,5 @@
-"""Tool tasks (queue `tools`): one task runs any of the six tools.
+"""Tool tasks (queue `tools`): one task runs any of the six tools; another a batch of
+calls of one tool (`tools.run_batch`, the batch endpoints: one task for up to 100 items).
 
 No Celery retries: the api awaits the answer under `tool_deadline_s`, and the upstream
 client retries short failures itself (tenacity) within that deadline. The task is sent
@@ -14,6 +15,7 @@ from celery.signals import worker_init
 
 from app.geodata import service as geodata
 from app.queue import celery_app
+from app.tool_calls.batch import RUN_BATCH_TASK, perform_batch
 from app.tool_calls.service import RUN_TOOL_TASK, perform
 
 
@@ -27,3 +29,8 @@ def load_geodata(**_kwargs: Any) -> None:
 @celery_app.task(name=RUN_TOOL_TASK)
 def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return perform(name, arguments)
+
+
+@celery_app.task(name=RUN_BATCH_TASK)
+def run_batch(name: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    return perform_batch(name, items)

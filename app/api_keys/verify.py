@@ -33,7 +33,7 @@ from app.clock import as_utc, iso_ms, utcnow
 from app.config import Settings, get_settings
 from app.credentials import API_KEY_PREFIX
 from app.db import new_session
-from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
+from app.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
 from app.redis_client import sync_redis
 from app.ttl_cache import SingleFlight, TTLCache
@@ -199,3 +199,14 @@ async def averify_bearer(authorization: str | None) -> ApiKeyPrincipal:
 
 
 _loads: SingleFlight[str, KeyRecord] = SingleFlight()
+
+# The scope a key needs for the data tools (every key has it today).
+DATA_SCOPE = "read:data"
+
+
+async def averify_data_key(authorization: str | None) -> ApiKeyPrincipal:
+    """`averify_bearer`, and Forbidden for a key without the data scope."""
+    principal = await averify_bearer(authorization)
+    if DATA_SCOPE not in principal.scopes:
+        raise Forbidden(f"This API key lacks the {DATA_SCOPE} scope")
+    return principal

@@ -23,7 +23,18 @@ from app.models import User
 
 # First path segments of the JSON API (and of /mcp): these never answer HTML.
 _API_SEGMENTS = frozenset(
-    {"auth", "api-keys", "subscription", "usage", "me", "mcp", "healthz", "docs", "openapi.json"}
+    {
+        "auth",
+        "api-keys",
+        "subscription",
+        "usage",
+        "me",
+        "mcp",
+        "v1",
+        "healthz",
+        "docs",
+        "openapi.json",
+    }
 )
 _API_PREFIXES = ("/billing/portal", "/billing/webhooks")
 

@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from app.api_keys import service as api_keys
 from app.clock import utcnow
+from app.config import get_settings
 from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import field_error_of, mcp_url, redirect, render
 from app.errors import AppError, InvalidArgument, NotFound
@@ -27,6 +28,15 @@ def client_config(plaintext: str) -> str:
     """The README's MCP client configuration (remote server with a header), key filled in."""
     server = {"type": "http", "url": mcp_url(), "headers": {"Authorization": f"Bearer {plaintext}"}}
     return json.dumps({"mcpServers": {"geosvc": server}}, indent=2)
+
+
+def curl_example(plaintext: str) -> str:
+    """A first call of the HTTP API (README, "HTTP API"), key filled in."""
+    base = get_settings().base_url.rstrip("/")
+    return (
+        f'curl -s "{base}/v1/geocode?query=Austin,%20TX&limit=1" \\\n'
+        f'  -H "Authorization: Bearer {plaintext}"'
+    )
 
 
 def expiry_of_form(text: str) -> datetime | None:
@@ -113,6 +123,7 @@ def create_key(
         status=201,
         created=(key.name, plaintext),
         config=client_config(plaintext),
+        curl=curl_example(plaintext),
     )
 
 

@@ -16,11 +16,19 @@ from pydantic import BaseModel, ValidationError
 from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
 from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata import results, schemas
+from app.geodata.batch import BATCH_FORMS
 from app.validation import describe_errors
 
 _CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
+# What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
+EMBEDDED_GEOCODE_COVERAGE = (
+    "the embedded data resolves cities and towns, regions, countries, US ZIP codes and airports"
+)
+UPSTREAM_GEOCODE_COVERAGE = (
+    "landmarks, natural features and street addresses need the upstream geocoder"
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "of the query matched, and a result that matched only part of the query (e.g. the "
             "town of a street address) has a lowered `confidence`. Results are sorted by "
             "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
-            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches." + _CREDIT,
+            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
+            + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
             "geocode",
@@ -164,19 +173,50 @@ def nearby_categories(settings: Settings) -> tuple[str, ...]:
     return schemas.NEARBY_CATEGORIES
 
 
+def call_description(spec: ToolSpec, settings: Settings) -> str:
+    """The description of one call of the tool as this deployment answers it."""
+    if spec.name == "search_nearby":
+        categories = ", ".join(nearby_categories(settings))
+        return spec.description.replace("{categories}", f"Categories here: {categories}.")
+    if spec.name == "geocode":
+        coverage = ""
+        if policy("geocode", settings) == "embedded":
+            coverage = (
+                f" Here {EMBEDDED_GEOCODE_COVERAGE}; {UPSTREAM_GEOCODE_COVERAGE}: such a "
+                "query is UNSUPPORTED, or answers its town with an entry in `warnings`."
+            )
+        return spec.description.replace("{coverage}", coverage)
+    return spec.description
+
+
 def description_for(spec: ToolSpec, settings: Settings) -> str:
-    """The tool's description as this deployment answers it."""
-    if spec.name != "search_nearby":
-        return spec.description
-    categories = ", ".join(nearby_categories(settings))
-    return spec.description.replace("{categories}", f"Categories here: {categories}.")
+    """The tool's description for agents: one call, and its batch form where it has one."""
+    form = BATCH_FORMS.get(spec.name)
+    single = call_description(spec, settings)
+    return f"{single} {form.note}" if form else single
 
 
-def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
-    """The argument schema, listing only the search_nearby categories answered here."""
+def arguments_schema(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
+    """The schema of one call's arguments, listing only the search_nearby categories
+    answered here."""
     schema = spec.args_model.model_json_schema()
     if spec.name == "search_nearby":
         schema["properties"]["category"]["enum"] = list(nearby_categories(settings))
+    return schema
+
+
+def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
+    """The tool's input schema for agents: one call's arguments, and the batch argument
+    where the tool has one (then the arguments it replaces are no longer required; a
+    top-level oneOf would be refused by some clients)."""
+    schema = arguments_schema(spec, settings)
+    form = BATCH_FORMS.get(spec.name)
+    if form is not None:
+        batch = form.model.model_json_schema()["properties"][form.argument]
+        schema["properties"][form.argument] = batch
+        schema["required"] = [n for n in schema.get("required", []) if n not in form.replaces]
+        for name in form.replaces:
+            schema["properties"][name]["description"] += f" (or give `{form.argument}`)"
     return schema
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.config import Settings
+from app.geodata.batch import BATCH_FORMS, BatchItem
 from app.geodata.catalogue import OFFLINE_CATEGORIES, TOOL_SPECS, ToolSpec
 from app.geodata.schemas import NEARBY_CATEGORIES
 
@@ -16,8 +17,9 @@ ERRORS = (
     ("INVALID_ARGUMENT", "an argument is missing, unknown, of the wrong type or out of range; "
      "the message names it"),
     ("NOT_FOUND", "nothing there: no such ZIP code, no place matches, nothing in range"),
-    ("UNSUPPORTED", "this deployment cannot answer it at all (e.g. a search_nearby category "
-     "that needs the upstream place search); the message says what it covers"),
+    ("UNSUPPORTED", "this deployment cannot answer it at all (a search_nearby category that "
+     "needs the upstream place search, a landmark or street address for geocode offline); "
+     "the message says what it covers"),
     ("QUOTA_EXCEEDED", "the free plan's monthly credits, or the account's own cap, are used up "
      "until `resetsAt`"),
     ("RATE_LIMITED", "over the key's or account's rate or concurrency: wait "
@@ -40,7 +42,8 @@ COVERAGE = {
     ),
     "geocode": (
         "cities and towns worldwide (GeoNames), regions, countries (names in many languages), "
-        "US ZIP codes and airports; not street addresses or landmarks",
+        "US ZIP codes and airports; a street address, landmark or natural feature is "
+        "UNSUPPORTED, or answers its town with a `warnings` entry",
         "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
     ),
     "reverse_geocode": (
@@ -75,10 +78,13 @@ def tool_reference() -> str:
         f"Every call that returns data costs **1 credit**; an error costs nothing. The free "
         f"plan has {free_quota:,} credits a month (then `QUOTA_EXCEEDED`), the standard plan "
         f"{standard_quota:,} and then overage. Arguments are JSON; results come as "
-        "`structuredContent` (camelCase) and the same JSON as text; `static_map` adds a PNG "
-        "image block. Which provider answers each tool is a deployment setting "
+        "`structuredContent` (camelCase) with a summary of one to three lines as text; "
+        "`source` is the credit to show with the data and `dataset` the id of the data "
+        "release that answered (see docs/DATA.md); `static_map` adds a PNG image block. "
+        "Which provider answers each tool is a deployment setting "
         "(`GEOSVC_TOOL_PROVIDERS`): offline, the embedded datasets; the upstream providers "
-        "where enabled.",
+        "where enabled. The same tools answer over plain HTTP at `/v1` (the README's "
+        '"HTTP API", `/v1/openapi.json`), with the same results, limits and credits.',
         "",
         "## Errors",
         "",
@@ -99,7 +105,7 @@ def tool_reference() -> str:
 
 def _tool_section(spec: ToolSpec) -> list[str]:
     offline, upstream = COVERAGE[spec.name]
-    description = spec.description.replace("{categories} ", "")
+    description = spec.description.replace("{categories} ", "").replace("{coverage}", "")
     arguments = spec.args_model.model_json_schema()
     result = spec.result_model.model_json_schema(by_alias=True, mode="serialization")
     required = set(arguments.get("required", []))
@@ -110,6 +116,7 @@ def _tool_section(spec: ToolSpec) -> list[str]:
         "",
         f"- **Offline:** {offline}.",
         f"- **Upstream:** {upstream}.",
+        *_batch_lines(spec),
         "",
         "| argument | type | | description |",
         "|---|---|---|---|",
@@ -128,6 +135,18 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     for path, prop in _fields(result, result.get("$defs", {}), ""):
         lines.append(f"| `{path}` | {_type(prop, result)} | {prop.get('description', '')} |")
     return [*lines, ""]
+
+
+def _batch_lines(spec: ToolSpec) -> list[str]:
+    form = BATCH_FORMS.get(spec.name)
+    if form is None:
+        return []
+    fields = ", ".join(f"`{name}`" for name in ("result", *BatchItem.model_fields))
+    return [
+        f"- **Batch:** {form.note} Each of `results` has {fields}; the batch adds `credits`. "
+        f"Over HTTP: `POST /v1/{spec.name.replace('_', '-')}/batch` with "
+        '`{"items": [<arguments>, ...]}`.',
+    ]
 
 
 def _fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:

@@ -37,7 +37,11 @@ class Result(BaseModel):
     )
 
 
-SOURCE = Field(description="Dataset or provider and vintage this answer comes from")
+SOURCE = Field(description="Whom the data comes from: the credit to show with it")
+DATASET = Field(
+    description="Id of the data release that answered (same data, same id; see "
+    "docs/DATA.md for its packages, vintages and licences)"
+)
 ZIP_ECHO = Field(description="The ZIP code answered for (5 digits)")
 
 
@@ -53,6 +57,7 @@ class PopulationResult(Result):
     state: str | None = Field(None, description="US state code")
     county: str | None = Field(None, description="County of the ZIP code's main city")
     source: str = SOURCE
+    dataset: str = DATASET
 
 
 class IncomeResult(Result):
@@ -71,6 +76,7 @@ class IncomeResult(Result):
         "e.g. 250,000+): the true median is at least `amount`",
     )
     source: str = SOURCE
+    dataset: str = DATASET
 
 
 Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
@@ -108,7 +114,13 @@ class GeocodeMatch(Result):
 class GeocodeResult(Result):
     query: str = Field(description="The query as received")
     results: list[GeocodeMatch] = Field(description="Matches, best first")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the results are not, e.g. a street address or landmark the "
+        "data could not resolve, answered by its town only",
+    )
     source: str = SOURCE
+    dataset: str = DATASET
 
 
 class NearestPostalCode(Result):
@@ -142,6 +154,7 @@ class ReverseGeocodeResult(Result):
         description="Great-circle distance from the query point to the place's centre"
     )
     source: str = SOURCE
+    dataset: str = DATASET
 
 
 class NearbyPlace(Result):
@@ -162,6 +175,7 @@ class SearchNearbyResult(Result):
     truncated: bool = Field(False, description="More results follow (see nextCursor)")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page")
     source: str = SOURCE
+    dataset: str = DATASET
 
 
 class ImageResult(Result):
@@ -189,3 +203,4 @@ class StaticMapResult(ImageResult):
     bytes: int = Field(description="Size of the PNG image")
     attribution: str = Field(description="Credit line to show with the map")
     source: str = SOURCE
+    dataset: str = DATASET

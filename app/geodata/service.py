@@ -95,7 +95,7 @@ def _incomplete(result: BaseModel) -> bool:
     """An embedded answer the upstream may improve on: an address found only as its town."""
     if isinstance(result, results.GeocodeResult):
         matched = result.results[0].matched
-        return matched is not None and matched != result.query
+        return bool(result.warnings) or (matched is not None and matched != result.query)
     return False
 
 

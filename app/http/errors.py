@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,21 @@ _HTTP_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     429: "RATE_LIMITED",
 }
+
+
+# The HTTP data API (/v1) answers bad input 400, as REST clients expect; the control plane
+# keeps its documented 422. Every other code has its AppError's status on both.
+PRODUCT_API_PREFIX = "/v1/"
+_PRODUCT_API_STATUS = {"INVALID_ARGUMENT": 400, "MALFORMED_JSON": 400}
+
+
+def product_api_status(exc: AppError) -> int:
+    """The status of `exc` on the HTTP data API (and of a batch item's error)."""
+    return _PRODUCT_API_STATUS.get(exc.code, exc.status)
+
+
+def status_for(exc: AppError, path: str) -> int:
+    return product_api_status(exc) if path.startswith(PRODUCT_API_PREFIX) else exc.status
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -76,23 +92,35 @@ def _describe_request_errors(exc: RequestValidationError) -> tuple[str, str]:
 
 
 def headers_of(exc: AppError) -> dict[str, str] | None:
-    """The HTTP headers an AppError's answer carries."""
+    """The HTTP headers an AppError's answer carries. Retry-After is whole seconds (RFC
+    9110), rounded up; the body's `retryAfterSeconds` keeps the fraction."""
     if exc.status == 401:
         return {"WWW-Authenticate": "Bearer"}
-    if isinstance(exc, ServiceUnavailable) or "retryAfterSeconds" in exc.details:
-        return {"Retry-After": str(exc.details["retryAfterSeconds"])}  # e.g. RATE_LIMITED
+    if exc.status == 503 or "retryAfterSeconds" in exc.details:  # e.g. RATE_LIMITED
+        wait = float(exc.details.get("retryAfterSeconds", ServiceUnavailable.retry_after_s))
+        return {"Retry-After": str(max(1, math.ceil(wait)))}
     return None
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    async def on_app_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, AppError)
-        return JSONResponse(exc.to_body(), exc.status, headers=headers_of(exc))
+def error_response(
+    exc: AppError, path: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """The answer to `exc` on a request for `path`, with its headers and `headers`."""
+    return JSONResponse(
+        exc.to_body(), status_for(exc, path), headers={**(headers_of(exc) or {}), **(headers or {})}
+    )
 
-    async def on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def on_app_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, AppError)
+        return error_response(exc, request.url.path)
+
+    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         code, message = _describe_request_errors(exc)
-        return JSONResponse(error_body(code, message), 422)
+        status = 400 if request.url.path.startswith(PRODUCT_API_PREFIX) else 422
+        return JSONResponse(error_body(code, message), status)
 
     async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

@@ -14,8 +14,9 @@ from app.config import get_settings
 from app.http.errors import error_body, send_error
 
 _STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
-# Stripe calls its webhook cross-site by design; the signature authenticates it.
-_EXEMPT_PREFIXES = ("/mcp", "/billing/webhooks/")
+# Stripe calls its webhook cross-site by design; the signature authenticates it. /mcp and
+# /v1 take a bearer key, which a browser never sends by itself.
+_EXEMPT_PREFIXES = ("/mcp", "/v1/", "/billing/webhooks/")
 
 
 def _origin_of(url: str) -> str:

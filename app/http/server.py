@@ -11,7 +11,8 @@ caught too) and refuses, then closes, as soon as a read takes it over a bound:
   previous answer was sent: 408;
 - a body not complete GEOSVC_HTTP_BODY_TIMEOUT_S after its headers: the connection is
   closed (408 if nothing was answered yet). The body's size is RequestLimits' (413).
-Idle keep-alive connections close after uvicorn's timeout_keep_alive (5 s).
+Idle keep-alive connections close after uvicorn's timeout_keep_alive (5 s). A header value
+loses the whitespace after it as well as before it (RFC 9110, 5.5; httptools keeps it).
 """
 
 from __future__ import annotations
@@ -123,7 +124,9 @@ class BoundedHttpTools(HttpToolsProtocol):
             raise self._refuse(
                 431, "Request Header Fields Too Large", f"More than {self._max_headers} headers"
             )
-        super().on_header(name, value)
+        # httptools drops the whitespace before a value, not the one after it; a field value
+        # excludes both (RFC 9110, 5.5), and the MCP SDK compares Mcp-Name with the body's
+        super().on_header(name, value.rstrip(b" \t"))
 
     def on_headers_complete(self) -> None:
         self._in_head = False

@@ -6,24 +6,18 @@ the body. So a tool call whose caller reset the connection would run to the end 
 charged for an answer nobody gets. `ClientGoneWatch` reads the (size-limited) body
 itself, hands it to the SDK, and keeps listening on the connection; on `http.disconnect`
 it sets the request's `client_gone` event, which the tool handler races against the
-call (`run_unless_client_gone`): the call is cancelled and its credit released.
+call (`app.http.disconnect.run_unless_client_gone`): the call is cancelled and its credit
+released.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
-
 import anyio
-from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-T = TypeVar("T")
-STATE_KEY = "client_gone"
+from app.http.disconnect import STATE_KEY, ClientGone, run_unless_client_gone
 
-
-class ClientGone(Exception):
-    """The caller disconnected before the answer was sent."""
+__all__ = ["ClientGone", "ClientGoneWatch", "run_unless_client_gone"]
 
 
 class ClientGoneWatch:
@@ -63,29 +57,3 @@ class ClientGoneWatch:
             watchers.start_soon(listen)
             await self.app(scope, replay, send)
             watchers.cancel_scope.cancel()
-
-
-async def run_unless_client_gone(request: Any, work: Callable[[], Awaitable[T]]) -> T:
-    """`work()`, cancelled (raising ClientGone) if the request's client disconnects first."""
-    gone = request.scope.get("state", {}).get(STATE_KEY) if isinstance(request, Request) else None
-    if gone is None:
-        return await work()
-    outcome: list[T] = []
-    failure: list[Exception] = []
-
-    async def run(scope: anyio.CancelScope) -> None:
-        try:  # outside the task group, so the caller sees the error itself, not a group
-            outcome.append(await work())
-        except Exception as exc:
-            failure.append(exc)
-        scope.cancel()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, group.cancel_scope)
-        await gone.wait()
-        group.cancel_scope.cancel()
-    if failure:
-        raise failure[0]
-    if not outcome:
-        raise ClientGone
-    return outcome[0]

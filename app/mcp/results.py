@@ -1,5 +1,6 @@
-"""Tool results on the wire: data with `structuredContent`, errors as `isError` results
-carrying the envelope `{"error": {"code", "message", ...}}` as text and structure."""
+"""Tool results on the wire: data once, as `structuredContent`, with a short summary as
+text (`app.geodata.summaries`); errors as `isError` results carrying the envelope
+`{"error": {"code", "message", ...}}` as text and structure."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from typing import Any
 import mcp_types as types
 
 from app.errors import AppError
+from app.geodata.summaries import summarize
 
 
-def success_result(structured: dict[str, Any], png_base64: str | None) -> types.CallToolResult:
+def success_result(
+    tool: str, structured: dict[str, Any], png_base64: str | None
+) -> types.CallToolResult:
     content: list[types.ContentBlock] = [
-        types.TextContent(type="text", text=json.dumps(structured))
+        types.TextContent(type="text", text=summarize(tool, structured))
     ]
     if png_base64 is not None:
         content.append(types.ImageContent(type="image", data=png_base64, mime_type="image/png"))

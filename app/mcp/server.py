@@ -24,9 +24,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
+from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.plans import Plan, limits_for
 from app.config import Settings
-from app.errors import AppError, Internal, unavailable_for
+from app.errors import ERROR_ENVELOPE_SCHEMA, AppError, Internal, unavailable_for
+from app.geodata.batch import BATCH_FORMS, batch_items, is_batch_call
 from app.geodata.catalogue import (
     TOOL_SPECS,
     ToolSpec,
@@ -34,11 +36,13 @@ from app.geodata.catalogue import (
     input_schema_for,
     policy,
 )
+from app.http.errors import product_api_status
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerKeyAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
 from app.observability.logs import bind_request_of
+from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import call_tool
 
 logger = logging.getLogger(__name__)
@@ -52,7 +56,8 @@ DESCRIPTION = (
 INSTRUCTIONS = (
     "Geospatial and demographic data: US population and household income by ZIP code, "
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
-    "Each successful call costs 1 credit; failed calls cost nothing. Errors are results "
+    "Each successful call costs 1 credit; failed calls cost nothing. A result's data is its "
+    "structuredContent (the text is a short summary). Errors are results "
     'with isError and {"error": {"code", "message"}}; QUOTA_EXCEEDED means the monthly '
     "credits of the free plan (or the account's own cap) are used up until `resetsAt`."
 )
@@ -72,57 +77,16 @@ def instructions(settings: Settings) -> str:
     )
 
 
-def _documented(kind: str, description: str) -> dict[str, str]:
-    return {"type": kind, "description": description}
-
-
-ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "title": "Error",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {
-                "code": {
-                    **_documented("string", "What went wrong"),
-                    "examples": [
-                        "INVALID_ARGUMENT",
-                        "NOT_FOUND",
-                        "UNSUPPORTED",
-                        "QUOTA_EXCEEDED",
-                        "RATE_LIMITED",
-                        "UPSTREAM_UNAVAILABLE",
-                        "DEADLINE_EXCEEDED",
-                        "UNAVAILABLE",
-                        "INTERNAL",
-                    ],
-                },  # fmt: skip
-                "message": _documented("string", "What to do about it, for people and agents"),
-                "retryable": _documented("boolean", "True when the same call may succeed later"),
-                "retryAfterSeconds": _documented("number", "Wait this long before retrying"),
-                "limit": _documented(
-                    "string",
-                    "Which limit refused the call: key_rate, account_rate, concurrency "
-                    "(RATE_LIMITED) or spend_cap (QUOTA_EXCEEDED)",
-                ),
-                "quota": _documented("integer", "Credits of the month (QUOTA_EXCEEDED)"),
-                "used": _documented("integer", "Credits used this month (QUOTA_EXCEEDED)"),
-                "cap": _documented("integer", "The account's own monthly cap (spend_cap)"),
-                "period": _documented("string", "The month counted, YYYY-MM (QUOTA_EXCEEDED)"),
-                "resetsAt": _documented("string", "When the credits come back, ISO 8601 UTC"),
-            },
-        }
-    },
-}
-
-
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The result model's schema, or the error envelope (strict clients validate errors too)."""
-    schema = model.model_json_schema(by_alias=True, mode="serialization")
-    defs = schema.pop("$defs", None)
-    combined: dict[str, Any] = {"type": "object", "anyOf": [schema, ERROR_ENVELOPE_SCHEMA]}
+def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
+    """The result models' schemas (a call's, a batch's), or the error envelope (strict
+    clients validate errors too)."""
+    branches: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for model in models:
+        schema = model.model_json_schema(by_alias=True, mode="serialization")
+        defs.update(schema.pop("$defs", {}))
+        branches.append(schema)
+    combined: dict[str, Any] = {"type": "object", "anyOf": [*branches, ERROR_ENVELOPE_SCHEMA]}
     if defs:
         combined["$defs"] = defs
     return combined
@@ -134,7 +98,7 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
         title=spec.title,
         description=description_for(spec, settings),
         input_schema=input_schema_for(spec, settings),
-        output_schema=output_schema(spec.result_model),
+        output_schema=output_schema(spec.result_model, *batch_result_models(spec.name)),
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,
@@ -155,6 +119,8 @@ async def handle_call_tool(
     principal = principal_of(ctx.request)
     bind_request_of(ctx.request)  # the session manager's task is not the request's
     try:
+        if is_batch_call(params.name, params.arguments):
+            return await _call_batch(ctx, principal, params.name, params.arguments or {})
         admitted = claim(ctx.request, params.name)
         answer = await run_unless_client_gone(
             ctx.request, lambda: call_tool(principal, params.name, params.arguments, admitted)
@@ -171,7 +137,26 @@ async def handle_call_tool(
             return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(answer.structured, answer.png_base64)
+    return success_result(params.name, answer.structured, answer.png_base64)
+
+
+def batch_result_models(name: str) -> list[type[BaseModel]]:
+    form = BATCH_FORMS.get(name)
+    return [form.result_model] if form else []
+
+
+async def _call_batch(
+    ctx: ServerRequestContext[Any],
+    principal: ApiKeyPrincipal,
+    name: str,
+    arguments: dict[str, Any],
+) -> types.CallToolResult:
+    """`geocode` with `queries`, `reverse_geocode` with `points`: answered one to one."""
+    items = batch_items(name, arguments)
+    answer = await run_unless_client_gone(
+        ctx.request, lambda: call_tool_batch(principal, name, items)
+    )
+    return success_result(name, batch_body(answer, product_api_status), None)
 
 
 def build_server(settings: Settings) -> Server[Any]:

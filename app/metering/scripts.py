@@ -40,7 +40,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 #      concurrency limit (else {4, ...});
 #   4. with a credit limit enforced, used + in flight must be under it (else {0, ...}).
 # Tokens are taken once the buckets allow the call (step 2), so calls refused for
-# concurrency or credits still count against the rate. Granted: {1, used, in_flight}.
+# concurrency or credits still count against the rate. Granted: {1, used, in_flight, 0,
+# whole tokens left in the key's bucket, in the account's} (for the RateLimit header).
 # A bucket is a hash {t: tokens, ts: ms of the last update}, created full.
 # KEYS: counter, reservations, key bucket, account bucket.
 # ARGV: reservation id, ttl ms, credit limit, enforce (1|0), need counter (1|0), cost,
@@ -90,7 +91,94 @@ redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return {1, used, in_flight + 1, 0}
+return {1, used, in_flight + 1, 0, math.floor(key_tokens - cost), math.floor(acct_tokens - cost)}
+"""
+)
+
+# Admission of a batch of n calls of cost 1 (the batch endpoints, one Redis call for all):
+# the items are admitted in order, each as RESERVE would (its rate tokens, then its
+# credit), and the first refused item ends it: the rest are refused for the same reason.
+# The batch as a whole takes one concurrency slot (it runs as one task on one worker):
+# with the account's calls in flight at the limit nothing is admitted. Each admitted item
+# holds its own reservation (`<id prefix>:<i>`, i from 1), so credits and calls in flight
+# count per item. Same KEYS as RESERVE; ARGV as RESERVE with n in place of the cost.
+# Returns {status of the first refused item (1: none refused), admitted, used,
+#          in_flight, ms until a token (rate refusals), key tokens left, account tokens left}.
+RESERVE_BATCH = (
+    _PRUNE
+    + """
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
+  return {-1, 0, 0, 0, 0, 0, 0}
+end
+local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
+local in_flight = redis.call('ZCARD', KEYS[2])
+local n = tonumber(ARGV[6])
+local function level(key, rate, burst)
+  local b = redis.call('HMGET', key, 't', 'ts')
+  local tokens, ts = tonumber(b[1]), tonumber(b[2])
+  if not tokens then return burst end
+  return math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+end
+local function wait_ms(tokens, rate)
+  return math.ceil((1 - tokens) * 1000 / rate)
+end
+local key_rate, key_burst = tonumber(ARGV[7]), tonumber(ARGV[8])
+local acct_rate, acct_burst = tonumber(ARGV[9]), tonumber(ARGV[10])
+local key_tokens = level(KEYS[3], key_rate, key_burst)
+local acct_tokens = level(KEYS[4], acct_rate, acct_burst)
+local ttl = tonumber(ARGV[2])
+local status, admitted, wait = 1, 0, 0
+for i = 1, n do
+  if key_tokens < 1 then
+    status, wait = 2, wait_ms(key_tokens, key_rate)
+    break
+  end
+  if acct_tokens < 1 then
+    status, wait = 3, wait_ms(acct_tokens, acct_rate)
+    break
+  end
+  key_tokens, acct_tokens = key_tokens - 1, acct_tokens - 1
+  if i == 1 and in_flight >= tonumber(ARGV[11]) then
+    status = 4
+    break
+  end
+  if ARGV[4] == '1' and used + in_flight + admitted >= tonumber(ARGV[3]) then
+    status = 0
+    break
+  end
+  admitted = admitted + 1
+  redis.call('ZADD', KEYS[2], now + ttl, ARGV[1] .. ':' .. i)
+end
+redis.call('HSET', KEYS[3], 't', key_tokens, 'ts', now)
+redis.call('PEXPIRE', KEYS[3], math.ceil(key_burst * 1000 / key_rate) + 1000)
+redis.call('HSET', KEYS[4], 't', acct_tokens, 'ts', now)
+redis.call('PEXPIRE', KEYS[4], math.ceil(acct_burst * 1000 / acct_rate) + 1000)
+if admitted > 0 and redis.call('PTTL', KEYS[2]) < ttl then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return {status, admitted, used, in_flight + admitted, wait,
+        math.floor(key_tokens), math.floor(acct_tokens)}
+"""
+)
+
+# KEYS: counter, reservations. ARGV: credits per reservation, counter ttl s, reservation
+# ids. Commits several reservations at once (a batch's items that returned data); counts
+# them all, like COMMIT. Returns {reservations that were live, used}.
+COMMIT_MANY = (
+    _PRUNE
+    + """
+local live = redis.call('ZREM', KEYS[2], unpack(ARGV, 3))
+local used = redis.call('HINCRBY', KEYS[1], 'used', tonumber(ARGV[1]) * (#ARGV - 2))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return {live, used}
+"""
+)
+
+# KEYS: counter, reservations. ARGV: reservation ids. Returns how many were live.
+RELEASE_MANY = (
+    _PRUNE
+    + """
+return redis.call('ZREM', KEYS[2], unpack(ARGV))
 """
 )
 
@@ -202,6 +290,9 @@ class LuaScript:
 
 
 reserve_script = LuaScript(RESERVE)
+reserve_batch_script = LuaScript(RESERVE_BATCH)
+commit_many_script = LuaScript(COMMIT_MANY)
+release_many_script = LuaScript(RELEASE_MANY)
 seed_script = LuaScript(SEED)
 commit_script = LuaScript(COMMIT)
 release_script = LuaScript(RELEASE)

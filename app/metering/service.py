@@ -74,6 +74,13 @@ class Reservation:
     user_id: str
     period: str
     plan: Plan
+    # What admission saw, for the HTTP API's RateLimit and credit headers: credits used
+    # before this call, the credit limit in force (None: none), whole tokens left in the
+    # key's and the account's rate buckets after this call took its own.
+    used: int = 0
+    credit_limit: int | None = None
+    key_tokens: int = 0
+    account_tokens: int = 0
 
 
 def counter_ttl_s(period: str) -> int:
@@ -195,20 +202,34 @@ async def reserve(
     ]
     # A credit limit needs the counter: a missing one (new period, Redis restarted or
     # flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota.
-    status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
-    if status == NEEDS_COUNTER:
-        total = await asyncio.to_thread(_ledger_used, user_id, period)
-        await seed_script.run_async(async_redis(), keys[:1], [total, counter_ttl_s(period)])
+    reply = await reserve_script.run_async(async_redis(), keys, args)
+    if reply[0] == NEEDS_COUNTER:
+        await seed_counter(user_id, period, keys[0])
         args[4] = 0
-        status, used, in_flight, wait_ms = await reserve_script.run_async(async_redis(), keys, args)
+        reply = await reserve_script.run_async(async_redis(), keys, args)
+    status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
-        counts = (int(used), int(in_flight), int(wait_ms))
-        raise _refusal(status, plan, limits, credit_cap, *counts, period, cost=cost)
+        raise refusal(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost=cost)
     metrics.reservation_opened()
-    return Reservation(reservation_id=reservation_id, user_id=user_id, period=period, plan=plan)
+    return Reservation(
+        reservation_id=reservation_id,
+        user_id=user_id,
+        period=period,
+        plan=plan,
+        used=used,
+        credit_limit=limit,
+        key_tokens=int(reply[4]),
+        account_tokens=int(reply[5]),
+    )
 
 
-def _refusal(
+async def seed_counter(user_id: str, period: str, counter: str) -> None:
+    """Create a missing counter from the ledger (see `reserve`)."""
+    total = await asyncio.to_thread(_ledger_used, user_id, period)
+    await seed_script.run_async(async_redis(), [counter], [total, counter_ttl_s(period)])
+
+
+def refusal(
     status: int,
     plan: Plan,
     limits: PlanLimits,
@@ -219,18 +240,20 @@ def _refusal(
     period: str,
     *,
     cost: int,
+    calls: int = 1,
 ) -> RateLimited | QuotaExceeded:
+    """The error of a refused admission (`calls` refused, counted in the metrics)."""
     if status in (KEY_RATE, ACCOUNT_RATE):
-        metrics.call_refused(plan.value, "rate")
+        metrics.call_refused(plan.value, "rate", calls)
         return rate_limited(status, plan, limits, wait_ms, cost)
     if status == CONCURRENCY:
-        metrics.call_refused(plan.value, "concurrency")
+        metrics.call_refused(plan.value, "concurrency", calls)
         return concurrency_limited(plan, limits, in_flight)
     quota = quota_for(plan)
     if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
-        metrics.call_refused(plan.value, "spend_cap")
+        metrics.call_refused(plan.value, "spend_cap", calls)
         return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
-    metrics.call_refused(plan.value, "quota")
+    metrics.call_refused(plan.value, "quota", calls)
     return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
 
 
@@ -276,10 +299,11 @@ async def commit_and_record(
     key_id: str | None,
     tool: str,
     also: AlsoWrite | None = None,
-) -> None:
+) -> int:
     """The call succeeded: commit its credit and put its usage event in the outbox, in one
     pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
-    `also`: writes of the caller's for the same round trip (the request log's entry).
+    Returns the account's credits used in the period, this call included. `also`: writes
+    of the caller's for the same round trip (the request log's entry).
 
     The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
     day is billed to that month). Idempotent by `call_id` in the ledger.
@@ -306,10 +330,11 @@ async def commit_and_record(
         pipe.rpush(outbox_key(), outbox.encode(event))
         if also is not None:
             also(pipe)
-        (live, _used), _length, *_also = await pipe.execute()
+        (live, used), _length, *_also = await pipe.execute()
     metrics.reservation_committed(CREDITS_PER_CALL)
     _note_late_commit(live, reservation)
     outbox.trigger.poke()
+    return int(used)
 
 
 def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:

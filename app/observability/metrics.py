@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import ParamSpec, TypeVar
 
@@ -93,6 +93,24 @@ def tool_call(tool: str, outcome: str, seconds: float) -> None:
     log_event(logger, "tool_call", f"tool call {tool} {outcome}", tool=tool, outcome=outcome, ms=ms)
 
 
+def tool_batch(tool: str, outcomes: Sequence[str], seconds: float) -> None:
+    """A batch: each item counted by its outcome; one log line (the latency histogram is
+    for single calls, which a batch's duration would skew)."""
+    for outcome in outcomes:
+        TOOL_CALLS.labels(tool, outcome).inc()
+    ok = sum(outcome == "ok" for outcome in outcomes)
+    ms = round(seconds * 1000, 2)
+    log_event(
+        logger,
+        "tool_batch",
+        f"tool batch {tool}: {ok} of {len(outcomes)} ok",
+        tool=tool,
+        items=len(outcomes),
+        ok=ok,
+        ms=ms,
+    )
+
+
 def observed_tool_call(
     tools: Collection[str],
 ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
@@ -121,10 +139,10 @@ def observed_tool_call(
     return decorate
 
 
-def call_refused(plan: str, reason: str) -> None:
-    CALL_REFUSALS.labels(plan, reason).inc()
+def call_refused(plan: str, reason: str, calls: int = 1) -> None:
+    CALL_REFUSALS.labels(plan, reason).inc(calls)
     if reason == "quota":
-        QUOTA_REFUSALS.inc()
+        QUOTA_REFUSALS.inc(calls)
 
 
 def reservation_opened() -> None:

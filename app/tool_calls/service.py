@@ -2,11 +2,11 @@
 on a worker queue chosen by plan and weight (`app.tool_calls.routing`) or answer from the
 upstream answer cache right here (`app.tool_calls.cached`), charge or release.
 
-Every data surface (the MCP server now, the announced HTTP data API later) calls
-`call_tool`; the Celery task calls `perform`. Only a call that returns data costs a
-credit: invalid arguments are refused before anything is reserved, and every failure
-after the reservation (NOT_FOUND, an upstream outage, the deadline, a crash, the client
-going away) releases it.
+Every data surface (the MCP server, the HTTP data API at /v1) calls `call_tool` (or
+`app.tool_calls.batch.call_tool_batch` for a batch); the Celery task calls `perform`.
+Only a call that returns data costs a credit: invalid arguments are refused before
+anything is reserved, and every failure after the reservation (NOT_FOUND, an upstream
+outage, the deadline, a crash, the client going away) releases it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import base64
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -44,6 +44,8 @@ class ToolAnswer:
     structured: dict[str, Any]
     # The image as the worker encoded it: MCP carries base64 too, so it is never decoded here.
     png_base64: str | None
+    # The account's credits used in the period, this call included (after the commit).
+    credits_used: int | None = None
 
 
 @dataclass
@@ -132,14 +134,14 @@ async def call_tool(
     entry = _log_entry(
         principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
     )
-    await metering.commit_and_record(
+    used = await metering.commit_and_record(
         reservation,
         call_id=call_id,
         key_id=principal.key_id,
         tool=name,
         also=request_log.writes_for(principal.user_id, entry),
     )
-    return answer
+    return replace(answer, credits_used=used)
 
 
 def _log_entry(

@@ -14,6 +14,7 @@ from typing import Any
 from app.upstream.client import UpstreamClient
 
 ATTRIBUTION = "© OpenStreetMap contributors (ODbL), via Nominatim"
+DATASET = "osm-nominatim"  # live OpenStreetMap data: no release to name
 
 # Nominatim `addresstype` -> our `kind`.
 _KINDS = {

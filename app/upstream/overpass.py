@@ -22,6 +22,7 @@ import httpx
 from app.upstream.client import UpstreamAnswerError, UpstreamClient
 
 ATTRIBUTION = "© OpenStreetMap contributors (ODbL), via Overpass API"
+DATASET = "osm-overpass"  # live OpenStreetMap data: no release to name
 
 # Our category -> the OSM (key, value) pairs that make a feature one of it.
 CATEGORY_TAGS: dict[str, tuple[tuple[str, str], ...]] = {

@@ -128,6 +128,9 @@ class TestKeysPage:
         plaintexts = PLAINTEXT.findall(created.text)
         assert len(set(plaintexts)) == 1  # the key, and the client config that carries it
         assert f"&#34;Bearer {plaintexts[0]}&#34;" in created.text
+        curl = created.text.split('id="curl-example">', 1)[1].split("</pre>", 1)[0]
+        assert "/v1/geocode?query=Austin,%20TX" in curl
+        assert f"Authorization: Bearer {plaintexts[0]}" in curl
         key_id = plaintexts[0].split("_")[3]
         listing = http.get("/dashboard/keys")
         assert key_id in listing.text

@@ -83,6 +83,31 @@ PLACES: list[dict[str, Any]] = [
         },
         "boundingbox": ["48.8155755", "48.9021560", "2.2241220", "2.4697602"],
     },
+    {
+        "place_id": 1003,
+        "osm_type": "way",
+        "osm_id": 5013364,
+        "lat": "48.8582599",
+        "lon": "2.2945006",
+        "category": "man_made",
+        "type": "tower",
+        "place_rank": 30,
+        "importance": 0.65,
+        "addresstype": "man_made",
+        "name": "Eiffel Tower",
+        "display_name": "Eiffel Tower, Avenue Gustave Eiffel, Paris, Île-de-France, France",
+        "address": {
+            "man_made": "Eiffel Tower",
+            "road": "Avenue Gustave Eiffel",
+            "city": "Paris",
+            "state": "Île-de-France",
+            "ISO3166-2-lvl4": "FR-IDF",
+            "postcode": "75007",
+            "country": "France",
+            "country_code": "fr",
+        },
+        "boundingbox": ["48.8574753", "48.8590453", "2.2933119", "2.2956897"],
+    },
 ]
 
 CAFES: list[dict[str, Any]] = [

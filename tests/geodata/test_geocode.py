@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound
+from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.geometry import haversine_km
 from app.geodata.service import execute
 
@@ -109,7 +110,64 @@ class TestOtherKinds:
         with pytest.raises(InvalidArgument, match="country"):
             geocode("Paris", country="XX")
 
-    def test_results_cite_geonames_and_cldr(self) -> None:
-        source = execute("geocode", {"query": "Oslo"}).structured["source"]
-        assert "GeoNames" in source
-        assert "Unicode CLDR" in source
+    def test_results_credit_geonames_once_and_name_the_dataset(self) -> None:
+        result = execute("geocode", {"query": "Oslo"}).structured
+        assert "GeoNames (CC BY 4.0)" in result["source"]
+        assert len(result["source"]) <= 120  # one short credit, not every package
+        assert re.fullmatch(r"places@v\d+-[0-9a-f]{8}", result["dataset"])
+        assert execute("geocode", {"query": "Lima"}).structured["dataset"] == result["dataset"]
+
+
+class TestBeyondTheGazetteer:
+    """Landmarks, natural features and street addresses are not in the shipped data: the
+    answer says so, never a town that shares a word presented as the place."""
+
+    @pytest.mark.parametrize(
+        ("query", "what"),
+        [
+            ("Eiffel Tower", "a landmark"),
+            ("Golden Gate Bridge", "a landmark"),
+            ("Mount Everest", "a natural feature"),
+            ("Mississippi River", "a natural feature"),
+            ("Yellowstone National Park", "a natural feature"),
+        ],
+    )
+    def test_unmatched_landmark_or_feature_is_unsupported_saying_what_is_covered(
+        self, query: str, what: str
+    ) -> None:
+        with pytest.raises(Unsupported) as refused:
+            geocode(query)
+        assert f"reads as {what}" in refused.value.message
+        assert "need the upstream geocoder" in refused.value.message
+        assert "cities and towns, regions, countries, US ZIP codes and airports" in (
+            refused.value.message
+        )
+
+    @pytest.mark.parametrize(
+        ("query", "town"),
+        [
+            ("1600 Pennsylvania Avenue NW, Washington, DC", "Washington"),
+            ("221B Baker Street, London", "London"),
+            ("Statue of Liberty, New York", "New York City"),
+        ],
+    )
+    def test_an_address_answered_by_its_town_carries_a_warning(self, query: str, town: str) -> None:
+        result = execute("geocode", {"query": query}).structured
+        assert result["results"][0]["name"] == town
+        assert result["results"][0]["confidence"] < 0.6
+        (warning,) = result["warnings"]
+        assert warning.startswith(repr(query.split(",")[0]))
+        assert "the results match only" in warning
+
+    def test_a_feature_matched_only_by_a_towns_alternate_name_is_flagged(self) -> None:
+        result = execute("geocode", {"query": "Lake Tahoe"}).structured
+        assert result["results"][0]["name"] != "Lake Tahoe"
+        assert "places that carry the name" in result["warnings"][0]
+
+    @pytest.mark.parametrize("query", ["Paris", "Austin, TX", "Niagara Falls", "10001", "JFK"])
+    def test_places_it_holds_have_no_warning(self, query: str) -> None:
+        assert execute("geocode", {"query": query}).structured["warnings"] == []
+
+    def test_nothing_matching_is_not_found_and_says_what_is_searched(self) -> None:
+        with pytest.raises(NotFound, match="No city, region, country, US ZIP code or airport"):
+            geocode("Xyzzyplughville")

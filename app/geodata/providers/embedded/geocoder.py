@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.errors import InvalidArgument, NotFound
+from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.indices.store import (
     KIND_ADMIN1,
     KIND_AIRPORT,
@@ -31,6 +31,12 @@ from app.geodata.indices.store import (
 )
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.query_kinds import (
+    beyond_gazetteer,
+    not_found_message,
+    partial_warning,
+    unsupported_message,
+)
 from app.geodata.results import GeocodeMatch, GeocodeResult, Kind
 from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import key_hash, normalize
@@ -66,6 +72,7 @@ class _Candidate:
     rank: float
     matched: str
     zip: bool = False
+    alternate: bool = False  # matched one of the place's alternate names, not its name
 
     @property
     def score(self) -> float:
@@ -74,7 +81,7 @@ class _Candidate:
 
 
 Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
-Offer = Callable[[int, float, float], None]
+Offer = Callable[..., None]  # (feature, base, rank, zip_code=False, alternate=False)
 
 
 class Geocoder:
@@ -90,8 +97,13 @@ class Geocoder:
         candidates = self._candidates(args.query)
         if country is not None:
             candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
+        # the most specific part, as a street address or landmark would be written first
+        first_part = _ZIP.sub(" ", args.query.split(",")[0]).strip()
+        beyond = beyond_gazetteer(first_part)
         if not candidates:
-            raise NotFound(f"No place matches {args.query!r}")
+            if beyond:
+                raise Unsupported(unsupported_message(args.query, beyond))
+            raise NotFound(not_found_message(args.query))
         candidates.sort(key=lambda c: (-c.score, c.feature))
         # less prominent namesakes are less likely meant; confidence never rises down the list
         top_rank = max(candidates[0].rank, 1.0)
@@ -101,8 +113,16 @@ class Geocoder:
             confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
             ceiling = confidence
             results.append(self._match(c, confidence))
+        best, warnings = candidates[0], []
+        if beyond and (best.matched != args.query or best.alternate):
+            partial = best.matched if best.matched != args.query else None
+            warnings.append(partial_warning(first_part, beyond, partial))
         return GeocodeResult(
-            query=args.query, results=results, source=attribution.places(self.data.meta)
+            query=args.query,
+            results=results,
+            warnings=warnings,
+            source=attribution.PLACES,
+            dataset=attribution.places_dataset(self.data.meta),
         )
 
     # -- matching -----------------------------------------------------------------------------
@@ -111,14 +131,16 @@ class Geocoder:
         found: dict[int, _Candidate] = {}
         matched = query
 
-        def offer(feature: int, base: float, rank: float, zip_code: bool = False) -> None:
+        def offer(
+            feature: int, base: float, rank: float, zip_code: bool = False, alternate: bool = False
+        ) -> None:
             if int(self.data.kind[feature]) == KIND_AIRPORT:
                 rank = max(rank, AIRPORT_RANK)
             if matched != query:
                 base *= PARTIAL
             current = found.get(feature)
             if current is None or (base, rank) > (current.base, current.rank):
-                found[feature] = _Candidate(feature, base, rank, matched, zip_code)
+                found[feature] = _Candidate(feature, base, rank, matched, zip_code, alternate)
 
         zips = _ZIP.findall(query)
         for code in zips:
@@ -184,8 +206,9 @@ class Geocoder:
             if namesakes:
                 base, rank = max(namesakes)
                 scores[feature] = min(scores[feature], (base, rank * 0.99))
+        named = {f for f, q in hits if q == Q_NAME}
         for feature, (base, rank) in scores.items():
-            offer(feature, base, rank)
+            offer(feature, base, rank, alternate=feature not in named)
         return True
 
     def _context(self, text: str) -> Context | None:

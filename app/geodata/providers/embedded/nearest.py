@@ -193,7 +193,8 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         admin2=data.admin2_name(feature),
         nearest_postal_code=nearest_zip,
         distance_km=round(km, 3),
-        source=attribution.reverse(data.meta),
+        source=attribution.REVERSE,
+        dataset=attribution.reverse_dataset(data.meta),
     )
 
 
@@ -247,5 +248,6 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
         total=total,
         truncated=more,
         next_cursor=cursor_at(offset + args.limit) if more else None,
-        source=attribution.places(data.meta),
+        source=attribution.PLACES,
+        dataset=attribution.places_dataset(data.meta),
     )

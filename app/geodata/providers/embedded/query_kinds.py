@@ -1,0 +1,67 @@
+"""What a geocode query asks for that the shipped gazetteer cannot hold: a street address,
+a landmark or a natural feature.
+
+The embedded data names cities and towns, regions, countries, US ZIP codes and airports,
+nothing else. A query for something else is answered for what it is (UNSUPPORTED, or its
+town with a warning), never with a town that merely shares a word with it as if that
+were the answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.geodata.catalogue import EMBEDDED_GEOCODE_COVERAGE, UPSTREAM_GEOCODE_COVERAGE
+from app.geodata.text import normalize
+
+_HOUSE_NUMBER = re.compile(r"^\d+[a-z]?(?:-\d+)?\s+\S")
+_STREET_WORDS = frozenset(
+    "street st avenue ave road rd boulevard blvd lane ln drive dr way court ct terrace "
+    "highway hwy parkway pkwy alley rue via calle strasse str platz weg gasse".split()
+)
+_LANDMARK_WORDS = frozenset(
+    "tower bridge statue museum cathedral church basilica temple mosque synagogue palace "
+    "castle stadium arena monument memorial building university college hospital station "
+    "zoo square plaza theatre theater opera pyramid pyramids abbey fort".split()
+)
+_NATURAL_WORDS = frozenset(
+    "mount mt mountain mountains lake river sea ocean bay gulf island islands falls "
+    "waterfall canyon desert glacier volcano peak forest valley beach cape strait reef".split()
+)
+_NATURAL_PHRASES = ("national park", "state park")
+
+
+def beyond_gazetteer(part: str) -> str | None:
+    """'a street address', 'a landmark' or 'a natural feature' when the query part reads
+    as one, else None."""
+    text = normalize(part)
+    words = set(text.split())
+    if _HOUSE_NUMBER.match(text) or words & _STREET_WORDS:
+        return "a street address"
+    if words & _LANDMARK_WORDS:
+        return "a landmark"
+    if words & _NATURAL_WORDS or any(phrase in text for phrase in _NATURAL_PHRASES):
+        return "a natural feature"
+    return None
+
+
+def unsupported_message(query: str, what: str) -> str:
+    return f"{query!r} reads as {what}: {UPSTREAM_GEOCODE_COVERAGE}; {EMBEDDED_GEOCODE_COVERAGE}."
+
+
+def partial_warning(part: str, what: str, matched: str | None) -> str:
+    """For results that match only part of the query (`matched`), or only a place's
+    alternate name (None)."""
+    found = (
+        f"the results match only {matched!r}"
+        if matched
+        else "the results are places that carry the name"
+    )
+    return f"{part!r} reads as {what}: {UPSTREAM_GEOCODE_COVERAGE}; {found}."
+
+
+def not_found_message(query: str) -> str:
+    return (
+        f"No city, region, country, US ZIP code or airport matches {query!r} "
+        f"({UPSTREAM_GEOCODE_COVERAGE})."
+    )

@@ -1,0 +1,128 @@
+"""One to three lines that say what a tool answered, for the text block of an MCP result.
+
+The data itself travels once, as `structuredContent`; the text carries the facts a person
+or a model reading only text needs (the figure, the place and its coordinates, the nearest
+few), so it is never a second copy of the JSON. Works on the dumped (camelCase) result,
+which is all the api process holds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+Summary = Callable[[dict[str, Any]], str]
+MORE_PLACES = 3  # further geocode matches or nearby places named after the first
+
+
+def _where(place: dict[str, Any]) -> str:
+    return f"{place['label']} ({place['lat']:.5f}, {place['lon']:.5f})"
+
+
+def _km(metres: float) -> str:
+    return f"{metres / 1000:.1f} km" if metres >= 1000 else f"{metres:.0f} m"
+
+
+def _zip_place(result: dict[str, Any]) -> str:
+    named = ", ".join(part for part in (result.get("placeName"), result.get("state")) if part)
+    return f"ZIP {result['postalCode']}" + (f" ({named})" if named else "")
+
+
+def population(result: dict[str, Any]) -> str:
+    return f"{_zip_place(result)}: population {result['population']:,} ({result['year']})."
+
+
+def income(result: dict[str, Any]) -> str:
+    amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
+    period = result.get("period") or result["year"]
+    return f"ZIP {result['postalCode']}: median household income {amount} ({period})."
+
+
+def geocode(result: dict[str, Any]) -> str:
+    best, *others = result["results"]
+    lines = [
+        f"{result['query']!r}: {_where(best)}, {best['kind']}, confidence {best['confidence']:g}."
+    ]
+    if others:
+        shown = "; ".join(_where(place) for place in others[:MORE_PLACES])
+        more = len(others) - MORE_PLACES
+        lines.append(f"Also: {shown}" + (f" and {more} more." if more > 0 else "."))
+    lines += result.get("warnings", [])[:1]
+    return "\n".join(lines)
+
+
+def reverse_geocode(result: dict[str, Any]) -> str:
+    text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
+    if result.get("postalCode"):
+        text += f", ZIP {result['postalCode']}"
+    nearest = result.get("nearestPostalCode")
+    if nearest:
+        text += f"; nearest ZIP centre {nearest['code']} ({_km(nearest['distanceM'])} away)"
+    return text + "."
+
+
+def search_nearby(result: dict[str, Any]) -> str:
+    places = result["results"]
+    total = result.get("total")
+    count = f"{total:,}" if total is not None else f"{len(places)}+"
+    listed = ", ".join(
+        f"{p['name']}" + (f" ({p['code']})" if p.get("code") else "") + f" {_km(p['distanceM'])}"
+        for p in places[:MORE_PLACES]
+    )
+    text = (
+        f"{count} places of category {result['category']} within {_km(result['radiusM'])}: {listed}"
+    )
+    if len(places) > MORE_PLACES:
+        text += f" and {len(places) - MORE_PLACES} more on this page"
+    text += "."
+    if result.get("nextCursor"):
+        text += "\nMore: pass nextCursor as cursor."
+    return text
+
+
+def static_map(result: dict[str, Any]) -> str:
+    center = result["center"]
+    return (
+        f"{result['width']}x{result['height']} PNG map of ({center['lat']:.4f}, "
+        f"{center['lon']:.4f}) at zoom {result['zoom']} with {result['markers']} marker(s)."
+    )
+
+
+SUMMARIES: dict[str, Summary] = {
+    "get_population": population,
+    "get_average_income": income,
+    "geocode": geocode,
+    "reverse_geocode": reverse_geocode,
+    "search_nearby": search_nearby,
+    "static_map": static_map,
+}
+
+
+def _item(tool: str, result: dict[str, Any]) -> str:
+    if tool == "geocode":
+        best = result["results"][0]
+        return f"{result['query']!r}: {_where(best)}"
+    return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+
+
+def batch(tool: str, body: dict[str, Any]) -> str:
+    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, the first answers."""
+    items = body["results"]
+    answered = [item["result"] for item in items if item.get("result")]
+    errors = Counter(item["error"]["code"] for item in items if item.get("error"))
+    text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
+    if errors:
+        text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
+    lines = [text + "."]
+    if answered:
+        shown = "; ".join(_item(tool, result) for result in answered[:MORE_PLACES])
+        more = len(answered) - MORE_PLACES
+        lines.append(shown + (f" and {more} more." if more > 0 else "."))
+    return "\n".join(lines)
+
+
+def summarize(tool: str, result: dict[str, Any]) -> str:
+    if "credits" in result:  # a batch: geocode with queries, reverse_geocode with points
+        return batch(tool, result)
+    return SUMMARIES[tool](result)

@@ -1,0 +1,198 @@
+"""Metering a batch of calls (the batch endpoints): every item is admitted, charged and
+released on its own terms, in one Redis round trip per step rather than one per item.
+
+`reserve_batch` admits the items in order (rate tokens and credit per item, one
+concurrency slot for the batch: see `RESERVE_BATCH`) and refuses the rest with the error
+of the first refused one; `commit_batch` charges the items that returned data and puts
+their usage events in the outbox; `release_batch` gives the others back.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import redis
+
+from app.billing.plans import Plan, limits_for
+from app.clock import period_of, utcnow
+from app.config import get_settings
+from app.errors import AppError
+from app.metering import outbox
+from app.metering.keys import (
+    account_bucket_key,
+    counter_key,
+    key_bucket_key,
+    outbox_key,
+    reservations_key,
+)
+from app.metering.schemas import UsageEventIn
+from app.metering.scripts import (
+    GRANTED,
+    NEEDS_COUNTER,
+    commit_many_script,
+    release_many_script,
+    reserve_batch_script,
+)
+from app.metering.service import (
+    CREDITS_PER_CALL,
+    Reservation,
+    counter_ttl_s,
+    credit_limit,
+    refusal,
+    seed_counter,
+)
+from app.observability import metrics
+from app.redis_client import async_redis
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BatchReservation:
+    """The first `len(admitted)` items of a batch, admitted; the others refused with
+    `refused` (None when every item was admitted)."""
+
+    admitted: list[Reservation]
+    refused: AppError | None
+
+
+async def reserve_batch(
+    user_id: str,
+    plan: Plan,
+    items: int,
+    *,
+    key_id: str | None = None,
+    credit_cap: int | None = None,
+    now: datetime | None = None,
+) -> BatchReservation:
+    """Admit up to `items` calls of cost 1 in one Lua call (see `RESERVE_BATCH`)."""
+    period = period_of(now or utcnow())
+    limits = limits_for(plan)
+    limit = credit_limit(plan, credit_cap)
+    prefix = "res_" + secrets.token_hex(10)
+    enforce = 0 if limit is None else 1
+    keys = [
+        counter_key(user_id, period),
+        reservations_key(user_id, period),
+        key_bucket_key(user_id, key_id or "-"),
+        account_bucket_key(user_id),
+    ]
+    args = [
+        prefix,
+        get_settings().reservation_ttl_s * 1000,
+        limit or 0,
+        enforce,
+        enforce,
+        items,
+        limits.rate_per_s,
+        limits.burst,
+        limits.account_rate_per_s,
+        limits.account_burst,
+        limits.concurrency,
+    ]
+    reply = await reserve_batch_script.run_async(async_redis(), keys, args)
+    if reply[0] == NEEDS_COUNTER:
+        await seed_counter(user_id, period, keys[0])
+        args[4] = 0
+        reply = await reserve_batch_script.run_async(async_redis(), keys, args)
+    status, count, used, in_flight, wait_ms, key_tokens, account_tokens = map(int, reply)
+    refused = None
+    if status != GRANTED:
+        refused = refusal(
+            status,
+            plan,
+            limits,
+            credit_cap,
+            used,
+            in_flight,
+            wait_ms,
+            period,
+            cost=1,
+            calls=items - count,
+        )
+    admitted = [
+        Reservation(
+            reservation_id=f"{prefix}:{index}",
+            user_id=user_id,
+            period=period,
+            plan=plan,
+            used=used + index - 1,
+            credit_limit=limit,
+            key_tokens=key_tokens,
+            account_tokens=account_tokens,
+        )
+        for index in range(1, count + 1)
+    ]
+    for _ in admitted:
+        metrics.reservation_opened()
+    return BatchReservation(admitted, refused)
+
+
+async def commit_batch(
+    reservations: Sequence[Reservation],
+    *,
+    call_ids: Sequence[str],
+    key_id: str | None,
+    tool: str,
+) -> int | None:
+    """Charge these reservations (one account, one period) and record their usage events,
+    in one pipelined round trip. Returns the credits used in the period after them (None
+    when there was nothing to commit)."""
+    if not reservations:
+        return None
+    first = reservations[0]
+    user_id, period = first.user_id, first.period
+    now = utcnow()
+    events = [
+        outbox.encode(
+            UsageEventIn(
+                call_id=call_id,
+                user_id=user_id,
+                key_id=key_id,
+                tool=tool,
+                credits=CREDITS_PER_CALL,
+                period=period,
+                created_at=now,
+            )
+        )
+        for call_id in call_ids
+    ]
+    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+    args: list[str | int] = [CREDITS_PER_CALL, counter_ttl_s(period)]
+    args += [r.reservation_id for r in reservations]
+    async with async_redis().pipeline(transaction=False) as pipe:
+        pipe.eval(commit_many_script.source, len(keys), *keys, *args)
+        pipe.rpush(outbox_key(), *events)
+        (live, used), _length = await pipe.execute()
+    for _ in reservations:
+        metrics.reservation_committed(CREDITS_PER_CALL)
+    if int(live) < len(reservations):
+        logger.warning(
+            "commit of %d expired or unknown reservations of %s (%s): counted anyway",
+            len(reservations) - int(live),
+            user_id,
+            period,
+        )
+    outbox.trigger.poke()
+    return int(used)
+
+
+async def release_batch(reservations: Sequence[Reservation]) -> None:
+    """These calls failed or were abandoned: their credits are returned (cost 0); with
+    Redis unreachable the reservations are left to expire (see `service.release`)."""
+    if not reservations:
+        return
+    first = reservations[0]
+    keys = [counter_key(first.user_id, first.period), reservations_key(first.user_id, first.period)]
+    try:
+        await release_many_script.run_async(
+            async_redis(), keys, [r.reservation_id for r in reservations]
+        )
+    except redis.RedisError as exc:
+        logger.warning("%d reservations left to expire: %s", len(reservations), exc)
+    for _ in reservations:
+        metrics.reservation_closed()

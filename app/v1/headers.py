@@ -1,0 +1,111 @@
+"""The headers of the HTTP data API's answers: the limits an answer was counted against
+(`RateLimit-Policy` and `RateLimit`, draft-ietf-httpapi-ratelimit-headers-09), the
+credits left in the month (`Credits-Remaining`), and caching (`Cache-Control`, `ETag`).
+
+Policies (the token buckets of `app.metering.scripts` as quota policies: a bucket of
+`burst` tokens refilled in `burst / rate` seconds):
+
+- `"key"`: the API key's bucket; `"account"`: the bucket all the account's keys share;
+- `"credits"`: the month's credits, when a limit refuses calls past them (the free plan's
+  quota, or the account's own cap; a standard plan without a cap has none).
+
+`RateLimit` gives each policy's remaining `r` and the seconds `t` until it is whole
+again, as admission saw it; a refused call gives the policy that refused it with r=0 and
+the wait. `Credits-Remaining` is the credits left before the limit, or, without one, of
+the plan's monthly allotment (calls past it are overage).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+from app.billing.plans import Plan, limits_for, quota_for
+from app.clock import period_end, period_start, utcnow
+from app.errors import AppError, QuotaExceeded, RateLimited
+from app.geodata.service import FALLBACK_SOURCE
+from app.metering.service import credit_limit
+
+# Answers deterministic for a data vintage may be kept by the client (never by a shared
+# cache: a proxy would then answer other callers without their key being checked or
+# charged). A fallback answer (the upstream was down) is not kept.
+CACHEABLE = "private, max-age=86400"
+NOT_CACHEABLE = "no-store"
+
+
+@dataclass(frozen=True)
+class Metering:
+    """What admission and the commit said of a call's account, for its headers."""
+
+    plan: Plan
+    credit_cap: int | None
+    period: str
+    used: int | None = None  # credits used in the period, after this answer
+    key_tokens: int | None = None
+    account_tokens: int | None = None
+    refused: AppError | None = None
+
+
+def _bucket(burst: int, rate: float) -> tuple[int, int]:
+    """(quota, window s) of a token bucket."""
+    return burst, max(1, math.ceil(burst / rate))
+
+
+def _refill_s(burst: int, rate: float, tokens: int) -> int:
+    return max(0, math.ceil((burst - tokens) / rate))
+
+
+def limit_headers(state: Metering) -> dict[str, str]:
+    limits = limits_for(state.plan)
+    key = _bucket(limits.burst, limits.rate_per_s)
+    account = _bucket(limits.account_burst, limits.account_rate_per_s)
+    policies = [f'"key";q={key[0]};w={key[1]}', f'"account";q={account[0]};w={account[1]}']
+    limit = credit_limit(state.plan, state.credit_cap)
+    start, end = period_start(state.period), period_end(state.period)
+    to_reset = max(0, math.ceil((end - utcnow()).total_seconds()))
+    if limit is not None:
+        policies.append(f'"credits";q={limit};w={int((end - start).total_seconds())}')
+    current: list[str] = []
+    refused = state.refused
+    refused_bucket = refused.details.get("limit") if isinstance(refused, RateLimited) else None
+    if refused is not None and refused_bucket in ("key_rate", "account_rate"):
+        name = "key" if refused_bucket == "key_rate" else "account"
+        wait = math.ceil(float(refused.details.get("retryAfterSeconds", 1)))
+        current.append(f'"{name}";r=0;t={wait}')
+    if state.key_tokens is not None and state.account_tokens is not None:
+        key_t = _refill_s(limits.burst, limits.rate_per_s, state.key_tokens)
+        account_t = _refill_s(limits.account_burst, limits.account_rate_per_s, state.account_tokens)
+        current += [
+            f'"key";r={state.key_tokens};t={key_t}',
+            f'"account";r={state.account_tokens};t={account_t}',
+        ]
+    headers = {"RateLimit-Policy": ", ".join(policies)}
+    if state.used is not None or isinstance(refused, QuotaExceeded):
+        allotment = limit if limit is not None else quota_for(state.plan)
+        used = allotment if isinstance(refused, QuotaExceeded) else (state.used or 0)
+        remaining = max(0, allotment - used)
+        headers["Credits-Remaining"] = str(remaining)
+        if limit is not None:
+            current.append(f'"credits";r={remaining};t={to_reset}')
+    if current:
+        headers["RateLimit"] = ", ".join(current)
+    return headers
+
+
+def etag_of(body: bytes) -> str:
+    """A strong validator of an answer's bytes."""
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """True when `If-None-Match` names `etag` (or is `*`): the client has this answer."""
+    if not if_none_match:
+        return False
+    tags = [tag.strip().removeprefix("W/") for tag in if_none_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+def cache_control(cacheable: bool, structured: dict[str, object]) -> str:
+    fallback = str(structured.get("source", "")).startswith(FALLBACK_SOURCE)
+    return CACHEABLE if cacheable and not fallback else NOT_CACHEABLE

@@ -1,0 +1,323 @@
+"""The OpenAPI 3.1 document of the HTTP data API (GET /v1/openapi.json), written from the
+tool catalogue and the route table: each operation's parameters are its tool's argument
+schema, its answer the tool's result model, so the document cannot drift from the tools.
+Public in every environment (it describes the product, not an account).
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from app.config import Settings
+from app.errors import ERROR_ENVELOPE_SCHEMA
+from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
+from app.geodata.catalogue import arguments_schema, call_description, spec_for
+from app.v1 import examples
+from app.v1.headers import CACHEABLE
+from app.v1.query import MARKERS_FORM
+from app.v1.routes import ROUTES, V1Route
+
+REF = "#/components/schemas/{model}"
+ERROR_STATUSES = {
+    400: "Invalid arguments (INVALID_ARGUMENT); the message names the argument",
+    401: "No API key, or a malformed, unknown or revoked one (UNAUTHENTICATED)",
+    402: "The month's credits are used up: the free plan's quota or the account's own cap "
+    "(QUOTA_EXCEEDED, with quota, used, period, resetsAt)",
+    403: "The key lacks the read:data scope (FORBIDDEN)",
+    404: "Nothing there (NOT_FOUND): no such ZIP code, no place matches, nothing in range",
+    422: "This deployment does not cover the request at all (UNSUPPORTED)",
+    429: "Over the key's or account's rate, or the account's calls in progress "
+    "(RATE_LIMITED): wait Retry-After",
+    503: "A backing service or the upstream provider is briefly down (UNAVAILABLE, "
+    "UPSTREAM_UNAVAILABLE): wait Retry-After",
+    504: "No worker answered within the deadline (DEADLINE_EXCEEDED)",
+}
+HEADERS: dict[str, dict[str, Any]] = {
+    "RateLimit-Policy": {
+        "description": 'Quota policies (IETF draft ratelimit-headers): "key" and "account" '
+        'token buckets (q calls, refilled in w seconds); "credits" for the month when a '
+        "limit refuses calls past them",
+        "schema": {"type": "string"},
+        "example": '"key";q=10;w=2, "account";q=20;w=2, "credits";q=1000;w=2592000',
+    },
+    "RateLimit": {
+        "description": "What is left of each policy (r) and the seconds until it is whole "
+        "again (t); on a refusal, the policy that refused it with r=0",
+        "schema": {"type": "string"},
+        "example": '"key";r=9;t=1, "account";r=19;t=1, "credits";r=998;t=601179',
+    },
+    "Credits-Remaining": {
+        "description": "Credits left this month before the limit (the free quota or the "
+        "account's cap), else of the plan's monthly allotment (standard: past it is overage)",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "X-Request-ID": {
+        "description": "The request's id (the caller's X-Request-ID when sane), in our logs",
+        "schema": {"type": "string"},
+    },
+    "Retry-After": {
+        "description": "Seconds to wait before retrying",
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}},
+    "Cache-Control": {
+        "description": "How long the answer may be kept",
+        "schema": {"type": "string"},
+    },
+    "ETag": {"description": "The answer's validator (If-None-Match)", "schema": {"type": "string"}},
+}
+COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
+    "center": {
+        "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/bbox if absent",
+        "schema": {"type": "string", "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*$"},
+    },
+    "bbox": {
+        "description": "Area to show as WEST,SOUTH,EAST,NORTH (degrees)",
+        "schema": {"type": "string", "pattern": r"^(\s*-?[0-9.]+\s*,){3}\s*-?[0-9.]+\s*$"},
+    },
+    "markers": {
+        "description": f"A marker as {MARKERS_FORM}, the parameter repeated per marker (up to "
+        "50); COLOR a name (red, blue, ...) or %23RRGGBB; LABEL the rest, commas included",
+        "schema": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
+        "style": "form",
+        "explode": True,
+    },
+}
+DESCRIPTION = f"""The tools of the MCP server as plain HTTP: the same catalogue, the same
+answers (`structuredContent` of the tools), the same limits and credits.
+
+**Authentication**: `Authorization: Bearer svc_live_ak_<keyId>_<secret>`, a key from the
+dashboard. Never in the URL (such a request is refused).
+
+**Credits**: 1 per call that returns data; an error costs nothing. Batches: 1 per item
+with data.
+
+**Errors**: `{{"error": {{"code", "message", ...}}}}` with the status below. QUOTA_EXCEEDED
+is 402, not 429: waiting a moment does not help (the credits come back next month, or
+when the account's cap is raised), and HTTP clients retry a 429 by themselves.
+
+**Headers** on every data answer: `RateLimit-Policy` and `RateLimit`,
+`Credits-Remaining`, `X-Request-ID`; population, income, geocode and reverse-geocode
+answers also `Cache-Control: {CACHEABLE}` and an `ETag` (they change only with a new data
+vintage; a conditional request still runs and costs its credit).
+
+**Batches** (`POST /v1/geocode/batch`, `POST /v1/reverse-geocode/batch`): up to
+{MAX_BATCH_ITEMS} items, each a call's arguments; an item that is not a valid call refuses the
+whole batch (400 naming it, nothing charged). `results[i]` answers item i with the status,
+result or error it would have had alone. Items are admitted in order, each taking a rate
+token and a credit: past the rate or the month's credits, the rest are answered
+RATE_LIMITED or QUOTA_EXCEEDED and cost nothing. The batch is 200 whatever its items got.
+"""
+
+
+def openapi_document(settings: Settings) -> dict[str, Any]:
+    schemas = _component_schemas()
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        paths[route.path] = {route.method.lower(): _operation(route, settings)}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Geospatial Data Service: HTTP data API",
+            "version": "1.0.0",
+            "description": DESCRIPTION,
+        },
+        "servers": [{"url": settings.base_url.rstrip("/")}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "svc_live_ak_<keyId>_<secret>",
+                    "description": "An API key from the dashboard's API keys page",
+                }
+            },
+            "schemas": schemas,
+            "headers": {name: deepcopy(header) for name, header in HEADERS.items()},
+            "responses": {str(status): _error_response(status) for status in ERROR_STATUSES},
+        },
+    }
+
+
+def _component_schemas() -> dict[str, Any]:
+    models: list[tuple[type[BaseModel], Any]] = []
+    for route in ROUTES:
+        spec = spec_for(route.tool)
+        models.append((spec.result_model, "serialization"))
+        if route.kind == "batch":
+            models += [
+                (spec.args_model, "validation"),
+                (BATCH_FORMS[route.tool].result_model, "serialization"),
+            ]
+    _, top = models_json_schema(models, by_alias=True, ref_template=REF)
+    schemas: dict[str, Any] = dict(top.get("$defs", {}))
+    schemas["Error"] = deepcopy(ERROR_ENVELOPE_SCHEMA)
+    static = schemas["StaticMapResult"]
+    schemas["StaticMapJson"] = {
+        **deepcopy(static),
+        "title": "StaticMapJson",
+        "properties": {
+            **static["properties"],
+            "pngBase64": {"type": "string", "description": "The PNG image, base64"},
+        },
+        "required": [*static.get("required", []), "pngBase64"],
+    }
+    return schemas
+
+
+def _schema_name(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+# What a query parameter's text must look like where the argument model says more than its
+# JSON schema can (a ZIP code also arrives as a JSON number over MCP).
+PATTERNS = {"postal_code": r"^\s*[0-9]{5}(?:[- ]?[0-9]{4})?\s*$"}
+
+
+def _parameters(route: V1Route, settings: Settings) -> list[dict[str, Any]]:
+    spec = spec_for(route.tool)
+    schema = arguments_schema(spec, settings)
+    required = set(schema.get("required", []))
+    example = examples.ARGUMENTS[route.tool]
+    parameters = []
+    for name, prop in schema["properties"].items():
+        if name in COMPACT_PARAMETERS:
+            parameter = {"name": name, "in": "query", **deepcopy(COMPACT_PARAMETERS[name])}
+        else:
+            options = [o for o in prop.get("anyOf", [prop]) if o.get("type") != "null"]
+            value = {k: v for k, v in options[0].items() if k not in ("title", "description")}
+            if "default" in prop and prop["default"] is not None:
+                value["default"] = prop["default"]
+            if name in PATTERNS:
+                value["pattern"] = PATTERNS[name]
+            parameter = {
+                "name": name,
+                "in": "query",
+                "description": prop.get("description", ""),
+                "schema": value,
+            }
+        parameter["required"] = name in required
+        if name in example:
+            parameter["example"] = example[name]
+        parameters.append(parameter)
+    return parameters
+
+
+def _data_headers(route: V1Route) -> dict[str, Any]:
+    names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", "X-Request-ID", "Cache-Control"]
+    if route.cacheable:
+        names.append("ETag")
+    return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
+
+
+def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
+    spec = spec_for(route.tool)
+    tag = "Batches" if route.kind == "batch" else "Tools"
+    operation: dict[str, Any] = {
+        "operationId": route.operation_id,
+        "tags": [tag],
+        "summary": f"{spec.title} (batch)" if route.kind == "batch" else spec.title,
+    }
+    statuses = [400, 401, 403, 503, 504]
+    if route.kind == "batch":
+        form = BATCH_FORMS[route.tool]
+        operation["description"] = (
+            f"Up to {MAX_BATCH_ITEMS} `{route.tool}` calls; `results[i]` answers `items[i]`. "
+            + form.note.split(": ", 1)[0]
+            + "."
+        )
+        operation["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["items"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "items": {
+                                "type": "array",
+                                "minItems": 1,
+                                "maxItems": MAX_BATCH_ITEMS,
+                                "items": _schema_name(spec.args_model),
+                            }
+                        },
+                    },
+                    "example": examples.BATCH_BODIES[route.tool],
+                }
+            },
+        }
+        ok = {
+            "description": "One answer per item",
+            "headers": _data_headers(route),
+            "content": {
+                "application/json": {
+                    "schema": _schema_name(form.result_model),
+                    "example": examples.BATCH_RESULTS[route.tool],
+                }
+            },
+        }
+    else:
+        operation["description"] = call_description(spec, settings)
+        operation["parameters"] = _parameters(route, settings)
+        statuses += [402, 404, 429] + ([422] if route.tool == "search_nearby" else [])
+        content: dict[str, Any] = {
+            "application/json": {
+                "schema": _schema_name(spec.result_model),
+                "example": examples.RESULTS[route.tool],
+            }
+        }
+        if route.kind == "image":
+            content = {
+                "image/png": {"schema": {"type": "string", "contentMediaType": "image/png"}},
+                "application/json": {
+                    "schema": {"$ref": REF.format(model="StaticMapJson")},
+                    "example": examples.RESULTS[route.tool],
+                },
+            }
+            operation["description"] += (
+                " Answers the PNG image, or, with `Accept: application/json`, the result "
+                "with the image in base64 (`pngBase64`)."
+            )
+        ok = {
+            "description": "The tool's answer",
+            "headers": _data_headers(route),
+            "content": content,
+        }
+    responses: dict[str, Any] = {"200": ok}
+    if route.cacheable:
+        responses["304"] = {
+            "description": "Not modified (If-None-Match named this answer's ETag)",
+            "headers": _data_headers(route),
+        }
+    for status in sorted(statuses):
+        responses[str(status)] = {"$ref": f"#/components/responses/{status}"}
+    operation["responses"] = responses
+    return operation
+
+
+def _error_response(status: int) -> dict[str, Any]:
+    headers: dict[str, Any] = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"}}
+    if status == 401:
+        headers["WWW-Authenticate"] = {"$ref": "#/components/headers/WWW-Authenticate"}
+    if status in (429, 503):
+        headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+    if status in (402, 429):
+        headers["RateLimit-Policy"] = {"$ref": "#/components/headers/RateLimit-Policy"}
+        headers["RateLimit"] = {"$ref": "#/components/headers/RateLimit"}
+    return {
+        "description": ERROR_STATUSES[status],
+        "headers": headers,
+        "content": {
+            "application/json": {
+                "schema": {"$ref": REF.format(model="Error")},
+                "example": {"error": examples.ERRORS[status]},
+            }
+        },
+    }

@@ -1,0 +1,103 @@
+"""A tool's arguments from a query string: each parameter named as the argument, its text
+read as the argument's JSON type (the catalogue's strict models then check it exactly as
+they check an MCP call's JSON).
+
+`static_map`'s structured arguments take compact forms:
+
+- `center=LAT,LON` (e.g. `center=40.71,-74.0`)
+- `bbox=WEST,SOUTH,EAST,NORTH` (e.g. `bbox=-74.3,40.5,-73.7,40.9`)
+- `markers=LAT,LON[,COLOR[,LABEL]]`, repeated for each marker (e.g.
+  `markers=40.71,-74.0,red,Office&markers=40.75,-73.99`); COLOR is a name or `#RRGGBB`
+  (`%23RRGGBB` in a URL); LABEL is the rest of the value, commas included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from starlette.datastructures import QueryParams
+
+from app.errors import InvalidArgument
+from app.geodata.catalogue import spec_for
+
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
+COMPACT_FORMS = {
+    "center": ("lat", "lon"),
+    "bbox": ("west", "south", "east", "north"),
+}
+
+
+@cache
+def _argument_types(tool: str) -> Mapping[str, str]:
+    """Each argument's JSON type: "number", "integer", "string" or "object"/"array"."""
+    properties = spec_for(tool).args_model.model_json_schema()["properties"]
+    types: dict[str, str] = {}
+    for name, schema in properties.items():
+        options = schema.get("anyOf", [schema])
+        named = [o.get("type") for o in options if o.get("type") not in (None, "null")]
+        types[name] = str(named[0]) if named else "object"
+    return types
+
+
+def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
+    """The arguments of a call of `tool` from `query`; InvalidArgument for an unknown or
+    repeated parameter or a compact form that does not parse."""
+    types = _argument_types(tool)
+    arguments: dict[str, Any] = {}
+    for name in query:
+        values = query.getlist(name)
+        if name not in types:
+            known = ", ".join(types)
+            raise InvalidArgument(f"{name}: is not a known parameter (known: {known})")
+        if name == "markers":
+            arguments[name] = [_marker(value) for value in values]
+            continue
+        if len(values) > 1:
+            raise InvalidArgument(f"{name}: give it once")
+        arguments[name] = _read(name, values[0], types[name])
+    return arguments
+
+
+def _read(name: str, text: str, kind: str) -> Any:
+    if name in COMPACT_FORMS:
+        return _compact(name, text, COMPACT_FORMS[name])
+    if kind == "number":
+        return _number(text)
+    if kind == "integer":
+        return int(text) if _INTEGER.fullmatch(text) else text
+    return text
+
+
+def _number(text: str) -> float | str:
+    """The number `text` spells; else the text, which the strict model then refuses by
+    name ("must be a number")."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _compact(name: str, text: str, parts: tuple[str, ...]) -> dict[str, Any]:
+    values = text.split(",")
+    numbers = [_number(value.strip()) for value in values]
+    if len(values) != len(parts) or any(isinstance(n, str) for n in numbers):
+        form = ",".join(part.upper() for part in parts)
+        raise InvalidArgument(f"{name}: must be {form} (numbers, comma-separated)")
+    return dict(zip(parts, numbers, strict=True))
+
+
+def _marker(text: str) -> dict[str, Any]:
+    values = text.split(",", 3)
+    lat, lon = (_number(v.strip()) for v in (values + ["", ""])[:2])
+    if isinstance(lat, str) or isinstance(lon, str):
+        raise InvalidArgument(f"markers: each must be {MARKERS_FORM}, e.g. 40.71,-74.0,red,Office")
+    marker: dict[str, Any] = {"lat": lat, "lon": lon}
+    if len(values) > 2 and values[2].strip():
+        marker["color"] = values[2].strip()
+    if len(values) > 3:
+        marker["label"] = values[3]
+    return marker

@@ -1,0 +1,89 @@
+"""The text block of a result: a summary of one to three lines with the facts, never a
+second copy of the JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.geodata.catalogue import TOOL_SPECS
+from app.geodata.service import execute
+from app.geodata.summaries import SUMMARIES, summarize
+
+
+@pytest.fixture(autouse=True)
+def _indices(geodata_dir: Path) -> None:
+    pass
+
+
+def summary(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = execute(tool, args).structured
+    text = summarize(tool, result)
+    assert 1 <= len(text.splitlines()) <= 3, text
+    assert len(text) < len(json.dumps(result)), text
+    return text, result
+
+
+def test_every_tool_has_a_summary() -> None:
+    assert set(SUMMARIES) == set(TOOL_SPECS)
+
+
+def test_population_names_the_figure_and_place() -> None:
+    text, _ = summary("get_population", {"postal_code": "10001"})
+    assert text == "ZIP 10001 (New York, NY): population 27,004 (2022)."
+
+
+def test_income_says_median_and_a_top_code() -> None:
+    text, _ = summary("get_average_income", {"postal_code": "94027"})
+    assert text == "ZIP 94027: median household income $250,000 or more (2018-2022)."
+
+
+def test_geocode_gives_the_best_match_with_coordinates_then_the_others() -> None:
+    text, result = summary("geocode", {"query": "Paris", "limit": 5})
+    first, also = text.splitlines()
+    assert first.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880), city")
+    assert also.startswith("Also: Paris, ")
+    assert also.endswith(" and 1 more.")
+    assert len(text) < len(json.dumps(result)) / 3
+
+
+def test_geocode_carries_its_warning() -> None:
+    text, _ = summary("geocode", {"query": "221B Baker Street, London"})
+    assert "reads as a street address" in text.splitlines()[-1]
+
+
+def test_reverse_geocode_says_the_zip_is_only_the_nearest_centre() -> None:
+    text, _ = summary("reverse_geocode", {"lat": 40.758, "lon": -73.9855})
+    assert text.startswith("In New York City, New York, US (")
+    assert "nearest ZIP centre 10020" in text
+
+
+def test_search_nearby_names_the_nearest_and_how_to_page() -> None:
+    args = {"lat": 51.5074, "lon": -0.1278, "category": "airport", "radius_m": 50000, "limit": 5}
+    text, result = summary("search_nearby", args)
+    first, more = text.splitlines()
+    assert first.startswith(f"{result['total']} places of category airport within 50.0 km: ")
+    assert result["results"][0]["name"] in first
+    assert more == "More: pass nextCursor as cursor."
+
+
+def test_static_map_describes_the_image() -> None:
+    text, _ = summary("static_map", {"center": {"lat": 48.85, "lon": 2.35}, "zoom": 5})
+    assert text == "600x400 PNG map of (48.8500, 2.3500) at zoom 5 with 0 marker(s)."
+
+
+def test_a_batch_counts_outcomes_and_names_the_first_answers() -> None:
+    paris = execute("geocode", {"query": "Paris"}).structured
+    body = {
+        "results": [
+            {"status": 200, "result": paris},
+            {"status": 404, "error": {"code": "NOT_FOUND", "message": "No place"}},
+        ],
+        "credits": 1,
+    }
+    first, answers = summarize("geocode", body).splitlines()
+    assert first == "2 items: 1 answered (1 credits), 1 NOT_FOUND."
+    assert answers.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880)")

@@ -1,0 +1,102 @@
+"""Rate and concurrency limits on /v1 (a stack with a small free burst and concurrency, as
+`tests.mcp.test_tenancy`'s): 429 with Retry-After and the refusing policy in RateLimit,
+a batch past the rate answered per item, and a client gone mid-call not charged."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import redis
+
+from app.clock import period_of, utcnow
+from tests.fakes.upstream import FakeUpstream
+from tests.mcp.conftest import DEADLINE_S, Stack, start_stack
+from tests.mcp.test_disconnect import reset, wait_until
+from tests.mcp.test_tenancy import FREE_BURST, limited_env
+from tests.support.fixtures import Backend
+from tests.v1.conftest import Client, assert_documented, new_client
+
+
+@pytest.fixture(scope="module")
+def limited(
+    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    env = limited_env(backend, fake_upstream, "v1-limits")
+    stack = start_stack(env, tmp_path_factory.mktemp(f"v1-limits-{backend.name}"))
+    yield stack
+    stack.server.stop()
+    stack.worker.stop(wait=False)
+
+
+@pytest.fixture
+def tenant(limited: Stack) -> Iterator[Client]:
+    clients: list[httpx.Client] = []
+    yield new_client(limited.server.url, clients)
+    for http in clients:
+        http.close()
+
+
+def test_over_the_rate_is_429_with_retry_after_and_costs_nothing(tenant: Client) -> None:
+    for _ in range(FREE_BURST):
+        assert tenant.api.get("/v1/geocode", params={"query": "Denver"}).status_code == 200
+
+    refused = tenant.api.get("/v1/geocode", params={"query": "Denver"})
+
+    assert refused.status_code == 429
+    assert_documented(refused)
+    error = refused.json()["error"]
+    assert (error["code"], error["limit"]) == ("RATE_LIMITED", "key_rate")
+    wait = int(refused.headers["retry-after"])  # whole seconds; the body has the fraction
+    assert wait >= 1
+    assert 0 < error["retryAfterSeconds"] <= wait
+    assert refused.headers["ratelimit"] == f'"key";r=0;t={wait}'
+    assert refused.headers["ratelimit-policy"].startswith(f'"key";q={FREE_BURST};w=')
+    assert tenant.usage()["used"] == FREE_BURST
+
+
+def test_a_batch_past_the_rate_answers_the_burst_and_refuses_the_rest(tenant: Client) -> None:
+    items = [{"query": "Denver"}] * (FREE_BURST + 2)
+
+    response = tenant.api.post("/v1/geocode/batch", json={"items": items})
+
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [item["status"] for item in results] == [200] * FREE_BURST + [429, 429]
+    assert results[-1]["error"]["limit"] == "key_rate"
+    assert response.json()["credits"] == FREE_BURST
+    assert tenant.usage()["used"] == FREE_BURST
+
+
+def test_a_call_whose_client_reset_the_connection_is_not_charged(
+    limited: Stack, tenant: Client, upstream: FakeUpstream
+) -> None:
+    env = limited.server.env
+    store = redis.Redis.from_url(env["GEOSVC_REDIS_URL"], decode_responses=True)
+    prefix = env["GEOSVC_REDIS_KEY_PREFIX"]
+    for key in store.scan_iter(match=f"{prefix}upstream:census:*"):
+        store.delete(key)  # the call must reach the (slow) fake, not the answer cache
+    in_flight = f"{prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}:res"
+    upstream.fail("census", hang_s=DEADLINE_S + 2, count=4)
+    parts = urlsplit(limited.server.url)
+    raw = socket.create_connection((parts.hostname, parts.port), timeout=30)
+    raw.sendall(
+        (
+            f"GET /v1/average-income?postal_code=94103 HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+            f"Authorization: Bearer {tenant.api_key}\r\n\r\n"
+        ).encode()
+    )
+    wait_until(lambda: upstream.requests("census") >= 1, "the call to reach the fake")
+    assert store.zcard(in_flight) == 1
+    reset_at = time.monotonic()
+
+    reset(raw)
+
+    wait_until(lambda: store.zcard(in_flight) == 0, "the reservation to end")
+    assert time.monotonic() - reset_at < DEADLINE_S  # released at once, not at the deadline
+    assert tenant.usage()["used"] == 0
+    store.close()
