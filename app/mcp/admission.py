@@ -37,9 +37,7 @@ from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.results import error_result
 from app.metering.service import release
 from app.observability import metrics
-from app.request_log import service as request_log
-from app.request_log.refusals import record_refusal
-from app.tool_calls.service import Admission, admit
+from app.tool_calls.service import Admission, admit, record_refused
 
 logger = logging.getLogger(__name__)
 
@@ -84,15 +82,7 @@ class EdgeAdmission:
             await _answer(send, request_id, refusal)
             tool = name if name in TOOL_SPECS else "other"
             metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
-            entry = request_log.entry_for(
-                principal_id=principal.key_id,
-                tool=tool,
-                failure=refusal,
-                started=admission_started,
-                credits=0,
-                call_id=None,
-            )
-            record_refusal(principal.user_id, entry)
+            record_refused(principal, name, refusal, admission_started)
             return
         admitted = AdmittedCall(admission)
         scope["state"][STATE_KEY] = admitted

@@ -1,4 +1,4 @@
-"""Refused calls into the request log, after their answer, a flood coalesced.
+"""Entries written after the answer: refused calls, a flood coalesced, and batches.
 
 A call refused before its reservation (rate, concurrency, credits, invalid arguments) has
 no round trip of its own to ride on, and a client that ignores `retryAfterSeconds` sends
@@ -9,6 +9,9 @@ refusal of a kind (account, principal, tool, outcome) is written at once, in the
 background, and the next ones within `WINDOW_S` are counted and written as one entry
 with their count when the window closes: a flood costs one write a second per kind, and
 its log shows `RATE_LIMITED ×900` instead of nine hundred lines.
+
+A batch (`app.tool_calls.batch`) is logged the same way, once answered: one entry per
+outcome among its items, with their number (`record_later`).
 """
 
 from __future__ import annotations
@@ -57,19 +60,20 @@ class RefusalLog:
             logger.warning("request log: %d refusal windows open; one dropped", len(self._open))
             return
         self._open[kind] = _Window()
-        self._write(user_id, entry)
+        self.write(user_id, entry)
         asyncio.get_running_loop().call_later(WINDOW_S, self._close, kind)
 
     def _close(self, kind: Kind) -> None:
         window = self._open.pop(kind, None)
         if window is not None and window.first is not None:  # its time and latency for all
-            self._write(kind[0], window.first._replace(calls=window.count))
+            self.write(kind[0], window.first._replace(calls=window.count))
 
-    def _write(self, user_id: str, entry: CallEntry) -> None:
+    def write(self, user_id: str, *entries: CallEntry) -> None:
+        """Write entries in the background, unless too many writes are waiting already."""
         if len(self._pending) >= MAX_PENDING_WRITES:
             logger.warning("request log: %d writes waiting; one dropped", len(self._pending))
             return
-        task = asyncio.get_running_loop().create_task(record(user_id, entry))
+        task = asyncio.get_running_loop().create_task(record(user_id, *entries))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
@@ -77,11 +81,21 @@ class RefusalLog:
 _logs: dict[asyncio.AbstractEventLoop, RefusalLog] = {}
 
 
-def record_refusal(user_id: str, entry: CallEntry) -> None:
-    """Log a refused call after its answer (see the module doc); never waits."""
+def _log() -> RefusalLog:
     loop = asyncio.get_running_loop()
     log = _logs.get(loop)
     if log is None:
         _logs.clear()  # a loop of its own per process; tests start new ones
         log = _logs[loop] = RefusalLog()
-    log.add(user_id, entry)
+    return log
+
+
+def record_refusal(user_id: str, entry: CallEntry) -> None:
+    """Log a refused call after its answer (see the module doc); never waits."""
+    _log().add(user_id, entry)
+
+
+def record_later(user_id: str, entries: list[CallEntry]) -> None:
+    """Write these entries in the background, as they are (a batch's, after its answer)."""
+    if entries:
+        _log().write(user_id, *entries)

@@ -181,14 +181,19 @@ def writes_for(user_id: str, entry: CallEntry) -> Callable[[Pipeline], None]:
     return add
 
 
-async def record(user_id: str, entry: CallEntry) -> None:
-    """Write one entry in a round trip of its own; a Redis failure is logged, never raised
+async def record(user_id: str, *entries: CallEntry) -> None:
+    """Write entries in a round trip of their own; a Redis failure is logged, never raised
     (the call's answer does not depend on its log entry)."""
-    keys, args = _script_call(user_id, entry)
     try:
-        await record_script.run_async(async_redis(), keys, args)
+        if len(entries) == 1:
+            await record_script.run_async(async_redis(), *_script_call(user_id, entries[0]))
+            return
+        async with async_redis().pipeline(transaction=False) as pipe:
+            for entry in entries:
+                record_script.queue(pipe, *_script_call(user_id, entry))
+            await pipe.execute()
     except redis.RedisError as exc:
-        logger.warning("request log: a call of %s was not recorded: %s", user_id, exc)
+        logger.warning("request log: calls of %s were not recorded: %s", user_id, exc)
 
 
 @dataclass(frozen=True)

@@ -96,9 +96,8 @@ async def call_tool(
     started = time.monotonic()
     try:
         admitted = admission or await admit(principal, name, arguments)
-    except BaseException as exc:  # refused: logged after the answer, never before it
-        entry = _log_entry(principal, name, exc, started, call_id=None)
-        record_refusal(principal.user_id, entry)
+    except BaseException as exc:
+        record_refused(principal, name, exc, started)
         raise
     reservation, args = admitted.reservation, admitted.arguments
     call_id: str | None = None
@@ -142,6 +141,17 @@ async def call_tool(
         also=request_log.writes_for(principal.user_id, entry),
     )
     return replace(answer, credits_used=used)
+
+
+def record_refused(
+    principal: ApiKeyPrincipal, name: str, refusal: BaseException, started: float
+) -> None:
+    """A call refused before its reservation (invalid, rate, concurrency, credits), into
+    the request log after its answer (`app.request_log.refusals`). `started`:
+    time.monotonic() when the edge took the call. For the edges that admit calls
+    themselves (/mcp's, /v1's) and for `call_tool`."""
+    entry = _log_entry(principal, name, refusal, started, call_id=None)
+    record_refusal(principal.user_id, entry)
 
 
 def _log_entry(

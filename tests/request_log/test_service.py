@@ -109,7 +109,7 @@ class TestRecord:
         try:
             await request_log.record(user_id, entry(now_ms()))
 
-            assert "was not recorded" in caplog.text
+            assert "were not recorded" in caplog.text
             with pytest.raises(redis.ConnectionError):
                 request_log.recent_calls(user_id)  # the endpoint answers this with 503
         finally:
