@@ -68,6 +68,20 @@ class Settings(BaseSettings):
     request_log_max_calls: int = Field(1000, ge=1, le=10_000)
     request_log_days: int = Field(7, ge=1, le=90)
 
+    # OAuth 2.1 sign-in for /mcp (app/oauth). The key that hashes OAuth tokens and codes
+    # (HMAC-SHA256) and signs the consent form: required in production (at least 32
+    # bytes), kept under data_dir in development. Changing it signs every connected app out.
+    oauth_signing_key: SecretStr | None = None
+    oauth_access_token_ttl_s: int = Field(3600, ge=60, le=86400)
+    # A refresh token is used once (rotation); its replacement lives this long again.
+    oauth_refresh_token_ttl_s: int = Field(30 * 86400, ge=3600)
+    oauth_code_ttl_s: int = Field(60, ge=10, le=600)
+    # Client ID Metadata Documents: one fetch waits at most this long.
+    oauth_cimd_timeout_s: float = Field(5.0, gt=0, le=30)
+    # Development and tests only: fetch client metadata documents from loopback addresses
+    # over plain http (production fetches https from public addresses only).
+    oauth_cimd_allow_loopback: bool = False
+
     # MCP transport security: hosts and origins a hosted deployment answers to.
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*"]
@@ -261,6 +275,20 @@ class Settings(BaseSettings):
                 f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
                 f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
             )
+        oauth_key = (
+            self.oauth_signing_key.get_secret_value().encode() if self.oauth_signing_key else b""
+        )
+        if len(oauth_key) < MIN_PEPPER_BYTES:
+            raise ValueError(
+                f"GEOSVC_OAUTH_SIGNING_KEY must be at least {MIN_PEPPER_BYTES} bytes with "
+                f"GEOSVC_ENV=production (it has {len(oauth_key)}): it hashes OAuth tokens and "
+                "signs the consent form; e.g. `openssl rand -hex 32`."
+            )
+        if self.oauth_cimd_allow_loopback:
+            raise ValueError(
+                "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK is refused with GEOSVC_ENV=production: any "
+                "client could then make the service fetch addresses on its own network."
+            )
         embedded = [
             name
             for name, value in (
@@ -303,12 +331,23 @@ class Settings(BaseSettings):
             return self.secret_pepper.get_secret_value().encode()
         if not self.is_development:
             raise RuntimeError("GEOSVC_SECRET_PEPPER must be set outside development")
-        path = self.data_dir / "pepper"
-        if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(32))
-            path.chmod(0o600)
-        return path.read_text().strip().encode()
+        return _kept_secret(self.data_dir / "pepper")
+
+    def oauth_key(self) -> bytes:
+        """GEOSVC_OAUTH_SIGNING_KEY, or in development one generated once under data_dir."""
+        if self.oauth_signing_key is not None:
+            return self.oauth_signing_key.get_secret_value().encode()
+        if not self.is_development:
+            raise RuntimeError("GEOSVC_OAUTH_SIGNING_KEY must be set outside development")
+        return _kept_secret(self.data_dir / "oauth_signing_key")
+
+
+def _kept_secret(path: Path) -> bytes:
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return path.read_text().strip().encode()
 
 
 @lru_cache

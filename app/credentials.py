@@ -1,12 +1,30 @@
 """What a credential looks like outside its header, for the parts that refuse or redact it:
-the API key's prefix and the query-parameter names that carry secrets."""
+the prefixes of the secrets the service issues and the query-parameter names that carry
+secrets."""
 
 from __future__ import annotations
 
 API_KEY_PREFIX = "svc_live_ak_"
+# OAuth secrets the service issues (app/oauth): prefixed like keys, so a URL holding one
+# is refused and a log line holding one is redacted wherever it appears.
+ACCESS_TOKEN_PREFIX = "svc_at_"
+REFRESH_TOKEN_PREFIX = "svc_rt_"
+AUTHORIZATION_CODE_PREFIX = "svc_ac_"
+SECRET_PREFIXES = (
+    API_KEY_PREFIX,
+    ACCESS_TOKEN_PREFIX,
+    REFRESH_TOKEN_PREFIX,
+    AUTHORIZATION_CODE_PREFIX,
+)
 
-# Refused in any URL (app.http.guards) and redacted from any logged URL (logs).
+# Refused in any URL (app.http.guards) and redacted from any logged URL (logs). OAuth's
+# secrets go in POST bodies (RFC 6749, OAuth 2.1 forbids tokens in query strings), so
+# none of the OAuth endpoints needs one of these in its URL.
 CREDENTIAL_PARAMS = frozenset(
     {"api_key", "apikey", "api-key", "key", "token", "access_token", "auth", "authorization"}
     | {"password", "secret", "session", "svc_session"}
+    | {"refresh_token", "client_secret", "code_verifier"}
 )
+# Redacted from logged URLs but not refused: `code` is the authorization code in the
+# query of a *client's* redirect URI, and a harmless word in anyone else's.
+REDACTED_PARAMS = CREDENTIAL_PARAMS | {"code"}

@@ -15,9 +15,11 @@ from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
+from app.dashboard.apps_page import router as dashboard_apps_router
 from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.calls_page import router as dashboard_calls_router
+from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
 from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
@@ -25,10 +27,12 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
+from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
+from app.oauth.endpoints import router as oauth_router
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
@@ -56,6 +60,7 @@ def create_app() -> FastAPI:
         docs_url="/docs" if docs else None,
         openapi_url="/openapi.json" if docs else None,
         redoc_url=None,
+        responses=EDGE_ERRORS,  # what the guards and handlers may answer on any route
     )
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
@@ -74,6 +79,9 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_keys_router)
     app.include_router(dashboard_calls_router)
     app.include_router(dashboard_usage_router)
+    app.include_router(dashboard_apps_router)
+    app.include_router(dashboard_consent_router)
+    app.include_router(oauth_router)
     app.include_router(dashboard_assets_router)
     app.include_router(v1_reference_router)
     # First: the data plane is the hot path, and routes are matched in order.

@@ -165,3 +165,77 @@ class AdminAction(SQLModel, table=True):
     user_id: str = Field(index=True, max_length=40)
     reason: str = Field(max_length=500)
     details: str = Field(default="{}", max_length=2000)  # JSON
+
+
+class OAuthClient(SQLModel, table=True):
+    """An OAuth client: registered dynamically (RFC 7591, `kind` "dcr") or known by its
+    Client ID Metadata Document (`kind` "cimd": client_id is the document's https URL,
+    re-fetched once `metadata_expires_at` has passed)."""
+
+    __tablename__ = "oauth_clients"
+
+    client_id: str = Field(primary_key=True, max_length=512)
+    kind: str = Field(max_length=8)
+    client_name: str = Field(max_length=100)
+    client_uri: str | None = Field(default=None, max_length=512)
+    redirect_uris: str = Field(sa_column=Column(Text, nullable=False))  # JSON list
+    grant_types: str = Field(default="authorization_code", max_length=100)  # space-separated
+    token_endpoint_auth_method: str = Field(default="none", max_length=32)
+    client_secret_hash: str | None = Field(default=None, max_length=64)  # HMAC, hex
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    metadata_expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class OAuthGrant(SQLModel, table=True):
+    """A connected app: one person's consent to one client. Its id stands where a key id
+    would (the ledger's key_id, rate buckets), so usage names the app as it names a key;
+    revoking it ends every token issued under it."""
+
+    __tablename__ = "oauth_grants"
+
+    id: str = Field(primary_key=True, max_length=32)  # "app_" + 16 lowercase alphanumerics
+    user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    client_id: str = Field(foreign_key="oauth_clients.client_id", index=True, max_length=512)
+    scope: str = Field(max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class OAuthCode(SQLModel, table=True):
+    """An authorization code (hashed): single use (`used_at`), short lived, bound to the
+    client, redirect URI, resource and PKCE challenge of its request."""
+
+    __tablename__ = "oauth_codes"
+
+    code_hash: str = Field(primary_key=True, max_length=64)
+    grant_id: str = Field(foreign_key="oauth_grants.id", index=True, max_length=32)
+    client_id: str = Field(max_length=512)
+    redirect_uri: str = Field(sa_column=Column(Text, nullable=False))
+    scope: str = Field(max_length=200)
+    resource: str = Field(max_length=512)
+    code_challenge: str = Field(max_length=128)
+    code_challenge_method: str = Field(max_length=8)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    expires_at: datetime = Field(sa_column=_utc_column())
+    used_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class OAuthToken(SQLModel, table=True):
+    """An access token and its refresh token (both hashed). A refresh makes a new row of
+    the same `family` (the code it all came from) and marks this one's refresh token used;
+    a used refresh token presented again revokes the whole family."""
+
+    __tablename__ = "oauth_tokens"
+
+    id: int | None = Field(default=None, primary_key=True)
+    grant_id: str = Field(foreign_key="oauth_grants.id", index=True, max_length=32)
+    family: str = Field(index=True, max_length=64)
+    access_token_hash: str = Field(unique=True, max_length=64)
+    refresh_token_hash: str | None = Field(default=None, unique=True, max_length=64)
+    scope: str = Field(max_length=200)
+    resource: str = Field(max_length=512)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    access_expires_at: datetime = Field(sa_column=_utc_column())
+    refresh_expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    refresh_used_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))

@@ -57,6 +57,12 @@ class TTLCache(Generic[K, V]):
         with self._lock:
             self._entries.pop(key, None)
 
+    def invalidate_where(self, doomed: Callable[[V], bool]) -> None:
+        """Drop every entry whose value `doomed` picks (rare: a revocation)."""
+        with self._lock:
+            for key in [k for k, (_, value) in self._entries.items() if doomed(value)]:
+                del self._entries[key]
+
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -5,8 +5,12 @@ The one formatter for every surface: tool arguments, JSON request bodies, dashbo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 MAX_PROBLEMS = 3
 
@@ -102,3 +106,42 @@ def no_control_characters(value: str) -> str:
     if has_control_characters(value):
         raise ValueError("must not contain control characters")
     return value
+
+
+def _char_class(codes: Iterable[int]) -> str:
+    """The inside of a regex character class matching `codes`, as ranges of `\\uXXXX`
+    escapes (read alike by Python's re and ECMA-262, the dialect of JSON Schema)."""
+    ordered = sorted(codes)
+    ranges: list[tuple[int, int]] = []
+    for code in ordered:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "".join(
+        f"\\u{low:04x}" if low == high else f"\\u{low:04x}-\\u{high:04x}" for low, high in ranges
+    )
+
+
+_NOT_PLAIN = _char_class(_CONTROL | _BIDI)
+# What `plain_text` admits, for the OpenAPI schema (its messages stay the validator's).
+PLAIN_TEXT_PATTERN = f"^[^{_NOT_PLAIN}]*$"
+# The same with at least one character that is not white space (for names stripped first).
+VISIBLE_TEXT_PATTERN = f"^[^{_NOT_PLAIN}]*[^\\s{_NOT_PLAIN}][^{_NOT_PLAIN}]*$"
+
+
+class JsonSchemaPattern:
+    """Annotated metadata: documents a string's rule as a JSON Schema `pattern` without
+    enforcing it (a validator does, with its own message)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {**handler(core_schema), "pattern": self.pattern}
+
+
+PlainText = Annotated[str, AfterValidator(plain_text), JsonSchemaPattern(PLAIN_TEXT_PATTERN)]
+"""A name shown to people: no control or bidi control characters, documented as a pattern."""

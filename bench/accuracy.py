@@ -111,12 +111,16 @@ def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | No
         confidences = [r["confidence"] for r in results]
         if confidences != sorted(confidences, reverse=True):
             return "results not sorted by confidence"
-        return _check_place(results[0], expect)
+        rank = expect.get("rank", 1)  # which result the expectation is about, from 1
+        if len(results) < rank:
+            return f"only {len(results)} results"
+        return _check_place(results[rank - 1], expect)
     if tool == "search_nearby":
-        if "code" in expect and expect["code"] not in [r.get("code") for r in result["results"]]:
-            return f"no {expect['code']} in {[r.get('code') for r in result['results']]}"
-        if "name" in expect and not any(_name_ok(r, expect["name"]) for r in result["results"]):
-            return f"none of {expect['name']} in {[r['name'] for r in result['results']]}"
+        places = result["results"][: expect.get("within_first")]  # prominence: among the first
+        if "code" in expect and expect["code"] not in [r.get("code") for r in places]:
+            return f"no {expect['code']} in {[r.get('code') for r in places]}"
+        if "name" in expect and not any(_name_ok(r, expect["name"]) for r in places):
+            return f"none of {expect['name']} in {[r['name'] for r in places]}"
         return None
     value = result.get("population", result.get("amount"))
     if "at_least" in expect:

@@ -81,6 +81,7 @@ def test_app_services_share_the_configuration(compose: dict[str, Any]) -> None:
         assert env["GEOSVC_REDIS_URL"] == "redis://redis:6379/0"
         assert env["GEOSVC_ENV"] == "production"
         assert "GEOSVC_SECRET_PEPPER" in env
+        assert "GEOSVC_OAUTH_SIGNING_KEY" in env
     assert "GEOSVC_FLOWER_AUTH" in services["flower"]["environment"]
     assert "GEOSVC_FLOWER_AUTH" not in services["api"]["environment"]
     assert (ROOT / "Dockerfile").exists()

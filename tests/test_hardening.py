@@ -243,10 +243,18 @@ class TestMcpGet:
 
     @pytest.mark.parametrize("method", ["GET", "DELETE"])
     def test_get_and_delete_mcp_are_405(self, http: httpx.Client, method: str) -> None:
-        response = http.request(method, "/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+        headers = {"Accept": "text/event-stream", "Authorization": "Bearer svc_live_ak_x"}
+        response = http.request(method, "/mcp", headers=headers, timeout=5)
         assert response.status_code == 405
         assert response.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
         assert response.headers["allow"] == "POST"
+
+    def test_without_credentials_a_get_is_401_where_a_host_starts_signing_in(
+        self, http: httpx.Client
+    ) -> None:
+        response = http.get("/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+        assert response.status_code == 401
+        assert "resource_metadata=" in response.headers["www-authenticate"]
 
 
 class OwnRedis:

@@ -49,6 +49,11 @@ class TestProductionRefusals:
             # every client could pick its own address and escape the sign-in limits
             ({"GEOSVC_FORWARDED_ALLOW_IPS": "*"}, "GEOSVC_FORWARDED_ALLOW_IPS"),
             ({"GEOSVC_FORWARDED_ALLOW_IPS": "10.0.0.2, *"}, "GEOSVC_FORWARDED_ALLOW_IPS"),
+            # OAuth tokens are hashed and the consent form signed with it
+            ({"GEOSVC_OAUTH_SIGNING_KEY": ""}, "GEOSVC_OAUTH_SIGNING_KEY"),
+            ({"GEOSVC_OAUTH_SIGNING_KEY": "too-short"}, "GEOSVC_OAUTH_SIGNING_KEY"),
+            # any client could make the service fetch addresses on its own network
+            ({"GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK": "true"}, "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK"),
         ],
     )
     def test_api_refuses_to_start_naming_the_setting(

@@ -9,6 +9,7 @@ from app.accounts.deps import SESSION_COOKIE, CurrentUser
 from app.accounts.schemas import MeResponse, SignInRequest, SignUpRequest
 from app.config import get_settings
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 from app.redis_client import sync_redis
 
 router = APIRouter(tags=["accounts"])
@@ -27,7 +28,7 @@ def set_session_cookie(response: Response, token: str) -> None:
     )
 
 
-@router.post("/auth/signup", status_code=201)
+@router.post("/auth/signup", status_code=201, responses=error_responses(403, 409, 429))
 def sign_up(
     body: SignUpRequest, session: SessionDep, request: Request, response: Response
 ) -> MeResponse:
@@ -40,7 +41,7 @@ def sign_up(
     return me
 
 
-@router.post("/auth/signin")
+@router.post("/auth/signin", responses=error_responses(401, 403, 429))
 def sign_in(
     body: SignInRequest, session: SessionDep, request: Request, response: Response
 ) -> MeResponse:
@@ -56,7 +57,7 @@ def sign_in(
     return me
 
 
-@router.post("/auth/signout", status_code=204)
+@router.post("/auth/signout", status_code=204, responses=error_responses(403))
 def sign_out(session: SessionDep, svc_session: Annotated[str | None, Cookie()] = None) -> Response:
     service.end_session(session, svc_session)
     session.commit()
@@ -65,6 +66,6 @@ def sign_out(session: SessionDep, svc_session: Annotated[str | None, Cookie()] =
     return response
 
 
-@router.get("/me")
+@router.get("/me", responses=error_responses(401))
 def get_me(user: CurrentUser, session: SessionDep) -> MeResponse:
     return service.me(session, user)

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field
 
-from app.validation import no_control_characters, plain_text
+from app.validation import PlainText, no_control_characters
 
 Email = Annotated[str, AfterValidator(no_control_characters), EmailStr]
 
@@ -14,9 +14,7 @@ class SignUpRequest(BaseModel):
 
     email: Email
     password: str = Field(min_length=8, max_length=256)
-    name: Annotated[str, AfterValidator(plain_text)] | None = Field(
-        default=None, min_length=1, max_length=200
-    )
+    name: PlainText | None = Field(default=None, min_length=1, max_length=200)
 
 
 class SignInRequest(BaseModel):

@@ -8,15 +8,17 @@ from app.api_keys.schemas import (
     ApiKeyRecord,
     CreateApiKeyRequest,
     CreateApiKeyResponse,
+    KeyId,
     ListApiKeysResponse,
     UpdateApiKeyRequest,
 )
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 
-router = APIRouter(prefix="/api-keys", tags=["api-keys"])
+router = APIRouter(prefix="/api-keys", tags=["api-keys"], responses=error_responses(401))
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=error_responses(403, 409))
 def create_api_key(
     body: CreateApiKeyRequest, user: CurrentUser, session: SessionDep
 ) -> CreateApiKeyResponse:
@@ -36,9 +38,9 @@ def list_api_keys(user: CurrentUser, session: SessionDep) -> ListApiKeysResponse
     return ListApiKeysResponse(keys=[service.to_record(key, last_calls) for key in keys])
 
 
-@router.patch("/{key_id}")
+@router.patch("/{key_id}", responses=error_responses(403, 404, 409))
 def update_api_key(
-    key_id: str, body: UpdateApiKeyRequest, user: CurrentUser, session: SessionDep
+    key_id: KeyId, body: UpdateApiKeyRequest, user: CurrentUser, session: SessionDep
 ) -> ApiKeyRecord:
     """Rename a key and/or change its expiry (`null`: never); 404 like DELETE, 409 when
     extending a key that has already expired. Every api process applies a new expiry
@@ -49,8 +51,8 @@ def update_api_key(
     return service.to_record(key, service.last_calls(user.id))
 
 
-@router.delete("/{key_id}", status_code=204)
-def revoke_api_key(key_id: str, user: CurrentUser, session: SessionDep) -> Response:
+@router.delete("/{key_id}", status_code=204, responses=error_responses(403, 404))
+def revoke_api_key(key_id: KeyId, user: CurrentUser, session: SessionDep) -> Response:
     """Revoke a key; it stops working on every api process within a second."""
     service.revoke_key(session, user.id, key_id)
     session.commit()

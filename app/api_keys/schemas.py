@@ -12,14 +12,19 @@ from pydantic import (
     model_validator,
 )
 
-from app.validation import plain_text
+from app.validation import VISIBLE_TEXT_PATTERN, JsonSchemaPattern, plain_text
 
 KEY_NAME_MAX = 64
+KEY_ID_LENGTH = 16
+
+# Documented, not enforced on input: any other id is a key that does not exist (404).
+KeyId = Annotated[str, JsonSchemaPattern(f"^[a-z0-9]{{{KEY_ID_LENGTH}}}$")]
 
 KeyName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=KEY_NAME_MAX),
     AfterValidator(plain_text),
+    JsonSchemaPattern(VISIBLE_TEXT_PATTERN),  # stripped, then at least 1 character
 ]
 
 
@@ -58,7 +63,7 @@ class UpdateApiKeyRequest(BaseModel):
 class ApiKeyRecord(BaseModel):
     """Key metadata: never the plaintext nor its hash."""
 
-    keyId: str
+    keyId: KeyId
     env: str
     name: str
     scopes: list[str]

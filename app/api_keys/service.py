@@ -20,7 +20,7 @@ from sqlalchemy import event
 from sqlmodel import Session, col, func, select
 
 from app.accounts.locks import lock_account
-from app.api_keys.schemas import KEY_NAME_MAX, ApiKeyRecord
+from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
 from app.api_keys.verify import KEY_PREFIX, invalidate_cached, note_revoked
 from app.clock import as_utc, iso_ms, utcnow
 from app.config import get_settings
@@ -29,7 +29,6 @@ from app.ids import random_base62, random_lower_alnum
 from app.models import ApiKey
 from app.request_log import service as request_log
 
-KEY_ID_LENGTH = 16
 SECRET_LENGTH = 40
 DEFAULT_SCOPES = ("read:data",)
 # The furthest ahead a key may be set to expire.

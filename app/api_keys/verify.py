@@ -47,11 +47,14 @@ _TOKEN = re.compile(r"svc_live_ak_([a-z0-9]{8,32})_([A-Za-z0-9]{32,128})")
 
 @dataclass(frozen=True)
 class ApiKeyPrincipal:
-    """Who a verified bearer key acts for."""
+    """Who a verified bearer credential acts for: an API key, or an OAuth access token
+    (`kind` "oauth"), whose `key_id` is then its connected app's id (`app_...`), so the
+    ledger, the rate buckets and the usage reports treat the app as they treat a key."""
 
     key_id: str
     user_id: str
     scopes: frozenset[str]
+    kind: str = "api_key"
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class _Verifier:
         record = self.cache.get_recent(key_id, self.settings.db_outage_cache_s)
         if record is None:
             raise unavailable  # never seen lately: cannot tell a good key from a bad one
-        if record.principal is not None and not record.revoked and _revoked_lately(key_id):
+        if record.principal is not None and not record.revoked and revoked_lately(key_id):
             return KeyRecord(record.secret_hash, record.principal, True, record.expires_at)
         return record
 
@@ -148,16 +151,23 @@ def note_revoked(key_id: str) -> None:
     revoked in Redis for as long as any process may serve it from its cache during a
     database outage, so a key revoked before an outage stays revoked through it."""
     invalidate_cached(key_id)
+    mark_revoked(key_id)
+
+
+def mark_revoked(credential_id: str) -> None:
+    """The Redis mark of a revoked credential (a key id, or an OAuth grant id or token
+    hash: the namespaces never collide), read only while the database is down."""
     settings = get_settings()
     try:
-        sync_redis().set(_revoked_key(key_id), "1", ex=int(settings.db_outage_cache_s) + 60)
+        sync_redis().set(_revoked_key(credential_id), "1", ex=int(settings.db_outage_cache_s) + 60)
     except RedisError:  # the database has it; only an outage cache could miss it
-        logger.warning("could not mark key %s revoked in Redis", key_id)
+        logger.warning("could not mark credential %s revoked in Redis", credential_id)
 
 
-def _revoked_lately(key_id: str) -> bool:
+def revoked_lately(*credential_ids: str) -> bool:
+    """Whether any of these was marked revoked (or Redis cannot say: then True)."""
     try:
-        return bool(sync_redis().exists(_revoked_key(key_id)))
+        return bool(sync_redis().exists(*(_revoked_key(i) for i in credential_ids)))
     except RedisError:
         return True  # neither the database nor Redis can vouch for the key: refuse it
 

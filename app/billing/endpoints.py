@@ -11,8 +11,9 @@ from app.accounts.deps import CurrentUser
 from app.billing import service, stripe_webhooks
 from app.billing.schemas import BillingPortalResponse, SubscriptionResponse
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 
-router = APIRouter(tags=["billing"])
+router = APIRouter(tags=["billing"], responses=error_responses(401))
 
 
 @router.get("/subscription")
@@ -23,7 +24,14 @@ def get_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionResp
     return subscription
 
 
-@router.post("/subscription", status_code=201)
+@router.post(
+    "/subscription",
+    status_code=201,
+    responses={
+        200: {"model": SubscriptionResponse, "description": "The checkout already pending"},
+        **error_responses(403, 409, 429, 503),
+    },
+)
 def start_subscription(
     user: CurrentUser, session: SessionDep, response: Response
 ) -> SubscriptionResponse:
@@ -36,7 +44,7 @@ def start_subscription(
     return subscription
 
 
-@router.delete("/subscription")
+@router.delete("/subscription", responses=error_responses(403, 404, 429, 503))
 def cancel_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionResponse:
     """Cancel at the end of the current period; 404 when none is active."""
     subscription = service.cancel_subscription(session, user.id)
@@ -44,7 +52,7 @@ def cancel_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionR
     return subscription
 
 
-@router.post("/billing/portal")
+@router.post("/billing/portal", responses=error_responses(403, 429, 503))
 def open_billing_portal(user: CurrentUser) -> BillingPortalResponse:
     """Where to send the user to manage billing."""
     return BillingPortalResponse(url=service.portal_url(user.id))

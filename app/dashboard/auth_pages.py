@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
+from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, Cookie, Form, Request, Response
+from fastapi import APIRouter, Cookie, Form, Query, Request, Response
 from pydantic import ValidationError
 
 from app.accounts import service as accounts
@@ -21,19 +22,54 @@ from app.redis_client import sync_redis
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 
 FormText = Annotated[str, Form()]
+# Where to go after signing in: only back to an OAuth authorization request (an MCP host
+# sent the person to sign in and approve it); anything else goes home, so the parameter
+# cannot send anyone elsewhere.
+AFTER_SIGN_IN_PREFIX = "/authorize?"
+MAX_NEXT = 4096
+NextQuery = Annotated[str, Query(max_length=MAX_NEXT)]
+NextForm = Annotated[str, Form(max_length=MAX_NEXT)]
+
+
+def safe_next(next_path: str) -> str:
+    parts = urlsplit(next_path)
+    if next_path.startswith(AFTER_SIGN_IN_PREFIX) and not parts.scheme and not parts.netloc:
+        return next_path
+    return "/"
+
+
+def with_next(path: str, next_path: str) -> str:
+    """`path` carrying `next` on to the other sign-in page, when there is one to carry."""
+    if safe_next(next_path) == "/":
+        return path
+    return f"{path}?next={quote(next_path, safe='')}"
 
 
 @router.get("/signin")
-def sign_in_page(request: Request, user: OptionalUser) -> Response:
+def sign_in_page(request: Request, user: OptionalUser, next: NextQuery = "") -> Response:
     if user is not None:
-        return redirect("/")
-    return render(request, "signin.html", email="")
+        return redirect(safe_next(next))
+    return render(request, "signin.html", email="", **_next_context(next))
+
+
+def _next_context(next_path: str) -> dict[str, Any]:
+    target = safe_next(next_path)
+    return {
+        "next": "" if target == "/" else target,
+        "signin_url": with_next("/dashboard/signin", target),
+        "signup_url": with_next("/dashboard/signup", target),
+    }
 
 
 @router.post("/signin")
 def sign_in(
-    request: Request, session: SessionDep, email: FormText = "", password: FormText = ""
+    request: Request,
+    session: SessionDep,
+    email: FormText = "",
+    password: FormText = "",
+    next: NextForm = "",
 ) -> Response:
+    shown = {"email": email, **_next_context(next)}
     try:
         client_ip = accounts.client_ip_of(request.client)
         throttle.check_rate(sync_redis(), client_ip)
@@ -42,23 +78,21 @@ def sign_in(
             session, sync_redis(), email=body.email, password=body.password, client_ip=client_ip
         )
     except ValidationError as exc:
-        return render(
-            request, "signin.html", status=422, email=email, field_errors=field_errors(exc)
-        )
+        return render(request, "signin.html", status=422, field_errors=field_errors(exc), **shown)
     except AppError as exc:
-        return render(request, "signin.html", status=exc.status, email=email, error=exc.message)
+        return render(request, "signin.html", status=exc.status, error=exc.message, **shown)
     token = accounts.start_session(session, user)
     session.commit()
-    response = redirect("/")
+    response = redirect(safe_next(next))
     set_session_cookie(response, token)
     return response
 
 
 @router.get("/signup")
-def sign_up_page(request: Request, user: OptionalUser) -> Response:
+def sign_up_page(request: Request, user: OptionalUser, next: NextQuery = "") -> Response:
     if user is not None:
-        return redirect("/")
-    return render(request, "signup.html", email="", name="", prices=prices())
+        return redirect(safe_next(next))
+    return render(request, "signup.html", email="", name="", prices=prices(), **_next_context(next))
 
 
 @router.post("/signup")
@@ -68,8 +102,9 @@ def sign_up(
     email: FormText = "",
     password: FormText = "",
     name: FormText = "",
+    next: NextForm = "",
 ) -> Response:
-    context = {"email": email, "name": name, "prices": prices()}
+    context = {"email": email, "name": name, "prices": prices(), **_next_context(next)}
     try:
         throttle.check_rate(sync_redis(), accounts.client_ip_of(request.client))
         body = SignUpRequest(email=email, password=password, name=name.strip() or None)
@@ -91,7 +126,7 @@ def sign_up(
         return render(request, "signup.html", status=exc.status, error=exc.message, **context)
     token = accounts.start_session(session, user)
     session.commit()
-    response = redirect("/")
+    response = redirect(safe_next(next))
     set_session_cookie(response, token)
     return response
 

@@ -1,10 +1,11 @@
 """The request log page: the account's latest calls, failed ones included, filtered by key
-and outcome (a GET form, so a filtered view is a link). Reads what `GET /usage/calls`
-answers (`app.request_log`)."""
+(or connected app) and outcome (a GET form, so a filtered view is a link). Reads what
+`GET /usage/calls` answers (`app.request_log`)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated
 
@@ -16,7 +17,7 @@ from app.config import get_settings
 from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import render
 from app.http.deps import SessionDep
-from app.models import ApiKey
+from app.models import ApiKey, OAuthClient, OAuthGrant
 from app.request_log.schemas import MAX_LIMIT, OUTCOME_PATTERN, PRINCIPAL_ID_PATTERN
 from app.request_log.service import FAILED, OK, call_log
 
@@ -37,16 +38,36 @@ OUTCOMES = [
 ]  # fmt: skip
 
 
-def key_choices(session: SessionDep, user_id: str) -> list[ApiKey]:
-    """Keys that can have calls in the log: not revoked, or revoked within its retention."""
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    label: str
+
+
+def principal_choices(session: SessionDep, user_id: str) -> list[Choice]:
+    """Keys and connected apps that can have calls in the log: not revoked, or revoked
+    within its retention."""
     since = utcnow() - timedelta(days=get_settings().request_log_days)
     revoked_at = col(ApiKey.revoked_at)
-    query = (
+    keys = session.exec(
         select(ApiKey)
         .where(col(ApiKey.user_id) == user_id, revoked_at.is_(None) | (revoked_at >= since))
         .order_by(col(ApiKey.created_at).desc())
     )
-    return list(session.exec(query))
+    disconnected = col(OAuthGrant.revoked_at)
+    apps = session.exec(
+        select(OAuthGrant.id, OAuthClient.client_name, OAuthGrant.revoked_at)
+        .join(OAuthClient, col(OAuthClient.client_id) == col(OAuthGrant.client_id))
+        .where(
+            col(OAuthGrant.user_id) == user_id,
+            disconnected.is_(None) | (disconnected >= since),
+        )
+        .order_by(col(OAuthGrant.created_at).desc())
+    )
+    return [
+        *(Choice(k.key_id, k.name + (" (revoked)" if k.revoked_at else "")) for k in keys),
+        *(Choice(i, f"app: {name}" + (" (disconnected)" if at else "")) for i, name, at in apps),
+    ]
 
 
 @router.get("/dashboard/calls")
@@ -68,7 +89,7 @@ def calls_page(
         "calls.html",
         user=user,
         log=log,
-        keys=key_choices(session, user.id),
+        keys=principal_choices(session, user.id),
         outcomes=OUTCOMES,
         principal=wanted_key or "",
         outcome=wanted_outcome or "",

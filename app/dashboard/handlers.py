@@ -35,6 +35,7 @@ _API_SEGMENTS = frozenset(
         "docs",
         "openapi.json",
     }
+    | {".well-known", "token", "register", "revoke"}
 )
 _API_PREFIXES = ("/billing/portal", "/billing/webhooks")
 

@@ -36,6 +36,8 @@ NOTICES = {
     "nothing_to_resume": "There is no active subscription to resume.",
     "cap_set": "Your monthly credit cap is saved; it is in force within a second.",
     "cap_removed": "Your monthly credit cap is removed.",
+    "app_revoked": "The app was disconnected. Its calls are refused within a second.",
+    "app_gone": "That app was already disconnected.",
 }
 
 

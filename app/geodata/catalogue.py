@@ -82,7 +82,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`kind` says which (postal_code, city, admin1, country, poi), `matched` which part "
             "of the query matched, and a result that matched only part of the query (e.g. the "
             "town of a street address) has a lowered `confidence`. Results are sorted by "
-            "`confidence` 0-1 (match quality and prominence). `limit` 1-10 (default 5); "
+            "`confidence` 0-1 (match quality, then prominence: `population`, or an airport's "
+            "`type`); a place's own name comes before another place's name in some other "
+            "language. `limit` 1-10 (default 5); "
             "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
             + _CREDIT,
             schemas.GeocodeArgs,
@@ -107,7 +109,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "search_nearby",
             "Places near a point",
             "Places of one `category` within `radius_m` metres (1-50000, default 5000) of a "
-            "point, nearest first, with great-circle `distanceM`. {categories} "
+            "point, with great-circle `distanceM`, the most prominent first: airports by size "
+            "class (`type`: large_airport, medium_airport, small_airport...), then scheduled "
+            "service; cities by `population`; nearer first among equals; ZIP codes nearest "
+            'first. `order` "distance" lists them all nearest first. {categories} '
             "`limit` 1-50 (default 10) per page; "
             "`total` counts all in range when known, `truncated` says more follow and "
             "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "

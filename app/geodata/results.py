@@ -90,6 +90,26 @@ LAT = Field(description="Latitude of the place, WGS84 degrees")
 LON = Field(description="Longitude of the place, WGS84 degrees")
 COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
 ADMIN1 = Field(None, description="First-level subdivision (state, province, region)")
+AirportType = Literal[
+    "large_airport",
+    "medium_airport",
+    "small_airport",
+    "heliport",
+    "seaplane_base",
+    "balloonport",
+    "closed",
+]
+AIRPORT_TYPE = Field(
+    None,
+    description="Airports: size class (OurAirports): large_airport (major airline hub), "
+    "medium_airport (regional airline service), small_airport, heliport, seaplane_base, "
+    "balloonport or closed; null when not known or not an airport",
+)
+POPULATION = Field(
+    None,
+    description="Cities and countries: residents (GeoNames), the prominence a place is "
+    "ranked by among others of the same name or in the same radius",
+)
 
 
 class GeocodeMatch(Result):
@@ -101,6 +121,8 @@ class GeocodeMatch(Result):
     country_code: str | None = COUNTRY_CODE
     admin1: str | None = ADMIN1
     postal_code: str | None = Field(None, description="ZIP code, when the place is one")
+    population: int | None = POPULATION
+    type: AirportType | None = AIRPORT_TYPE
     confidence: float = Field(
         ge=0, le=1, description="How well the place matches the query, 0 to 1"
     )
@@ -165,12 +187,25 @@ class NearbyPlace(Result):
     distance_m: float = Field(description="Great-circle distance from the query point")
     code: str | None = Field(None, description="IATA/ICAO code or ZIP code")
     country_code: str | None = COUNTRY_CODE
+    type: AirportType | None = AIRPORT_TYPE
+    scheduled_service: bool | None = Field(
+        None,
+        description="Airports: whether airlines fly scheduled services there (OurAirports); "
+        "null when not known or not an airport",
+    )
+    population: int | None = POPULATION
 
 
 class SearchNearbyResult(Result):
     category: str = Field(description="The category searched for")
     radius_m: float = Field(description="The search radius")
-    results: list[NearbyPlace] = Field(description="This page of places, nearest first")
+    order: Literal["prominence", "distance"] = Field(
+        "distance",
+        description="How `results` are sorted: prominence (airports by `type`, then "
+        "scheduled service; cities by `population`; nearer first among equals) or distance "
+        "(nearest first)",
+    )
+    results: list[NearbyPlace] = Field(description="This page of places, sorted by `order`")
     total: int | None = Field(None, description="How many are in range, when known")
     truncated: bool = Field(False, description="More results follow (see nextCursor)")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page")

@@ -167,6 +167,12 @@ class SearchNearbyArgs(PointArgs):
     )
     category: NearbyCategory = Field("city", description="What to find")
     limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
+    order: Literal["prominence", "distance"] = Field(
+        "prominence",
+        description="prominence: the most prominent first (airports by size class, then "
+        "scheduled airline service; cities by population), nearer first among equals; "
+        "distance: nearest first. ZIP codes are always nearest first",
+    )
     cursor: str | None = Field(
         None,
         strict=True,

@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import Send
 
 from app.errors import AppError, ServiceUnavailable, unavailable_for
@@ -102,6 +103,20 @@ def headers_of(exc: AppError) -> dict[str, str] | None:
     return None
 
 
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route answers on this path. Starlette's 405 names the methods of
+    the first route that matched the path only, and FastAPI makes a route per method."""
+
+    def answered(method: str) -> bool:
+        scope = {**request.scope, "method": method}
+        return any(route.matches(scope)[0] is Match.FULL for route in request.app.router.routes)
+
+    return ", ".join(method for method in _METHODS if answered(method))
+
+
 def error_response(
     exc: AppError, path: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
@@ -122,11 +137,15 @@ def install_error_handlers(app: FastAPI) -> None:
         status = 400 if request.url.path.startswith(PRODUCT_API_PREFIX) else 422
         return JSONResponse(error_body(code, message), status)
 
-    async def on_http_error(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").title()
-        return JSONResponse(error_body(code, message), exc.status_code, headers=exc.headers)
+        headers = exc.headers
+        allowed = _allowed_methods(request) if exc.status_code == 405 else ""
+        if allowed:
+            headers = {**(headers or {}), "Allow": allowed}
+        return JSONResponse(error_body(code, message), exc.status_code, headers=headers)
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         unavailable = unavailable_for(exc)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import get_settings
-from app.credentials import API_KEY_PREFIX, CREDENTIAL_PARAMS
+from app.credentials import CREDENTIAL_PARAMS, SECRET_PREFIXES
 from app.http.errors import error_body, send_error
 from app.validation import has_control_characters
 
@@ -104,7 +104,8 @@ def has_credentials(query_string: bytes) -> bool:
         return False
     pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
     return any(
-        name.lower() in CREDENTIAL_PARAMS or API_KEY_PREFIX in value for name, value in pairs
+        name.lower() in CREDENTIAL_PARAMS or any(prefix in value for prefix in SECRET_PREFIXES)
+        for name, value in pairs
     )
 
 
@@ -146,7 +147,10 @@ class SecurityHeaders:
                 present = {name.lower() for name, _ in headers}
                 headers += [(k, v) for k, v in self.common if k not in present]
                 content_type = dict(headers).get(b"content-type", b"")
-                if csp_allowed and content_type.startswith(b"text/html"):
+                # A page may state its own policy (the OAuth consent page names where its
+                # form may send the browser); every other page gets the default.
+                own_csp = b"content-security-policy" in present
+                if csp_allowed and not own_csp and content_type.startswith(b"text/html"):
                     headers.append((b"content-security-policy", CONTENT_SECURITY_POLICY.encode()))
                 message = {**message, "headers": headers}
             await send(message)

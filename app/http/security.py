@@ -15,8 +15,12 @@ from app.http.errors import error_body, send_error
 
 _STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
 # Stripe calls its webhook cross-site by design; the signature authenticates it. /mcp and
-# /v1 take a bearer key, which a browser never sends by itself.
+# /v1 take a bearer key, which a browser never sends by itself. OAuth clients (browser-based
+# ones too) call the token, registration and revocation endpoints from their own origin,
+# authenticated by what they send, never by our cookie. Not the authorization endpoint: its
+# POST is the consent form, cookie-authenticated.
 _EXEMPT_PREFIXES = ("/mcp", "/v1/", "/billing/webhooks/")
+_EXEMPT_PATHS = frozenset({"/token", "/register", "/revoke"})
 
 
 def _origin_of(url: str) -> str:
@@ -33,7 +37,8 @@ class CrossSiteGuard:
         if scope["type"] != "http" or scope["method"].encode() not in _STATE_CHANGING:
             await self.app(scope, receive, send)
             return
-        if scope["path"].startswith(_EXEMPT_PREFIXES) or self._same_site(scope):
+        path = scope["path"]
+        if path.startswith(_EXEMPT_PREFIXES) or path in _EXEMPT_PATHS or self._same_site(scope):
             await self.app(scope, receive, send)
             return
         await send_error(send, 403, error_body("FORBIDDEN", "Cross-site request refused"))

@@ -38,7 +38,7 @@ from app.geodata.catalogue import (
 )
 from app.http.errors import product_api_status
 from app.mcp.admission import EdgeAdmission, claim
-from app.mcp.auth import BearerKeyAuth, principal_of
+from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
 from app.observability.logs import bind_request_of
@@ -201,7 +201,7 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, BearerKeyAuth]:
+def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, BearerAuth]:
     """The session manager (run it in the app lifespan) and the authenticated ASGI app.
 
     Stateless with JSON responses: any api replica can answer any request.
@@ -213,4 +213,4 @@ def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, Bea
         security_settings=transport_security(settings),
     )
     transport = ClientGoneWatch(StreamableHTTPASGIApp(manager))
-    return manager, BearerKeyAuth(EdgeAdmission(transport))
+    return manager, BearerAuth(EdgeAdmission(transport))

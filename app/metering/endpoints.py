@@ -4,10 +4,11 @@ from fastapi import APIRouter
 
 from app.accounts.deps import CurrentUser
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 from app.metering.schemas import CreditCapRequest, CreditCapResponse, UsageResponse
 from app.metering.service import credit_cap_of, set_credit_cap, usage_for
 
-router = APIRouter(tags=["usage"])
+router = APIRouter(tags=["usage"], responses=error_responses(401))
 
 
 @router.get("/usage")
@@ -17,7 +18,7 @@ def get_usage(session: SessionDep, user: CurrentUser) -> UsageResponse:
     return usage_for(session, user.id)
 
 
-@router.put("/usage/cap")
+@router.put("/usage/cap", responses=error_responses(403))
 def put_credit_cap(
     body: CreditCapRequest, session: SessionDep, user: CurrentUser
 ) -> CreditCapResponse:

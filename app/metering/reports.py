@@ -15,7 +15,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from app.clock import as_utc, period_end, period_start
-from app.models import ApiKey, UsageEvent
+from app.models import ApiKey, OAuthClient, OAuthGrant, UsageEvent
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,34 @@ class KeyTotal:
     revoked: bool
     credits: int
     last_used: datetime | None
+    # "key", or "app": a connected app (OAuth), whose grant id stands where a key id would
+    kind: str = "key"
+
+
+@dataclass(frozen=True)
+class Named:
+    name: str
+    revoked: bool
+    kind: str
+
+
+def principal_names(session: Session, user_id: str, ids: list[str]) -> dict[str, Named]:
+    """The name of each key, or of each connected app's client (ids starting `app_`),
+    revoked ones included (the usage page, the request log)."""
+    named = {
+        key.key_id: Named(key.name, key.revoked_at is not None, "key")
+        for key in session.exec(
+            select(ApiKey).where(col(ApiKey.user_id) == user_id, col(ApiKey.key_id).in_(ids))
+        )
+    }
+    apps = session.exec(
+        select(OAuthGrant, OAuthClient.client_name)
+        .join(OAuthClient, col(OAuthClient.client_id) == col(OAuthGrant.client_id))
+        .where(col(OAuthGrant.user_id) == user_id, col(OAuthGrant.id).in_(ids))
+    )
+    for grant, client_name in apps:
+        named[grant.id] = Named(client_name, grant.revoked_at is not None, "app")
+    return named
 
 
 def _utc_day(session: Session) -> ColumnElement[Any]:
@@ -87,8 +115,8 @@ def totals_by_tool(session: Session, user_id: str, period: str) -> list[ToolTota
 
 
 def totals_by_key(session: Session, user_id: str, period: str) -> list[KeyTotal]:
-    """Credits per key in `period` (revoked keys included), largest first, with each
-    key's last use in the period."""
+    """Credits per key or connected app in `period` (revoked ones included), largest
+    first, with each one's last use in the period."""
     total = func.sum(UsageEvent.credits)
     statement = (
         select(UsageEvent.key_id, total, func.max(UsageEvent.created_at))
@@ -97,23 +125,31 @@ def totals_by_key(session: Session, user_id: str, period: str) -> list[KeyTotal]
         .order_by(total.desc(), col(UsageEvent.key_id))
     )
     rows = list(session.exec(statement))
-    key_ids = [key_id for key_id, _, _ in rows if key_id is not None]
-    keys = {
-        key.key_id: key
-        for key in session.exec(
-            select(ApiKey).where(col(ApiKey.user_id) == user_id, col(ApiKey.key_id).in_(key_ids))
-        )
-    }
+    names = principal_names(
+        session, user_id, [key_id for key_id, _, _ in rows if key_id is not None]
+    )
     report = []
     for key_id, credits, last in rows:
-        key = keys.get(key_id) if key_id is not None else None
+        named = names.get(key_id) if key_id is not None else None
         report.append(
             KeyTotal(
                 key_id=key_id,
-                name=key.name if key else None,
-                revoked=key is not None and key.revoked_at is not None,
+                name=named.name if named else None,
+                revoked=named is not None and named.revoked,
                 credits=int(credits),
                 last_used=as_utc(last) if last is not None else None,
+                kind=named.kind if named else "key",
             )
         )
     return report
+
+
+def last_used_by_key(session: Session, user_id: str) -> dict[str, datetime]:
+    """The latest charged call of each of the account's keys and connected apps, over the
+    whole ledger (the connected apps page; API keys keep theirs in `last_used_at`)."""
+    statement = (
+        select(UsageEvent.key_id, func.max(UsageEvent.created_at))
+        .where(UsageEvent.user_id == user_id, col(UsageEvent.key_id).is_not(None))
+        .group_by(col(UsageEvent.key_id))
+    )
+    return {key_id: as_utc(last) for key_id, last in session.exec(statement) if key_id}

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 UsageState = Literal["ok", "warning", "over"]
 
@@ -48,6 +48,15 @@ class CreditCapRequest(BaseModel):
         le=MAX_CREDIT_CAP,
         description="Credits a month past which calls are refused; null removes the cap",
     )
+
+    @field_validator("cap", mode="before")
+    @classmethod
+    def _integral_number(cls, value: object) -> object:
+        """5000.0 is the integer 5000 in JSON (and in JSON Schema); 1.5 and "5000" stay
+        refused by the strict check."""
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
 
 
 class CreditCapResponse(BaseModel):

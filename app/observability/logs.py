@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.credentials import API_KEY_PREFIX, CREDENTIAL_PARAMS
+from app.credentials import REDACTED_PARAMS, SECRET_PREFIXES
 
 if TYPE_CHECKING:  # types only: a worker imports this module and no web framework
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -38,15 +38,16 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 
 
 # A credential in a logged URL (uvicorn's access line; CredentialsInUrl refuses such
-# requests, but the line is written anyway) or an API key anywhere in a message.
+# requests, but the line is written anyway) or an API key, OAuth token or code anywhere
+# in a message.
 _URL_CREDENTIAL = re.compile(
-    r"(?i)([?&](?:" + "|".join(map(re.escape, sorted(CREDENTIAL_PARAMS))) + r")=)[^&\s\"]*"
+    r"(?i)([?&](?:" + "|".join(map(re.escape, sorted(REDACTED_PARAMS))) + r")=)[^&\s\"]*"
 )
-_API_KEY = re.compile(re.escape(API_KEY_PREFIX) + r"[A-Za-z0-9_]+")
+_SECRET = re.compile("(" + "|".join(map(re.escape, SECRET_PREFIXES)) + r")[A-Za-z0-9_]+")
 
 
 def redact(text: str) -> str:
-    return _API_KEY.sub(API_KEY_PREFIX + "[redacted]", _URL_CREDENTIAL.sub(r"\1[redacted]", text))
+    return _SECRET.sub(r"\1[redacted]", _URL_CREDENTIAL.sub(r"\1[redacted]", text))
 
 
 class RedactCredentials(logging.Filter):

@@ -4,19 +4,22 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-# Query limits: a key id is lowercase alphanumeric; an outcome is OK, ERROR or an error code.
-PRINCIPAL_ID_PATTERN = r"^[a-z0-9]{1,32}$"
+# Query limits: a keyId (lowercase alphanumeric) or a connected app's id (app_...); an
+# outcome is OK, ERROR or an error code.
+PRINCIPAL_ID_PATTERN = r"^[a-z0-9_]{1,32}$"
 OUTCOME_PATTERN = r"^[A-Za-z_]{2,32}$"
 MAX_LIMIT = 1000
 
 
 class CallPrincipal(BaseModel):
-    """Who made the call: an API key today (OAuth clients will be another `type`)."""
+    """Who made the call: an API key, or a connected app (OAuth) acting for the account."""
 
-    type: Literal["api_key"]
-    id: str = Field(description="The keyId")
-    label: str | None = Field(description="The key's name now; null when the key is gone")
-    revoked: bool = Field(description="The key has been revoked since")
+    type: Literal["api_key", "oauth_app"]
+    id: str = Field(description="The keyId, or the connected app's id (app_...)")
+    label: str | None = Field(
+        description="The key's name or the app's client name, as now; null when it is gone"
+    )
+    revoked: bool = Field(description="The key has been revoked, or the app disconnected, since")
 
 
 class CallRecord(BaseModel):

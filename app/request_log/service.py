@@ -31,13 +31,13 @@ from typing import Any, NamedTuple, cast
 
 import redis
 from redis.asyncio.client import Pipeline
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.clock import iso_ms
 from app.config import get_settings
 from app.errors import AppError, unavailable_for
+from app.metering.reports import principal_names
 from app.metering.scripts import LuaScript
-from app.models import ApiKey
 from app.redis_client import async_redis, sync_redis
 from app.request_log.schemas import CallLogResponse, CallLogRetention, CallPrincipal, CallRecord
 
@@ -47,6 +47,7 @@ OK = "OK"
 CANCELLED = "CANCELLED"  # the client went away before the answer
 FAILED = "ERROR"  # the filter that matches every outcome but OK
 API_KEY = "api_key"
+OAUTH_APP = "oauth_app"  # a connected app: its grant id (app_...) stands where a keyId would
 # A principal's latest call time is kept this long after its last call (a few dozen
 # fields per account); past it, the ledger's latest charged call is what is known.
 LAST_USED_TTL_MS = 400 * 24 * 3600 * 1000
@@ -120,6 +121,11 @@ def _decode_all(raw: list[str]) -> list[CallEntry]:
             except ValueError:
                 continue
     return [entry for entry in map(CallEntry.from_fields, parsed) if entry is not None]
+
+
+def principal_type(kind: str) -> str:
+    """The log's name for an `ApiKeyPrincipal.kind` ("api_key", or "oauth" for a token)."""
+    return OAUTH_APP if kind == "oauth" else API_KEY
 
 
 def outcome_of(failure: BaseException | None) -> str:
@@ -245,16 +251,16 @@ def call_log(
     """`GET /usage/calls`: the filtered log, each call's key named as it is now."""
     wanted = outcome.upper() if outcome else None
     log = recent_calls(user_id, principal_id=principal, outcome=wanted, limit=limit)
-    owned = select(ApiKey).where(col(ApiKey.user_id) == user_id)
-    keys = {api_key.key_id: api_key for api_key in session.exec(owned)}
+    names = principal_names(session, user_id, sorted({e.principal_id for e in log.entries}))
     calls = []
     for entry in log.entries:
-        known = keys.get(entry.principal_id)
+        known = names.get(entry.principal_id)
+        kind = OAUTH_APP if entry.principal_type == OAUTH_APP else API_KEY
         who = CallPrincipal(
-            type=API_KEY,
+            type=kind,
             id=entry.principal_id,
             label=known.name if known else None,
-            revoked=known is not None and known.revoked_at is not None,
+            revoked=known is not None and known.revoked,
         )
         calls.append(
             CallRecord(

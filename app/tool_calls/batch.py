@@ -33,7 +33,7 @@ from app.metering.service import Reservation
 from app.observability import logs, metrics
 from app.queue import waiter
 from app.request_log.refusals import record_later
-from app.request_log.service import CallEntry, entry_for, outcome_of
+from app.request_log.service import CallEntry, entry_for, outcome_of, principal_type
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import queue_for
 from app.tool_calls.service import perform
@@ -89,6 +89,7 @@ def _entry(
 ) -> CallEntry:
     entry = entry_for(
         principal_id=principal.key_id,
+        principal_type=principal_type(principal.kind),
         tool=name,
         failure=failure,
         started=started,

@@ -199,3 +199,20 @@ class TestErrorShape:
         assert response.json() == {
             "error": {"code": code, "message": response.json()["error"]["message"]}
         }
+
+    @pytest.mark.parametrize(
+        ("method", "path", "allowed"),
+        [
+            ("PATCH", "/subscription", "DELETE, GET, POST"),
+            ("PUT", "/api-keys", "GET, POST"),
+            ("DELETE", "/me", "GET"),
+        ],
+    )
+    def test_405_allows_every_method_of_the_path(
+        self, http: httpx.Client, method: str, path: str, allowed: str
+    ) -> None:
+        """Not only those of the first route matched (FastAPI has one route per method)."""
+        response = http.request(method, path)
+
+        assert response.status_code == 405
+        assert response.headers["allow"] == allowed

@@ -137,7 +137,7 @@ def test_the_request_log_filters_by_key_and_outcome(
     expect(rows.nth(0)).to_contain_text("INVALID_ARGUMENT")
     expect(page.get_by_label("Key")).to_have_value(key_id_of(backup))
 
-    page.get_by_label("Key").select_option(label="All keys")
+    page.get_by_label("Key").select_option(label="All keys and apps")
     page.get_by_label("Outcome").select_option(label="Failed (any error)")
     page.get_by_role("button", name="Filter").click()
     expect(rows).to_have_count(2)

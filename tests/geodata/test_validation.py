@@ -137,6 +137,7 @@ class TestSearchNearbyArguments:
             "radius_m": 5000.0,
             "category": "city",
             "limit": 10,
+            "order": "prominence",
             "cursor": None,
         }
 

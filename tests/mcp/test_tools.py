@@ -274,14 +274,12 @@ class TestAuthentication:
     @pytest.mark.parametrize(
         "authorization",
         [
-            None,
-            "Basic dXNlcjpwYXNz",
-            "Bearer not-a-key",
+            "Bearer svc_live_ak_abc",
             "Bearer svc_live_ak_unknownkey123_" + "A" * 40,
         ],
     )
-    def test_missing_malformed_and_unknown_keys_get_403_with_the_reason(
-        self, stack: Stack, authorization: str | None
+    def test_malformed_and_unknown_keys_get_403_with_the_reason(
+        self, stack: Stack, authorization: str
     ) -> None:
         response = raw_call(stack.mcp_url, authorization)
 
@@ -291,6 +289,22 @@ class TestAuthentication:
         assert error["code"] == -32001
         assert error["data"]["code"] == "UNAUTHENTICATED"
         assert error["message"] == error["data"]["message"]
+
+    @pytest.mark.parametrize(
+        ("authorization", "error"),
+        [(None, None), ("Basic dXNlcjpwYXNz", "invalid_request"), ("Bearer xyz", "invalid_token")],
+    )
+    def test_no_key_gets_401_with_where_to_sign_in(
+        self, stack: Stack, authorization: str | None, error: str | None
+    ) -> None:
+        """Without a key, an MCP host starts the OAuth sign-in from this answer."""
+        response = raw_call(stack.mcp_url, authorization)
+
+        assert response.status_code == 401
+        challenge = response.headers["www-authenticate"]
+        assert 'resource_metadata="' in challenge
+        assert (f'error="{error}"' in challenge) == (error is not None)
+        assert response.json()["error"]["data"]["code"] == "UNAUTHENTICATED"
 
     async def test_a_revoked_key_gets_403_on_its_next_call(
         self, stack: Stack, account: Account
@@ -329,7 +343,7 @@ class TestAuthentication:
     def test_the_control_plane_session_is_not_a_key(self, stack: Stack, account: Account) -> None:
         cookie = account.http.cookies.get("svc_session")
         response = raw_call(stack.mcp_url, None, Cookie=f"svc_session={cookie}")
-        assert response.status_code == 403
+        assert response.status_code == 401
 
     def test_a_foreign_host_is_refused(self, stack: Stack, account: Account) -> None:
         response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", Host="evil.example")

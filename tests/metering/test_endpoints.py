@@ -118,6 +118,15 @@ class TestCreditCap:
         assert http.put("/usage/cap", json={"cap": None}).json() == {"creditCap": None}
         assert http.get("/usage").json()["creditCap"] is None
 
+    def test_a_whole_number_written_with_a_fraction_is_that_number(
+        self, http: httpx.Client, user_id: str
+    ) -> None:
+        """JSON (and JSON Schema's integer) does not tell 5000.0 from 5000; 1.5 stays 422."""
+        response = http.put("/usage/cap", json={"cap": 5000.0})
+
+        assert response.status_code == 200
+        assert response.json() == {"creditCap": 5000}
+
     @pytest.mark.parametrize(
         "body",
         [{"cap": 0}, {"cap": -5}, {"cap": "100"}, {"cap": 1.5}, {"cap": 10**10}, {}, {"x": 1}],

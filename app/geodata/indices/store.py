@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 
 # -- format constants: what the numbers in the arrays mean -----------------------------------
 
@@ -36,6 +36,18 @@ KIND_CITY, KIND_ADMIN1, KIND_COUNTRY, KIND_POSTAL, KIND_AIRPORT = range(5)
 Q_NAME, Q_ALTERNATE, Q_CODE = 0, 1, 2
 # zip_kind: the USPS type of a ZIP code
 ZIP_KINDS = ("STANDARD", "PO BOX", "UNIQUE", "MILITARY")
+# airport_type: OurAirports' class of an airport (0: none known); airport_scheduled:
+# scheduled airline service (1), none (0), unknown (-1)
+AIRPORT_TYPES = (
+    "",
+    "large_airport",
+    "medium_airport",
+    "small_airport",
+    "heliport",
+    "seaplane_base",
+    "balloonport",
+    "closed",
+)
 # basemap layers, and the highest zoom served by each level of detail (the last keeps
 # every vertex)
 LAYER_COUNTRY, LAYER_STATE = 0, 1
@@ -127,7 +139,7 @@ class StringTable:
 
     def __init__(self, blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> None:
         self._blob = memoryview(np.asarray(blob).data).cast("B")
-        self._offsets = offsets
+        self._offsets = np.asarray(offsets)  # a plain view: np.memmap's indexing is slow
 
     def __len__(self) -> int:
         return len(self._offsets) - 1

@@ -2,7 +2,7 @@
 without scanning the ledger (the request log itself lives in Redis)
 
 Revision ID: 0007_request_log_keys
-Revises: 0005_checkout_url
+Revises: 0008_oauth
 Create Date: 2026-11-24 10:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007_request_log_keys"
-down_revision: str | None = "0005_checkout_url"
+down_revision: str | None = "0008_oauth"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

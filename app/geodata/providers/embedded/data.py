@@ -17,6 +17,7 @@ from app.geodata.indices import store
 from app.geodata.indices.build import build
 from app.geodata.indices.nearest_grid import BASE_REACH_KM, inhabited_countries, reach_km
 from app.geodata.indices.store import (
+    AIRPORT_TYPES,
     KIND_ADMIN1,
     KIND_AIRPORT,
     KIND_COUNTRY,
@@ -24,6 +25,7 @@ from app.geodata.indices.store import (
     StringTable,
 )
 from app.geodata.providers.embedded.borders import BorderRefiner
+from app.geodata.providers.embedded.prominence import airport_prominence
 
 logger = logging.getLogger(__name__)
 
@@ -79,19 +81,21 @@ class GeoData:
     def __init__(self, raw: store.RawIndex) -> None:
         a = raw.arrays
         self.meta = raw.meta
-        self.kind = a["f_kind"]
+        # plain ndarray views of the memory maps (no copy): indexing one element of an
+        # np.memmap goes through Python code, ten times slower, on every geocode match
+        self.kind = np.asarray(a["f_kind"])
         self.lat = np.asarray(a["f_lat"])
         self.lon = np.asarray(a["f_lon"])
-        self.population = a["f_population"]
-        self.country = a["f_country"]
-        self.admin1 = a["f_admin1"]
-        self.admin2 = a["f_admin2"]
+        self.population = np.asarray(a["f_population"])
+        self.country = np.asarray(a["f_country"])
+        self.admin1 = np.asarray(a["f_admin1"])
+        self.admin2 = np.asarray(a["f_admin2"])
         self.names = StringTable.from_arrays(a, "f_name")
         self.codes = StringTable.from_arrays(a, "f_code")
         self.admin2_names = StringTable.from_arrays(a, "admin2")
-        self.key_hash = a["key_hash"]
-        self.key_feature = a["key_feature"]
-        self.key_quality = a["key_quality"]
+        self.key_hash = np.asarray(a["key_hash"])
+        self.key_feature = np.asarray(a["key_feature"])
+        self.key_quality = np.asarray(a["key_quality"])
         self.zip_code = a["zip_code"]
         self.zip_population = a["zip_population"]
         self.zip_population_vintage = a["zip_population_vintage"]
@@ -143,6 +147,10 @@ class GeoData:
         self.borders = BorderRefiner(raw.tables["borderZones"])
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
+        # per airport, in the order of airports.features (ascending feature ids)
+        self.airport_type = np.asarray(a["airport_type"])
+        self.airport_scheduled = np.asarray(a["airport_scheduled"])
+        self.airport_prominence = airport_prominence(self.airport_type, self.airport_scheduled)
         self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}
 
     # -- naming -------------------------------------------------------------------------------
@@ -185,6 +193,23 @@ class GeoData:
             parts = [name, self.admin1_name(feature), country]
         return ", ".join(p for p in parts if p)
 
+    # -- airports -----------------------------------------------------------------------------
+
+    def airport_class(self, feature: int) -> tuple[str | None, bool | None]:
+        """(OurAirports class, scheduled airline service) of an airport feature; None
+        where not known."""
+        features = self.airports.features
+        row = int(np.searchsorted(features, feature))
+        if row >= len(features) or int(features[row]) != feature:
+            return None, None
+        return self.airport_class_at(row)
+
+    def airport_class_at(self, row: int) -> tuple[str | None, bool | None]:
+        scheduled = int(self.airport_scheduled[row])
+        return AIRPORT_TYPES[int(self.airport_type[row])] or None, (
+            None if scheduled < 0 else bool(scheduled)
+        )
+
     # -- ZIP codes ----------------------------------------------------------------------------
 
     def zip_row(self, code: str) -> int | None:
@@ -210,7 +235,9 @@ class GeoData:
         target = np.uint64(key)
         lo = int(np.searchsorted(keys, target, side="left"))
         hi = int(np.searchsorted(keys, target, side="right"))
-        return [(int(self.key_feature[i]), int(self.key_quality[i])) for i in range(lo, hi)]
+        features: list[int] = self.key_feature[lo:hi].tolist()
+        qualities: list[int] = self.key_quality[lo:hi].tolist()
+        return list(zip(features, qualities, strict=True))
 
 
 def load(data_dir: Path) -> GeoData:

@@ -1,7 +1,10 @@
 """geocode: names to places, ranked by match quality, then population.
 
 Ranking: match quality (ZIP, name in context, name, alternate name) plus prominence
-(log10 of the population), so a famous place beats an exact-name hamlet. A result that
+(log10 of the population), so a famous place beats an exact-name hamlet. An alternate
+name is a weak match when a place that has the name as its own name outranks it: GeoNames
+lists other languages' names, and "Rome" is also an alternate name of Lomé; such a match
+comes after every match of a place's own name, with a low confidence. A result that
 matched only a less specific part of the query (the town of a street address) says so in
 `matched` and has its confidence lowered; results are sorted by confidence.
 
@@ -16,8 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.indices.store import (
@@ -50,6 +53,9 @@ _KINDS: dict[int, Kind] = {
     KIND_AIRPORT: "poi",
 }
 MAX_WORDS = 8  # longest place name tried, in words
+# kinds whose `population` counts their own residents (an admin1 ranks like its largest
+# place, which is not its population)
+_PEOPLED = (KIND_CITY, KIND_COUNTRY)
 
 # base confidence by how a feature matched
 ZIP_MATCH = 1.0
@@ -65,6 +71,10 @@ PROMINENCE = 0.08
 AIRPORT_RANK = 100_000.0  # an airport ranks like a town of this size
 
 
+def _score(base: float, rank: float) -> float:
+    return base + PROMINENCE * math.log10(1.0 + rank)
+
+
 @dataclass
 class _Candidate:
     feature: int
@@ -73,15 +83,27 @@ class _Candidate:
     matched: str
     zip: bool = False
     alternate: bool = False  # matched one of the place's alternate names, not its name
+    weak: bool = False  # an alternate name that a more prominent place has as its own
 
     @property
     def score(self) -> float:
         # a ZIP code in the query is its most precise known part, whatever the population
-        return self.base + PROMINENCE * math.log10(1.0 + self.rank) + (1.0 if self.zip else 0.0)
+        return _score(self.base, self.rank) + (1.0 if self.zip else 0.0)
 
 
 Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
-Offer = Callable[..., None]  # (feature, base, rank, zip_code=False, alternate=False)
+
+
+class Offer(Protocol):
+    def __call__(
+        self,
+        feature: int,
+        base: float,
+        rank: float,
+        zip_code: bool = False,
+        weak: bool = False,
+        alternate: bool = False,
+    ) -> None: ...
 
 
 class Geocoder:
@@ -104,12 +126,12 @@ class Geocoder:
             if beyond:
                 raise Unsupported(unsupported_message(args.query, beyond))
             raise NotFound(not_found_message(args.query))
-        candidates.sort(key=lambda c: (-c.score, c.feature))
+        candidates.sort(key=lambda c: (c.weak, -c.score, c.feature))
         # less prominent namesakes are less likely meant; confidence never rises down the list
         top_rank = max(candidates[0].rank, 1.0)
         results, ceiling = [], 1.0
         for c in candidates[: args.limit]:
-            share = min(1.0, c.rank / top_rank) if c.rank > 0 else 0.0
+            share = min(1.0, c.rank / top_rank) if c.rank > 0 and not c.weak else 0.0
             confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
             ceiling = confidence
             results.append(self._match(c, confidence))
@@ -132,15 +154,24 @@ class Geocoder:
         matched = query
 
         def offer(
-            feature: int, base: float, rank: float, zip_code: bool = False, alternate: bool = False
+            feature: int,
+            base: float,
+            rank: float,
+            zip_code: bool = False,
+            weak: bool = False,
+            alternate: bool = False,
         ) -> None:
             if int(self.data.kind[feature]) == KIND_AIRPORT:
                 rank = max(rank, AIRPORT_RANK)
             if matched != query:
                 base *= PARTIAL
             current = found.get(feature)
-            if current is None or (base, rank) > (current.base, current.rank):
-                found[feature] = _Candidate(feature, base, rank, matched, zip_code, alternate)
+            if current is None or (not weak, base, rank) > (
+                not current.weak,
+                current.base,
+                current.rank,
+            ):
+                found[feature] = _Candidate(feature, base, rank, matched, zip_code, alternate, weak)
 
         zips = _ZIP.findall(query)
         for code in zips:
@@ -207,9 +238,36 @@ class Geocoder:
                 base, rank = max(namesakes)
                 scores[feature] = min(scores[feature], (base, rank * 0.99))
         named = {f for f, q in hits if q == Q_NAME}
+        weak = self._outranked_alternates(name, hits, scores)
         for feature, (base, rank) in scores.items():
-            offer(feature, base, rank, alternate=feature not in named)
+            offer(feature, base, rank, weak=feature in weak, alternate=feature not in named)
         return True
+
+    def _outranked_alternates(
+        self, name: str, hits: list[tuple[int, int]], scores: dict[int, tuple[float, float]]
+    ) -> set[int]:
+        """Alternate-name matches that a more prominent place has as its own name: most are
+        other languages' names of other places ('Rome' is an alternate name of Lomé). Not
+        outranked: a place's own name shortened ('Newcastle' for Newcastle upon Tyne), and
+        a region by a city inside it ('Seoul' is also the region's name)."""
+        data = self.data
+        own = [(f, _score(*scores[f])) for f, quality in hits if quality == Q_NAME]
+        if not own:
+            return set()
+        best_own = max(score for _f, score in own)
+        weak = set()
+        for feature, quality in hits:
+            score = _score(*scores[feature])
+            if quality == Q_NAME or score >= best_own:
+                continue
+            if int(data.kind[feature]) == KIND_ADMIN1:
+                region = int(data.admin1[feature])
+                if all(score >= s for f, s in own if int(data.admin1[f]) != region):
+                    continue
+            if normalize(data.names[feature]).startswith(name + " "):
+                continue
+            weak.add(feature)
+        return weak
 
     def _context(self, text: str) -> Context | None:
         """The countries and admin1s a part names ('TX', 'Texas', 'France', 'FR'), if any."""
@@ -244,6 +302,8 @@ class Geocoder:
             country_code=data.country_code(feature),
             admin1=data.admin1_name(feature),
             postal_code=data.names[feature] if kind == KIND_POSTAL else None,
+            population=int(data.population[feature]) if kind in _PEOPLED else None,
+            type=data.airport_class(feature)[0] if kind == KIND_AIRPORT else None,
             confidence=round(confidence, 3),
             matched=candidate.matched,
         )

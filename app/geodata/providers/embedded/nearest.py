@@ -24,6 +24,7 @@ from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
+from app.geodata.providers.embedded.prominence import nearby_order
 from app.geodata.results import (
     NearbyPlace,
     NearestPostalCode,
@@ -212,42 +213,68 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     points = _point_set(data, args.category)
     radius_km = args.radius_m / 1000.0
     # a hair of slack on the chord; the exact haversine filter below decides
-    hits = points.tree.query_ball_point(
-        unit_vector(args.lat, args.lon), r=km_to_chord(radius_km) * (1 + 1e-9) + 1e-12
+    hits = np.asarray(
+        points.tree.query_ball_point(
+            unit_vector(args.lat, args.lon), r=km_to_chord(radius_km) * (1 + 1e-9) + 1e-12
+        ),
+        dtype=np.intp,
     )
-    features = points.features[np.asarray(hits, dtype=np.intp)]
+    features = points.features[hits]
     metres = haversine_km_many(args.lat, args.lon, data.lat[features], data.lon[features]) * 1000
     inside = metres <= args.radius_m
-    features, metres = features[inside], metres[inside]
+    hits, features, metres = hits[inside], features[inside], metres[inside]
     total = len(features)
     offset = offset_of(args.cursor)
     if total == 0:
         raise NotFound(f"No {args.category} within {args.radius_m:g} m of ({args.lat}, {args.lon})")
     if offset >= total:
         raise past_the_last_page(args.category, total)
-    order = np.lexsort((-data.population[features], metres))[offset : offset + args.limit]
+    prominence = _prominence(data, args, hits, features)
+    order = nearby_order(prominence, metres, features)[offset : offset + args.limit]
     more = offset + args.limit < total
-    results = []
-    for i in order:
-        feature = int(features[i])
-        results.append(
-            NearbyPlace(
-                name=data.names[feature],
-                category=args.category,
-                lat=float(data.lat[feature]),
-                lon=float(data.lon[feature]),
-                distance_m=round(float(metres[i]), 1),
-                code=data.codes[feature] or None,
-                country_code=data.country_code(feature),
-            )
-        )
+    results = [
+        _nearby_place(data, args.category, int(features[i]), int(hits[i]), float(metres[i]))
+        for i in order
+    ]
     return SearchNearbyResult(
         category=args.category,
         radius_m=args.radius_m,
+        order="distance" if prominence is None else "prominence",
         results=results,
         total=total,
         truncated=more,
         next_cursor=cursor_at(offset + args.limit) if more else None,
         source=attribution.PLACES,
         dataset=attribution.places_dataset(data.meta),
+    )
+
+
+def _prominence(
+    data: GeoData, args: SearchNearbyArgs, hits: npt.NDArray[np.intp], features: npt.NDArray[Any]
+) -> npt.NDArray[Any] | None:
+    """What ranks the places in range (prominence.py); None to list them nearest first."""
+    if args.order == "distance":
+        return None
+    if args.category == "airport":
+        return data.airport_prominence[hits]
+    if args.category == "city":
+        return np.asarray(data.population[features])
+    return None
+
+
+def _nearby_place(
+    data: GeoData, category: str, feature: int, row: int, metres: float
+) -> NearbyPlace:
+    airport_type, scheduled = data.airport_class_at(row) if category == "airport" else (None, None)
+    return NearbyPlace(
+        name=data.names[feature],
+        category=category,
+        lat=float(data.lat[feature]),
+        lon=float(data.lon[feature]),
+        distance_m=round(metres, 1),
+        code=data.codes[feature] or None,
+        country_code=data.country_code(feature),
+        type=airport_type,
+        scheduled_service=scheduled,
+        population=int(data.population[feature]) if category == "city" else None,
     )

@@ -1,0 +1,171 @@
+"""The OAuth authorization endpoint: the consent page, where the signed-in person sees
+which app asks (its name, and where the answer goes) and approves `read:data` for their
+account, or declines.
+
+Safety: the request is validated in full (client, exact redirect URI, PKCE S256, scope,
+resource) before anything is shown, and again when the form comes back; until the
+redirect URI is validated for the client, an error is a page of ours, never a redirect,
+so no one can use this endpoint to send a browser elsewhere. The form is protected
+against cross-site posting twice over (the Origin check of every cookie-authenticated
+POST, and a signature binding it to the session and to exactly the request shown), and
+the page cannot be framed (X-Frame-Options DENY, CSP frame-ancestors 'none'). Its CSP
+lets the form's redirect reach only this client's redirect URI.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error
+from fastapi import APIRouter, Cookie, Form, Request, Response
+from fastapi.responses import RedirectResponse
+
+from app.accounts.deps import SESSION_COOKIE
+from app.config import get_settings
+from app.dashboard.deps import OptionalUser, SignedInUser
+from app.dashboard.rendering import render
+from app.http.deps import SessionDep
+from app.http.guards import CONTENT_SECURITY_POLICY
+from app.oauth import redirects
+from app.oauth.clients import ClientView
+from app.oauth.metadata import AUTHORIZE_PATH
+from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
+from app.oauth.secrets import consent_signature, consent_signature_ok
+from app.oauth.server import OAuthServer
+
+router = APIRouter(include_in_schema=False)
+
+# The authorization request's parameters the form carries back (RFC 6749, 7636, 8707).
+PARAMS = (
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+)
+MAX_PARAM = 2048
+ParamForm = Annotated[str | None, Form(max_length=MAX_PARAM)]
+SessionCookie = Annotated[str | None, Cookie(alias=SESSION_COOKIE)]
+
+
+def _redirect(answer: OAuthResponse) -> Response:
+    assert answer.location is not None
+    return RedirectResponse(answer.location, 303, headers={"Cache-Control": "no-store"})
+
+
+def _error_page(request: Request, error: OAuth2Error) -> Response:
+    message = error.description or error.error
+    return render(request, "oauth_error.html", status=400, message=message, code=error.error)
+
+
+def _csp_for(redirect_uri: str) -> str:
+    """The default policy, with the client's redirect URI as a place the form may lead."""
+    source = redirects.form_action_source(redirect_uri)
+    return CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {source}")
+
+
+def _validated(
+    request: Request, server: OAuthServer, pairs: list[tuple[str, str]], user: object
+) -> tuple[Any, HttpRequest]:
+    """Authlib's grant for a valid request; OAuth2Error otherwise."""
+    unsafe = unsafe_parameter(pairs)
+    if unsafe is not None:  # an error page, not a redirect: the redirect URI is unchecked
+        raise InvalidRequestError(f"The {unsafe} parameter is not valid")
+    uri = get_settings().base_url.rstrip("/") + AUTHORIZE_PATH + "?" + urlencode(pairs)
+    http = HttpRequest("GET", uri, request.headers, pairs)
+    return server.get_consent_grant(http, end_user=user), http
+
+
+@router.get(AUTHORIZE_PATH)
+def authorize(
+    request: Request,
+    session: SessionDep,
+    user: OptionalUser,
+    svc_session: SessionCookie = None,
+) -> Response:
+    pairs = [(k, v) for k, v in request.query_params.multi_items()]
+    server = OAuthServer(session, fetch_client_documents=True)
+    try:
+        grant, _http = _validated(request, server, pairs, user)
+    except OAuth2Error as error:
+        session.commit()  # a metadata document fetched on the way is kept
+        if error.redirect_uri:
+            return _redirect(server.error_redirect(error))
+        return _error_page(request, error)
+    session.commit()
+    if user is None or not svc_session:
+        next_path = AUTHORIZE_PATH + "?" + request.url.query
+        return RedirectResponse(f"/dashboard/signin?next={quote(next_path, safe='')}", 303)
+    params = {name: value for name, value in grant.request.payload.data.items() if name in PARAMS}
+    client: ClientView = grant.client
+    redirect_uri = params["redirect_uri"]
+    response = render(
+        request,
+        "consent.html",
+        user=user,
+        client_name=client.name,
+        verified_host=redirects.host_of(client.client_id) if client.is_metadata_document else None,
+        redirect_host=redirects.host_of(redirect_uri),
+        loopback=redirects.is_loopback(redirect_uri),
+        params=params,
+        signature=consent_signature(svc_session, params),
+    )
+    response.headers["Content-Security-Policy"] = _csp_for(redirect_uri)
+    return response
+
+
+@router.post(AUTHORIZE_PATH)
+def decide(
+    request: Request,
+    session: SessionDep,
+    user: SignedInUser,
+    svc_session: SessionCookie = None,
+    decision: Annotated[str, Form(max_length=16)] = "",
+    signature: Annotated[str, Form(max_length=128)] = "",
+    response_type: ParamForm = None,
+    client_id: ParamForm = None,
+    redirect_uri: ParamForm = None,
+    scope: ParamForm = None,
+    state: ParamForm = None,
+    code_challenge: ParamForm = None,
+    code_challenge_method: ParamForm = None,
+    resource: ParamForm = None,
+) -> Response:
+    """Approve or decline; either way the browser goes back to the client."""
+    fields = {
+        "response_type": response_type,
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "scope": scope,
+        "state": state,
+        "code_challenge": code_challenge,
+        "code_challenge_method": code_challenge_method,
+        "resource": resource,
+    }
+    params = {name: value for name, value in fields.items() if value is not None}
+    if not svc_session or not consent_signature_ok(svc_session, params, signature):
+        return render(
+            request,
+            "oauth_error.html",
+            status=403,
+            user=user,
+            code="invalid_request",
+            message="This approval form is not the one shown to you (or it expired): "
+            "start the connection again from the app.",
+        )
+    server = OAuthServer(session, fetch_client_documents=True)
+    try:
+        grant, http = _validated(request, server, list(params.items()), user)
+    except OAuth2Error as error:
+        session.commit()
+        if error.redirect_uri:
+            return _redirect(server.error_redirect(error))
+        return _error_page(request, error)
+    approved = user if decision == "approve" else None
+    answer = server.create_authorization_response(http, grant_user=approved, grant=grant)
+    session.commit()
+    return _redirect(answer)
