@@ -11,6 +11,7 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from app.validation import VISIBLE_TEXT_PATTERN, JsonSchemaPattern, plain_text
 
@@ -44,9 +45,10 @@ class CreateApiKeyRequest(BaseModel):
 class UpdateApiKeyRequest(BaseModel):
     """A new name, a new expiry (null removes it), or both; what is left out is kept."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    name: KeyName | None = Field(None, description="A new label, 1-64 characters")
+    # Not null (a key keeps a name), but may be left out: None is never published.
+    name: KeyName | SkipJsonSchema[None] = Field(None, description="A new label, 1-64 characters")
     expiresAt: datetime | None = Field(None, description=EXPIRES_AT)
 
     @model_validator(mode="before")

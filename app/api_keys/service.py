@@ -57,7 +57,10 @@ def _checked_expiry(expires_at: datetime | None, now: datetime) -> datetime | No
     """An expiry in the future and at most MAX_LIFETIME ahead (UTC when naive)."""
     if expires_at is None:
         return None
-    moment = as_utc(expires_at)
+    try:
+        moment = as_utc(expires_at)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+04:00, before year 1 in UTC
+        raise InvalidArgument("expiresAt: must be in the future") from None
     if moment <= now:
         raise InvalidArgument("expiresAt: must be in the future")
     if moment > now + MAX_LIFETIME:

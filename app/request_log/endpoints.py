@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from app.accounts.deps import CurrentUser
 from app.http.deps import SessionDep
+from app.http.openapi import error_responses
 from app.request_log.schemas import (
     MAX_LIMIT,
     OUTCOME_PATTERN,
@@ -14,7 +15,7 @@ from app.request_log.schemas import (
 )
 from app.request_log.service import call_log
 
-router = APIRouter(tags=["usage"])
+router = APIRouter(tags=["usage"], responses=error_responses(401))
 
 
 @router.get("/usage/calls")
