@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,6 +29,7 @@ from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
+from app.mail.transport import startup_line
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
 from app.oauth.endpoints import router as oauth_router
@@ -37,6 +39,8 @@ from app.queue import close_waiter
 from app.v1.endpoints import router as v1_router
 from app.v1.reference import router as v1_reference_router
 
+logger = logging.getLogger(__name__)
+
 
 def create_app() -> FastAPI:
     mcp_sessions, mcp_app = mcp_transport(get_settings())
@@ -45,6 +49,8 @@ def create_app() -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         dummy_password_hash()  # before the first sign-in, which would otherwise pay it
         common_passwords()  # likewise for the first sign-up (~0.1 s to load the list)
+        unsent = get_settings().smtp_url is None  # then a warning: development only
+        logger.log(logging.WARNING if unsent else logging.INFO, startup_line(get_settings()))
         # Mounted apps' lifespans do not run: the MCP session manager is run here.
         async with mcp_sessions.run():
             yield
