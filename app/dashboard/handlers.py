@@ -18,6 +18,7 @@ from app.dashboard.rendering import render, to_sign_in
 _API_SEGMENTS = frozenset(
     {
         "auth",
+        "account",
         "api-keys",
         "subscription",
         "usage",
