@@ -16,12 +16,14 @@ from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
+from app.dashboard.account_pages import router as dashboard_account_router
 from app.dashboard.apps_page import router as dashboard_apps_router
 from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
 from app.dashboard.pages import router as dashboard_router
+from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
@@ -82,6 +84,8 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_apps_router)
     app.include_router(dashboard_consent_router)
     app.include_router(oauth_router)
+    app.include_router(dashboard_account_router)
+    app.include_router(dashboard_recovery_router)
     app.include_router(dashboard_assets_router)
     app.include_router(v1_reference_router)
     # First: the data plane is the hot path, and routes are matched in order.

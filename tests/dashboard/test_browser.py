@@ -8,7 +8,6 @@ import calendar
 import json
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect
@@ -16,58 +15,20 @@ from playwright.sync_api import Browser, Dialog, Page, expect
 from app.clock import utcnow
 from tests.dashboard.conftest import (
     FREE_QUOTA,
-    SHOTS_DIR,
     STANDARD_QUOTA,
     DashboardServer,
+    Shot,
+    look,
+    new_page,
     today_label,
 )
 from tests.support.factories import PASSWORD, unique_email
 
-Shot = Callable[[Page, str], None]
-VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}
-
-
-@pytest.fixture(params=list(VIEWPORTS))
-def viewport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
 
 @pytest.fixture
 def page(browser: Browser, dashboard_server: DashboardServer, viewport: str) -> Iterator[Page]:
-    width, height = VIEWPORTS[viewport]
-    context = browser.new_context(
-        base_url=dashboard_server.url,
-        viewport={"width": width, "height": height},
-        permissions=["clipboard-read", "clipboard-write"],
-    )
-    context.set_default_timeout(10_000)
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture
-def shot(viewport: str) -> Shot:
-    """shot(page, name): a full-page screenshot into $DASHBOARD_SHOTS when set."""
-
-    def take(page: Page, name: str) -> None:
-        if SHOTS_DIR:
-            Path(SHOTS_DIR).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=f"{SHOTS_DIR}/{viewport}-{name}.png", full_page=True)
-
-    return take
-
-
-def assert_fits(page: Page) -> None:
-    """No sideways scrolling: the document is no wider than the window."""
-    widths = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths}"
-
-
-def look(page: Page, shot: Shot, screen: str) -> None:
-    assert_fits(page)
-    shot(page, screen)
+    with new_page(browser, dashboard_server.url, viewport) as opened:
+        yield opened
 
 
 def sign_up(page: Page, shot: Shot, name: str) -> str:
