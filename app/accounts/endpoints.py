@@ -115,7 +115,7 @@ def get_me(user: CurrentUser, session: SessionDep) -> MeResponse:
     return service.me(session, user)
 
 
-@router.post("/auth/password-reset", status_code=202)
+@router.post("/auth/password-reset", status_code=202, responses=error_responses(403, 429))
 def request_password_reset(
     body: PasswordResetRequest, request: Request, background: BackgroundTasks
 ) -> Accepted:
@@ -127,7 +127,7 @@ def request_password_reset(
     return Accepted(message=RESET_ACCEPTED)
 
 
-@router.post("/auth/password-reset/confirm", status_code=204)
+@router.post("/auth/password-reset/confirm", status_code=204, responses=error_responses(403, 429))
 def confirm_password_reset(
     body: PasswordResetConfirm, session: SessionDep, request: Request
 ) -> Response:
@@ -141,7 +141,7 @@ def confirm_password_reset(
     return response
 
 
-@router.post("/auth/email/confirm")
+@router.post("/auth/email/confirm", responses=error_responses(403, 409))
 def confirm_email(body: TokenBody, session: SessionDep, request: Request) -> EmailConfirmed:
     """Follows a confirmation link (after sign-up, or to a new address); no session needed."""
     throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
@@ -153,7 +153,9 @@ def confirm_email(body: TokenBody, session: SessionDep, request: Request) -> Ema
     return EmailConfirmed(email=email, emailVerified=True)
 
 
-@router.post("/auth/email/verification", status_code=202)
+@router.post(
+    "/auth/email/verification", status_code=202, responses=error_responses(401, 403, 409, 429)
+)
 def resend_verification(user: CurrentUser) -> Accepted:
     """Sends the sign-up confirmation link again (409 when already confirmed)."""
     email_address.check_resend(sync_redis(), user)
@@ -161,7 +163,7 @@ def resend_verification(user: CurrentUser) -> Accepted:
     return Accepted(message=CHECK_INBOX)
 
 
-@router.post("/account/password", status_code=204)
+@router.post("/account/password", status_code=204, responses=error_responses(401, 403, 429))
 def change_password(
     body: ChangePasswordRequest,
     user: CurrentUser,
@@ -185,7 +187,7 @@ def change_password(
     return Response(status_code=204)
 
 
-@router.post("/account/email", status_code=202)
+@router.post("/account/email", status_code=202, responses=error_responses(401, 403, 409, 429))
 def change_email(
     body: ChangeEmailRequest, user: CurrentUser, session: SessionDep, request: Request
 ) -> EmailChangePending:
@@ -206,7 +208,7 @@ def change_email(
     return EmailChangePending(email=new_email, message=message)
 
 
-@router.post("/account/delete", status_code=204)
+@router.post("/account/delete", status_code=204, responses=error_responses(401, 403, 429))
 def delete_account(
     body: DeleteAccountRequest, user: CurrentUser, session: SessionDep, request: Request
 ) -> Response:
