@@ -160,6 +160,36 @@ def revoke_key(
     return key
 
 
+def revoke_all(
+    session: Session, user_id: str, *, now: datetime | None = None, erase_names: bool = False
+) -> list[str]:
+    """Revoke every active key of the account (a deletion, or keys made before anyone
+    proved to own the address); `erase_names` also blanks every key's name (a person's
+    label is personal data). Refused everywhere within a second of the commit, like
+    `revoke_key`. Returns the revoked key ids. Flushes only."""
+    now = now or utcnow()
+    revoked = []
+    for key in session.exec(select(ApiKey).where(col(ApiKey.user_id) == user_id)):
+        if key.revoked_at is None:
+            key.revoked_at = now
+            revoked.append(key.key_id)
+        if erase_names:
+            key.name = ERASED_NAME
+        session.add(key)
+    session.flush()
+    if revoked:
+        event.listen(session, "after_commit", lambda _s: _note_all_revoked(revoked), once=True)
+    return revoked
+
+
+ERASED_NAME = "(deleted)"
+
+
+def _note_all_revoked(key_ids: list[str]) -> None:
+    for key_id in key_ids:
+        note_revoked(key_id)
+
+
 def last_calls(user_id: str) -> dict[str, datetime]:
     """Each key's latest call of any outcome, from the request log; {} when Redis cannot
     say (the keys' `last_used_at`, their latest charged call, still shows)."""

@@ -25,6 +25,7 @@ from app.models import User
 _API_SEGMENTS = frozenset(
     {
         "auth",
+        "account",
         "api-keys",
         "subscription",
         "usage",

@@ -38,6 +38,18 @@ NOTICES = {
     "cap_removed": "Your monthly credit cap is removed.",
     "app_revoked": "The app was disconnected. Its calls are refused within a second.",
     "app_gone": "That app was already disconnected.",
+    "password_reset": "Your new password is set and every sign-in was ended: sign in with it.",
+    "password_changed": "Your password is changed; your other sign-ins were ended.",
+    "email_confirmed": "Your e-mail address is confirmed: your API keys can make data calls.",
+    "email_moved": "Your account now uses its new e-mail address.",
+    "verification_sent": "We sent the confirmation link again: check your inbox.",
+    "email_change_sent": (
+        "Check the new address's inbox: the link there moves your account to it "
+        "(until then it keeps this one)."
+    ),
+    "account_deleted": (
+        "Your account is deleted: its keys no longer work and your personal data is gone."
+    ),
 }
 
 

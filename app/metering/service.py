@@ -34,7 +34,7 @@ from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
 from app.errors import NotFound, QuotaExceeded, RateLimited
-from app.metering import outbox
+from app.metering import alerts, outbox
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
@@ -306,7 +306,8 @@ async def commit_and_record(
     of the caller's for the same round trip (the request log's entry).
 
     The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
-    day is billed to that month). Idempotent by `call_id` in the ledger.
+    day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
+    decides the month's usage alerts (`app.metering.alerts`).
     """
     user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
@@ -320,20 +321,25 @@ async def commit_and_record(
     )
     async with async_redis().pipeline(transaction=False) as pipe:
         keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+        warning, quota = alerts.thresholds(reservation.plan)
         args: list[str | int] = [
             reservation.reservation_id,
             CREDITS_PER_CALL,
             counter_ttl_s(period),
+            warning,
+            quota,
         ]
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
         if also is not None:
             also(pipe)
-        (live, used), _length, *_also = await pipe.execute()
+        (live, used, alert), _length, *_also = await pipe.execute()
     metrics.reservation_committed(CREDITS_PER_CALL)
     _note_late_commit(live, reservation)
     outbox.trigger.poke()
+    if alert:  # this call took the account into warning or to its quota (rare)
+        alerts.announce(user_id, period, reservation.plan, int(alert))
     return int(used)
 
 

@@ -24,7 +24,7 @@ from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
 from app.billing.plans import Plan
 from app.config import get_settings
-from app.errors import AppError, DeadlineExceeded, Internal, error_from_body
+from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
 from app.observability import logs, metrics
@@ -68,10 +68,13 @@ async def admit(
     principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
 ) -> Admission:
     """Validate and admit one call (rate, concurrency and credits: one Redis call);
-    raises InvalidArgument, RateLimited or QuotaExceeded, holding nothing."""
+    raises InvalidArgument, Forbidden (e-mail not confirmed), RateLimited or
+    QuotaExceeded, holding nothing."""
     started = time.monotonic()
     args = geodata.validate_arguments(name, arguments or {})
     account = await current_entitlements(principal.user_id)
+    if not account.email_verified and get_settings().verifies_email:
+        raise email_unverified()
     weight = call_weight(name, args)
     reservation = await metering.reserve(
         principal.user_id,
@@ -81,6 +84,15 @@ async def admit(
         credit_cap=account.credit_cap,
     )
     return Admission(name, args, account.plan, weight, reservation, started=started)
+
+
+def email_unverified() -> Forbidden:
+    return Forbidden(
+        "This account's e-mail address is not confirmed yet, so its API keys make no data "
+        "calls: follow the link in the e-mail we sent at sign-up (the dashboard can send "
+        "it again). No credit was charged.",
+        reason="email_unverified",
+    )
 
 
 @metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome

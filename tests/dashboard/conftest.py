@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,9 +26,12 @@ from sqlmodel import Session
 from app.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
+from tests.fakes.smtp import FakeSmtp
+from tests.mcp.conftest import Stack
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.factories import PASSWORD, unique_email
-from tests.support.live_server import LiveServer, service_env, start_live_server
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, service_env, start_live_server
+from tests.support.mail_stack import start_mail_stack
 from tests.support.services import REQUIRE_SERVICES
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,6 +46,7 @@ CHROMIUM_ARGS = [
 ]
 FREE_QUOTA = 20
 STANDARD_QUOTA = 5
+MAIL_FREE_QUOTA = 5  # warning (and its e-mail) at 4 credits
 # Screenshots of every page at both widths, for a person to look at (not committed).
 SHOTS_DIR = os.environ.get("DASHBOARD_SHOTS")
 
@@ -128,9 +133,35 @@ def dashboard_worker(
     worker.stop(wait=False)
 
 
+@pytest.fixture(scope="session")
+def mail_dashboard(
+    redis_url: str,
+    geodata_dir: Path,
+    fake_smtp: FakeSmtp,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
+    """A server and a Celery worker that mail through the fake SMTP server (so sign-ups
+    confirm their address), with MAIL_FREE_QUOTA credits for the alert e-mails."""
+    logs = tmp_path_factory.mktemp("dashboard-mail")
+    env = service_env(
+        database_url=f"sqlite:///{logs / 'geosvc.db'}",
+        redis_url=redis_url,
+        data_dir=geodata_dir,
+        **fake_smtp.env(),
+        GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}dashboard-mail:",
+        GEOSVC_FREE_QUOTA=str(MAIL_FREE_QUOTA),
+    )
+    stack = start_mail_stack(env, logs)
+    yield stack
+    stack.server.stop()
+    stack.worker.stop(wait=False)
+
+
 def today_label(moment: datetime | None = None) -> str:
     return f"{(moment or utcnow()):%-d %b %Y}"
 
+
+# --- Pages at both widths ------------------------------------------------------------
 
 Shot = Callable[[Page, str], None]
 VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}
@@ -141,17 +172,26 @@ def viewport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def page(browser: Browser, dashboard_server: DashboardServer, viewport: str) -> Iterator[Page]:
+@contextmanager
+def new_page(browser: Browser, base_url: str, viewport: str) -> Iterator[Page]:
+    """A page in a fresh browser context (its own cookies) at the viewport's size."""
     width, height = VIEWPORTS[viewport]
     context = browser.new_context(
-        base_url=dashboard_server.url,
+        base_url=base_url,
         viewport={"width": width, "height": height},
         permissions=["clipboard-read", "clipboard-write"],
     )
     context.set_default_timeout(10_000)
-    yield context.new_page()
-    context.close()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(browser: Browser, dashboard_server: DashboardServer, viewport: str) -> Iterator[Page]:
+    with new_page(browser, dashboard_server.url, viewport) as opened:
+        yield opened
 
 
 @pytest.fixture
