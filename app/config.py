@@ -7,8 +7,9 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 UpstreamTool = Literal[
@@ -19,6 +20,8 @@ UpstreamTool = Literal[
 ToolPolicy = Literal["embedded", "upstream", "embedded-then-upstream", "upstream-then-embedded"]
 
 MIN_PEPPER_BYTES = 32
+# A sender no real mail server should accept: production must name its own.
+DEFAULT_MAIL_FROM = "Geospatial Data Service <no-reply@localhost>"
 
 
 class Settings(BaseSettings):
@@ -63,6 +66,10 @@ class Settings(BaseSettings):
     # Argon2 hashes at once (0: half the CPUs), so sign-in bursts leave cores for /me, /mcp.
     password_hash_concurrency: int = Field(0, ge=0)
     key_cache_ttl_s: float = 1.0
+    # The request log (app/request_log): each account's latest calls, at most this many
+    # and none older than this many days.
+    request_log_max_calls: int = Field(1000, ge=1, le=10_000)
+    request_log_days: int = Field(7, ge=1, le=90)
 
     # OAuth 2.1 sign-in for /mcp (app/oauth). The key that hashes OAuth tokens and codes
     # (HMAC-SHA256) and signs the consent form: required in production (at least 32
@@ -77,6 +84,19 @@ class Settings(BaseSettings):
     # Development and tests only: fetch client metadata documents from loopback addresses
     # over plain http (production fetches https from public addresses only).
     oauth_cimd_allow_loopback: bool = False
+
+    # E-mail (app/mail): an SMTP server as smtp://user:password@host:587 (STARTTLS when the
+    # server offers it) or smtps://...:465 (TLS from the start). Without it (development
+    # only: production refuses to start) every message is written to the worker's log and
+    # sign-ups are verified at once. With it, an account's keys make data calls only once
+    # its e-mail address is confirmed.
+    smtp_url: SecretStr | None = None
+    mail_from: str = Field(DEFAULT_MAIL_FROM, max_length=320)
+    smtp_timeout_s: float = Field(10.0, gt=0)
+    # Sign-ups and password-reset requests per mailbox (a +tag and Gmail's dots count as
+    # one) per hour: one address cannot be mail-bombed through our forms.
+    signup_per_address_per_hour: int = Field(3, ge=1)
+    password_reset_per_address_per_hour: int = Field(3, ge=1)
 
     # MCP transport security: hosts and origins a hosted deployment answers to.
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
@@ -133,6 +153,32 @@ class Settings(BaseSettings):
     # of tools_concurrency threads once some tool goes upstream (calls mostly wait on I/O).
     tools_pool: Literal["auto", "threads", "prefork", "solo"] = "auto"
     tools_concurrency: int = Field(64, ge=1, le=1000)  # threads of a threads pool
+
+    @field_validator("smtp_url", mode="before")
+    @classmethod
+    def _empty_smtp_url_is_none(cls, value: object) -> object:
+        """Compose passes an unset variable as "": that is no SMTP server."""
+        if value == "" or (isinstance(value, SecretStr) and not value.get_secret_value()):
+            return None
+        return value
+
+    @field_validator("mail_from", mode="before")
+    @classmethod
+    def _empty_mail_from_is_the_default(cls, value: object) -> object:
+        return DEFAULT_MAIL_FROM if value == "" else value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        # The message never repeats the URL: it holds the SMTP password.
+        if value is not None:
+            parts = urlsplit(value.get_secret_value())
+            if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+                raise ValueError(
+                    "GEOSVC_SMTP_URL must look like smtp://user:password@host:587 (STARTTLS) "
+                    "or smtps://user:password@host:465 (TLS)"
+                )
+        return value
 
     @model_validator(mode="after")
     def _upstream_contact_in_production(self) -> Settings:
@@ -299,6 +345,20 @@ class Settings(BaseSettings):
                 "them each process would keep quotas, limits and accounts in its own "
                 "in-process Redis and SQLite file."
             )
+        mail = [
+            name
+            for name, missing in (
+                ("GEOSVC_SMTP_URL", self.smtp_url is None),
+                ("GEOSVC_MAIL_FROM", self.mail_from == DEFAULT_MAIL_FROM),
+            )
+            if missing
+        ]
+        if mail:
+            raise ValueError(
+                f"{' and '.join(mail)} must be set with GEOSVC_ENV=production: sign-up "
+                "confirmation, password resets and usage alerts are sent by e-mail (without "
+                "an SMTP server they would only be written to the log)."
+            )
         if self.reservation_ttl_s < 2 * self.tool_deadline_s:
             raise ValueError(
                 f"GEOSVC_RESERVATION_TTL_S ({self.reservation_ttl_s}) must be at least twice "
@@ -311,6 +371,12 @@ class Settings(BaseSettings):
     @property
     def is_development(self) -> bool:
         return self.env == "development"
+
+    @property
+    def verifies_email(self) -> bool:
+        """Whether new accounts must confirm their e-mail before data calls: whenever mail
+        can really be sent (always in production, which refuses to start without SMTP)."""
+        return self.smtp_url is not None or not self.is_development
 
     @property
     def docs_enabled(self) -> bool:

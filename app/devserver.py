@@ -151,7 +151,11 @@ def serve(*, host: str, port: int, console: Console) -> None:
             time.sleep(0.05)
         if server.should_exit:
             return
+        from app.config import get_settings
+        from app.mail.transport import startup_line
+
         for line in (
+            f"[bold]Mail[/]       {startup_line(get_settings()).removeprefix('mail: ')}",
             f"[bold]Dashboard[/]  {base}/   (demo sign-in: {demo.email} / {demo.password})",
             f"[bold]MCP URL[/]    {base}/mcp",
             f"[bold]Demo key[/]   {demo.api_key}",

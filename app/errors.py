@@ -176,6 +176,7 @@ ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
                         "INVALID_ARGUMENT",
                         "NOT_FOUND",
                         "UNSUPPORTED",
+                        "FORBIDDEN",
                         "QUOTA_EXCEEDED",
                         "RATE_LIMITED",
                         "UPSTREAM_UNAVAILABLE",
@@ -197,6 +198,9 @@ ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
                 "cap": _documented("integer", "The account's own monthly cap (spend_cap)"),
                 "period": _documented("string", "The month counted, YYYY-MM (QUOTA_EXCEEDED)"),
                 "resetsAt": _documented("string", "When the credits come back, ISO 8601 UTC"),
+                "reason": _documented(
+                    "string", "Why the account may not call (FORBIDDEN): email_unverified"
+                ),
             },
         }
     },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,12 +16,16 @@ from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.config import get_settings
+from app.dashboard.account_pages import router as dashboard_account_router
 from app.dashboard.apps_page import router as dashboard_apps_router
 from app.dashboard.assets import router as dashboard_assets_router
 from app.dashboard.auth_pages import router as dashboard_auth_router
+from app.dashboard.calls_page import router as dashboard_calls_router
 from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
+from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
+from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.http.errors import install_error_handlers
@@ -28,14 +33,18 @@ from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
+from app.mail.transport import startup_line
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
 from app.oauth.endpoints import router as oauth_router
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
+from app.request_log.endpoints import router as request_log_router
 from app.v1.endpoints import router as v1_router
 from app.v1.reference import router as v1_reference_router
+
+logger = logging.getLogger(__name__)
 
 
 def create_app() -> FastAPI:
@@ -45,6 +54,8 @@ def create_app() -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         dummy_password_hash()  # before the first sign-in, which would otherwise pay it
         common_passwords()  # likewise for the first sign-up (~0.1 s to load the list)
+        unsent = get_settings().smtp_url is None  # then a warning: development only
+        logger.log(logging.WARNING if unsent else logging.INFO, startup_line(get_settings()))
         # Mounted apps' lifespans do not run: the MCP session manager is run here.
         async with mcp_sessions.run():
             yield
@@ -68,14 +79,19 @@ def create_app() -> FastAPI:
     install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
     app.include_router(accounts_router)
     app.include_router(metering_router)
+    app.include_router(request_log_router)
     app.include_router(api_keys_router)
     app.include_router(billing_router)
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
+    app.include_router(dashboard_keys_router)
+    app.include_router(dashboard_calls_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_apps_router)
     app.include_router(dashboard_consent_router)
     app.include_router(oauth_router)
+    app.include_router(dashboard_account_router)
+    app.include_router(dashboard_recovery_router)
     app.include_router(dashboard_assets_router)
     app.include_router(v1_reference_router)
     # First: the data plane is the hot path, and routes are matched in order.

@@ -24,6 +24,17 @@ class User(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     # The account's own limit on credits a month (None: none); calls past it are refused.
     monthly_credit_cap: int | None = Field(default=None)
+    # When the address was proven (a link followed); None: not yet, and with e-mail
+    # verification on, the account's keys make no data calls.
+    email_verified_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # The address as one mailbox (no +tag; Gmail without dots): one account per mailbox,
+    # so one free quota. None only for a deleted account (or an older duplicate).
+    mailbox: str | None = Field(default=None, unique=True, max_length=320)
+    # An address the owner asked to move to, until the link sent there is followed.
+    pending_email: str | None = Field(default=None, max_length=320)
+    # Set when the account was deleted: the row stays (ledger rows name its id) with no
+    # e-mail, name or password left.
+    deleted_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
 
 
 class AuthSession(SQLModel, table=True):
@@ -33,6 +44,20 @@ class AuthSession(SQLModel, table=True):
 
     token_hash: str = Field(primary_key=True, max_length=64)
     user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    expires_at: datetime = Field(sa_column=_utc_column())
+
+
+class EmailToken(SQLModel, table=True):
+    """A link sent by e-mail (confirm an address, reset a password): the mail holds a
+    random token, this table only its hash; used once, then deleted."""
+
+    __tablename__ = "email_tokens"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    purpose: str = Field(max_length=16)  # verify | change_email | reset
+    email: str = Field(max_length=320)  # the address the link was sent to
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     expires_at: datetime = Field(sa_column=_utc_column())
 
@@ -48,6 +73,10 @@ class ApiKey(SQLModel, table=True):
     secret_hash: str = Field(max_length=64)  # HMAC-SHA256(pepper, secret), hex
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # Refused from this moment on, like a revoked key (None: never expires).
+    expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # The latest charged call, kept by the ledger drain; the request log knows later ones.
+    last_used_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
 
 
 class Subscription(SQLModel, table=True):
@@ -104,6 +133,22 @@ class UsagePeriod(SQLModel, table=True):
     used: int
     overage: int
     finalized_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+
+
+class UsageAlert(SQLModel, table=True):
+    """A usage alert e-mail of one account and month: `warning` (80 % of the quota) or
+    `quota` (all of it). The unique key keeps it to one of each per month and quota."""
+
+    __tablename__ = "usage_alerts"
+    __table_args__ = (UniqueConstraint("user_id", "period", "kind", "quota"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(index=True, max_length=40)
+    period: str = Field(max_length=7)
+    kind: str = Field(max_length=16)
+    quota: int
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    sent_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
 
 
 class StripeCustomer(SQLModel, table=True):

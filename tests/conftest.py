@@ -1,3 +1,3 @@
-"""The shared fixtures live in `tests/support/fixtures.py`, loaded here for every folder."""
+"""The shared fixtures live in `tests/support/`, loaded here for every folder."""
 
-pytest_plugins = ["tests.support.fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.mail_stack"]

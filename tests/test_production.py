@@ -54,6 +54,10 @@ class TestProductionRefusals:
             ({"GEOSVC_OAUTH_SIGNING_KEY": "too-short"}, "GEOSVC_OAUTH_SIGNING_KEY"),
             # any client could make the service fetch addresses on its own network
             ({"GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK": "true"}, "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK"),
+            # mail would only be written to the log: nobody could confirm an address
+            ({"GEOSVC_SMTP_URL": ""}, "GEOSVC_SMTP_URL"),
+            ({"GEOSVC_MAIL_FROM": ""}, "GEOSVC_MAIL_FROM"),
+            ({"GEOSVC_SMTP_URL": "http://mail.example.com"}, "GEOSVC_SMTP_URL"),
         ],
     )
     def test_api_refuses_to_start_naming_the_setting(

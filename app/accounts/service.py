@@ -15,14 +15,15 @@ import redis
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, delete, select
+from sqlmodel import Session, col, delete, or_, select
 
 from app.accounts import passwords, throttle
+from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
 from app.billing.service import has_subscription
 from app.clock import as_utc, utcnow
 from app.config import get_settings
-from app.errors import Conflict, Unauthenticated
+from app.errors import Conflict, Forbidden, Unauthenticated
 from app.ids import new_user_id
 from app.models import AuthSession, User
 
@@ -37,23 +38,52 @@ def dummy_password_hash() -> str:
     return _hasher.hash("not-a-real-password")
 
 
-def normalise_email(email: str) -> str:
-    return email.strip().lower()
-
-
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_user(session: Session, *, email: str, password: str, name: str | None = None) -> User:
+def account_of_address(session: Session, email: str) -> User | None:
+    """The account using this address or another address of the same mailbox."""
+    email = normalise_email(email)
+    query = select(User).where(or_(User.email == email, User.mailbox == mailbox_of(email)))
+    return session.exec(query).first()
+
+
+def create_user(
+    session: Session,
+    *,
+    email: str,
+    password: str,
+    name: str | None = None,
+    verified: bool = True,
+) -> User:
+    """A new account; Conflict when the address's mailbox already has one. `verified`
+    False: its keys make no data calls until the address is confirmed."""
     email = normalise_email(email)
     passwords.check_new_password(password, email)  # before the hash: a refusal costs none
     # Hashed before the first query: a sign-up waiting for a hashing slot holds no
     # database connection (16 of them would otherwise empty the pool under /me).
     password_hash = hash_password(password)
-    if session.exec(select(User).where(User.email == email)).first() is not None:
+    return create_user_hashed(
+        session, email=email, password_hash=password_hash, name=name, verified=verified
+    )
+
+
+def create_user_hashed(
+    session: Session, *, email: str, password_hash: str, name: str | None, verified: bool
+) -> User:
+    """`create_user` with the password already checked and hashed. Flushes only."""
+    email = normalise_email(email)
+    if account_of_address(session, email) is not None:
         raise Conflict("An account with this e-mail already exists")
-    user = User(id=new_user_id(), email=email, name=name, password_hash=password_hash)
+    user = User(
+        id=new_user_id(),
+        email=email,
+        mailbox=mailbox_of(email),
+        name=name,
+        password_hash=password_hash,
+        email_verified_at=utcnow() if verified else None,
+    )
     session.add(user)
     try:
         session.flush()
@@ -103,6 +133,28 @@ def authenticate(
     return user
 
 
+def check_current_password(
+    session: Session, store: redis.Redis, user: User, password: str, client_ip: str
+) -> None:
+    """The signed-in owner's password again, before a change that needs it (password,
+    e-mail, deletion): throttled like sign-in, so a stolen session cannot guess it.
+    Forbidden on the `currentPassword` field when it is wrong."""
+    email, stored_hash = user.email, user.password_hash
+    throttle.refuse_if_throttled(store, email, client_ip)
+    session.rollback()  # as in authenticate: no connection held while hashing
+    if not _password_matches(stored_hash, password):
+        throttle.note_failure(store, email, client_ip)
+        raise Forbidden("currentPassword: the current password is wrong")
+
+
+def end_sessions(session: Session, user_id: str, *, keep: str | None = None) -> None:
+    """Sign the account out everywhere, except the session whose cookie is `keep`."""
+    query = delete(AuthSession).where(col(AuthSession.user_id) == user_id)
+    if keep:
+        query = query.where(col(AuthSession.token_hash) != hash_token(keep))
+    session.exec(query)
+
+
 def start_session(session: Session, user: User) -> str:
     """Create a dashboard session and return the cookie token (never stored)."""
     token = secrets.token_urlsafe(32)
@@ -135,4 +187,6 @@ def me(session: Session, user: User) -> MeResponse:
         email=user.email,
         entitlements=Entitlements(hasSubscription=has_subscription(session, user.id)),
         user=UserObject(id=user.id, name=user.name, email=user.email),
+        emailVerified=user.email_verified_at is not None,
+        pendingEmail=user.pending_email,
     )

@@ -20,7 +20,9 @@ Failed sign-ins are counted three ways, all in Redis under `GEOSVC_REDIS_KEY_PRE
   home or at the office signs in as usual, while the per-(e-mail, IP) counter still
   limits that address. Only an owner on a new address waits, at most the cap.
 
-Sign-up and sign-in requests also have a plain per-IP rate.
+Sign-up and sign-in requests also have a plain per-IP rate (password-reset requests
+and confirmations share it). Mail-sending requests are also counted per mailbox per hour
+(`count_for_address`), so no address can be flooded through our forms, whoever asks.
 
 Argon2 is deliberately slow and CPU-bound; with many sign-ins at once it would take every
 core from /me and /mcp. Hashing goes through a semaphore of `password_hash_concurrency`
@@ -74,6 +76,13 @@ def rate_key(client_ip: str) -> str:
     return f"{get_settings().redis_key_prefix}auth_rate:{_digest(client_ip)}"
 
 
+def address_key(kind: str, mailbox: str) -> str:
+    return f"{get_settings().redis_key_prefix}{kind}_per_address:{_digest(mailbox)}"
+
+
+ADDRESS_WINDOW_S = 3600
+
+
 @contextmanager
 def redis_required() -> Iterator[None]:
     try:
@@ -98,6 +107,30 @@ def check_rate(store: redis.Redis, client_ip: str) -> None:
         wait = max(int(ttl), 1)
         raise RateLimited(
             f"Too many sign-up or sign-in attempts from your address; retry in {wait} s",
+            retryAfterSeconds=wait,
+        )
+
+
+def count_for_address(store: redis.Redis, kind: str, mailbox: str, limit: int) -> int | None:
+    """Count one `kind` request (sign-up, password reset, ...) for this mailbox in the
+    hour; None while within `limit`, else the seconds until the hour is over."""
+    key = address_key(kind, mailbox)
+    with redis_required():
+        pipe = store.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, ADDRESS_WINDOW_S, nx=True)
+        pipe.ttl(key)
+        count, _set, ttl = pipe.execute()
+    return None if int(count) <= limit else max(int(ttl), 1)
+
+
+def refuse_over_address_limit(store: redis.Redis, kind: str, mailbox: str, limit: int) -> None:
+    """`count_for_address`, refusing RATE_LIMITED over the limit (says nothing of whether
+    an account uses the address: every address is counted alike)."""
+    wait = count_for_address(store, kind, mailbox, limit)
+    if wait is not None:
+        raise RateLimited(
+            f"Too many requests for this e-mail address this hour; retry in {wait} s",
             retryAfterSeconds=wait,
         )
 

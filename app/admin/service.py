@@ -24,7 +24,7 @@ from sqlalchemy import event
 from sqlmodel import Session, col, select
 
 from app.accounts.locks import lock_account
-from app.accounts.service import normalise_email
+from app.accounts.mailbox import normalise_email
 from app.api_keys.service import list_keys, revoke_key
 from app.billing.plans import Plan
 from app.billing.service import get_subscription, plan_of, set_plan

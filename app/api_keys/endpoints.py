@@ -5,10 +5,12 @@ from fastapi import APIRouter, Response
 from app.accounts.deps import CurrentUser
 from app.api_keys import service
 from app.api_keys.schemas import (
+    ApiKeyRecord,
     CreateApiKeyRequest,
     CreateApiKeyResponse,
     KeyId,
     ListApiKeysResponse,
+    UpdateApiKeyRequest,
 )
 from app.http.deps import SessionDep
 from app.http.openapi import error_responses
@@ -20,17 +22,33 @@ router = APIRouter(prefix="/api-keys", tags=["api-keys"], responses=error_respon
 def create_api_key(
     body: CreateApiKeyRequest, user: CurrentUser, session: SessionDep
 ) -> CreateApiKeyResponse:
-    """Create a key. The plaintext is in this response only; store it now."""
-    key, plaintext = service.create_key(session, user.id, body.name)
+    """Create a key, optionally expiring at `expiresAt`. The plaintext is in this response
+    only; store it now."""
+    key, plaintext = service.create_key(session, user.id, body.name, expires_at=body.expiresAt)
     session.commit()
     return CreateApiKeyResponse(plaintext=plaintext, key=service.to_record(key))
 
 
 @router.get("")
 def list_api_keys(user: CurrentUser, session: SessionDep) -> ListApiKeysResponse:
-    """Active keys, newest first (metadata only)."""
+    """Keys not revoked (expired ones marked), newest first, with each key's last use
+    (metadata only)."""
     keys = service.list_keys(session, user.id)
-    return ListApiKeysResponse(keys=[service.to_record(key) for key in keys])
+    last_calls = service.last_calls(user.id)
+    return ListApiKeysResponse(keys=[service.to_record(key, last_calls) for key in keys])
+
+
+@router.patch("/{key_id}", responses=error_responses(403, 404, 409))
+def update_api_key(
+    key_id: KeyId, body: UpdateApiKeyRequest, user: CurrentUser, session: SessionDep
+) -> ApiKeyRecord:
+    """Rename a key and/or change its expiry (`null`: never); 404 like DELETE, 409 when
+    extending a key that has already expired. Every api process applies a new expiry
+    within a second."""
+    changes = body.model_dump(include=body.model_fields_set)
+    key = service.update_key(session, user.id, key_id, changes)
+    session.commit()
+    return service.to_record(key, service.last_calls(user.id))
 
 
 @router.delete("/{key_id}", status_code=204, responses=error_responses(403, 404))

@@ -1,8 +1,17 @@
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from app.validation import VISIBLE_TEXT_PATTERN, JsonSchemaPattern, plain_text
 
@@ -20,10 +29,37 @@ KeyName = Annotated[
 ]
 
 
+EXPIRES_AT = (
+    "When the key stops working, ISO 8601 (UTC when no offset is given), in the future and "
+    "at most 3 years ahead; null: never"
+)
+
+
 class CreateApiKeyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: KeyName = Field(description="A label for the key, 1-64 characters")
+    expiresAt: datetime | None = Field(None, description=EXPIRES_AT)
+
+
+class UpdateApiKeyRequest(BaseModel):
+    """A new name, a new expiry (null removes it), or both; what is left out is kept."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    # Not null (a key keeps a name), but may be left out: None is never published.
+    name: KeyName | SkipJsonSchema[None] = Field(None, description="A new label, 1-64 characters")
+    expiresAt: datetime | None = Field(None, description=EXPIRES_AT)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _something_to_change(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if not {"name", "expiresAt"} & data.keys():
+                raise ValueError("give a new name, a new expiresAt, or both")
+            if "name" in data and data["name"] is None:
+                raise ValueError("name: a key keeps a name; give a new one or leave it out")
+        return data
 
 
 class ApiKeyRecord(BaseModel):
@@ -34,6 +70,13 @@ class ApiKeyRecord(BaseModel):
     name: str
     scopes: list[str]
     createdAt: str = Field(description="ISO 8601 UTC with milliseconds")
+    expiresAt: str | None = Field(
+        None, description="When the key stops working (ISO 8601 UTC); null: never"
+    )
+    expired: bool = Field(False, description="Past its expiry: refused like a revoked key")
+    lastUsedAt: str | None = Field(
+        None, description="Its latest call, whatever the outcome (ISO 8601 UTC); null: never"
+    )
 
 
 class CreateApiKeyResponse(BaseModel):
@@ -42,4 +85,6 @@ class CreateApiKeyResponse(BaseModel):
 
 
 class ListApiKeysResponse(BaseModel):
-    keys: list[ApiKeyRecord] = Field(description="Active keys, newest first")
+    keys: list[ApiKeyRecord] = Field(
+        description="Keys not revoked (expired ones included, marked), newest first"
+    )

@@ -10,6 +10,9 @@ answered from what the database said then, so tool calls go on through an outage
 revoked before the outage stays revoked: the cached answer says so, or, when this process
 read the key before the revocation, the Redis mark `note_revoked` left (kept as long as
 the outage window). A key not seen lately is 503 UNAVAILABLE, never let through.
+
+An expired key is refused like a revoked one: its record carries the expiry, compared
+at every check, so a cached key stops at the moment it expires (in an outage too).
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 import anyio.to_thread
 from redis.exceptions import RedisError
 
+from app.clock import as_utc, iso_ms, utcnow
 from app.config import Settings, get_settings
 from app.credentials import API_KEY_PREFIX
 from app.db import new_session
@@ -54,11 +59,13 @@ class ApiKeyPrincipal:
 
 @dataclass(frozen=True)
 class KeyRecord:
-    """What the database said of a keyId (`principal` None: no such key)."""
+    """What the database said of a keyId (`principal` None: no such key). The expiry is
+    judged at each check, not at the read, so a cached key stops at its expiry exactly."""
 
     secret_hash: str | None
     principal: ApiKeyPrincipal | None
     revoked: bool
+    expires_at: datetime | None = None
 
 
 class _Verifier:
@@ -86,7 +93,8 @@ class _Verifier:
             record = KeyRecord(None, None, revoked=False)
         else:
             principal = ApiKeyPrincipal(key.key_id, key.user_id, frozenset(key.scopes.split()))
-            record = KeyRecord(key.secret_hash, principal, key.revoked_at is not None)
+            expiry = as_utc(key.expires_at) if key.expires_at is not None else None
+            record = KeyRecord(key.secret_hash, principal, key.revoked_at is not None, expiry)
         self.cache.put(key_id, record, expires_at=expires_at)
         return record
 
@@ -95,7 +103,7 @@ class _Verifier:
         if record is None:
             raise unavailable  # never seen lately: cannot tell a good key from a bad one
         if record.principal is not None and not record.revoked and revoked_lately(key_id):
-            return KeyRecord(record.secret_hash, record.principal, revoked=True)
+            return KeyRecord(record.secret_hash, record.principal, True, record.expires_at)
         return record
 
     def check(self, record: KeyRecord, secret: str) -> ApiKeyPrincipal:
@@ -105,6 +113,10 @@ class _Verifier:
             raise Unauthenticated("Invalid API key")
         if record.revoked:
             raise Unauthenticated("This API key has been revoked; create a new one")
+        if record.expires_at is not None and utcnow() >= record.expires_at:
+            raise Unauthenticated(
+                f"This API key expired at {iso_ms(record.expires_at)}; create a new one"
+            )
         return record.principal
 
 
@@ -177,7 +189,7 @@ def parse_bearer(authorization: str | None) -> tuple[str, str]:
 
 def verify_bearer(authorization: str | None) -> ApiKeyPrincipal:
     """The principal of an `Authorization` header value; raises Unauthenticated for a
-    missing, malformed, unknown, wrong or revoked key. Blocks on the database on a cache
+    missing, malformed, unknown, wrong, revoked or expired key. Blocks on the database on a cache
     miss: from async code use `averify_bearer`."""
     key_id, secret = parse_bearer(authorization)
     verifier = _verifier()

@@ -1,9 +1,10 @@
-"""The data plane's view of an account: its plan and its own credit cap, cached per process.
+"""The data plane's view of an account: its plan, its own credit cap and whether its
+e-mail is confirmed, cached per process.
 
-A metered call needs both before it reserves a credit. They are read in a worker thread
-and kept `ENTITLEMENTS_CACHE_TTL_S`, so a subscription or cap change is in force in every
-api process within a second. While the database is unreachable, what was read within
-`db_outage_cache_s` (10 min) stays in force.
+A metered call needs them before it reserves a credit. They are read in a worker thread
+and kept `ENTITLEMENTS_CACHE_TTL_S`, so a subscription or cap change, or a confirmed
+address, is in force in every api process within a second. While the database is
+unreachable, what was read within `db_outage_cache_s` (10 min) stays in force.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ ENTITLEMENTS_CACHE_TTL_S = 1.0
 class Entitlements:
     plan: Plan
     credit_cap: int | None  # the account's own monthly cap (None: none)
+    email_verified: bool = True
 
 
 _entitlements: TTLCache[str, Entitlements] = TTLCache(ENTITLEMENTS_CACHE_TTL_S)
@@ -42,6 +44,7 @@ def _read(user_id: str) -> Entitlements:
             found = Entitlements(
                 plan=plan_of(session, user_id),
                 credit_cap=user.monthly_credit_cap if user is not None else None,
+                email_verified=user is not None and user.email_verified_at is not None,
             )
     except Exception as exc:
         unavailable = unavailable_for(exc)

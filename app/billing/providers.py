@@ -58,6 +58,11 @@ class PaymentProvider(Protocol):
         """Tell the provider to renew again (undo `cancel_at_period_end`)."""
         ...
 
+    def cancel_now(self, subscription: Subscription) -> None:
+        """End the subscription at once (the account is being deleted); what it owes so
+        far is invoiced now. A pending checkout is closed so it can no longer be paid."""
+        ...
+
 
 class LocalProvider:
     name = "local"
@@ -78,6 +83,9 @@ class LocalProvider:
 
     def resume(self, subscription: Subscription) -> None:
         return None  # nothing to tell: renewals happen here
+
+    def cancel_now(self, subscription: Subscription) -> None:
+        return None  # nothing to tell: its checkout page needs the (deleted) account
 
 
 def _base_url() -> str:

@@ -23,6 +23,7 @@ re-reads, meter events) fails at once with PAYMENT_PROVIDER_UNAVAILABLE (503,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -38,6 +39,8 @@ from app.config import get_settings
 from app.errors import AppError, PaymentProviderUnavailable
 from app.models import StripeCustomer, Subscription
 from app.redis_client import sync_redis
+
+logger = logging.getLogger(__name__)
 
 NETWORK_RETRIES = 2
 CONNECT_TIMEOUT_S = 3.0
@@ -214,6 +217,21 @@ class StripeProvider:
             self._subscription_id(subscription),
             {"cancel_at_period_end": False},
         )
+
+    def cancel_now(self, subscription: Subscription) -> None:
+        """No action budget: an account is deleted once. The overage reported so far is
+        invoiced at once (`invoice_now`); the unused part of the month is not refunded."""
+        if subscription.status == "incomplete" and subscription.checkout_id:
+            try:
+                self._call(self.client.v1.checkout.sessions.expire, subscription.checkout_id)
+            except PaymentProviderUnavailable:  # already expired, or paid a moment ago
+                logger.warning("checkout of %s could not be expired", subscription.user_id)
+        if subscription.status in ("active", "past_due") and subscription.provider_ref:
+            self._call(
+                self.client.v1.subscriptions.cancel,
+                subscription.provider_ref,
+                {"invoice_now": True, "prorate": False},
+            )
 
     def renew(self, subscription: Subscription) -> bool:
         return True  # not called: Stripe renews and tells us by webhook

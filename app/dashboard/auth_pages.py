@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, Cookie, Form, Query, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Cookie, Form, Query, Request, Response
 from pydantic import ValidationError
 
 from app.accounts import service as accounts
-from app.accounts import throttle
+from app.accounts import signup, throttle
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.endpoints import set_session_cookie
+from app.accounts.mailbox import normalise_email
 from app.accounts.schemas import SignInRequest, SignUpRequest
+from app.config import get_settings
 from app.dashboard.deps import OptionalUser
 from app.dashboard.rendering import field_error_of, field_errors, prices, redirect, render
 from app.errors import AppError, Conflict, InvalidArgument
@@ -99,15 +101,23 @@ def sign_up_page(request: Request, user: OptionalUser, next: NextQuery = "") -> 
 def sign_up(
     request: Request,
     session: SessionDep,
+    background: BackgroundTasks,
     email: FormText = "",
     password: FormText = "",
     name: FormText = "",
     next: NextForm = "",
 ) -> Response:
+    """Signed in at once; with e-mail verification on, "check your inbox" for every
+    address (app/accounts/signup.py)."""
     context = {"email": email, "name": name, "prices": prices(), **_next_context(next)}
     try:
-        throttle.check_rate(sync_redis(), accounts.client_ip_of(request.client))
+        store = sync_redis()
+        throttle.check_rate(store, accounts.client_ip_of(request.client))
         body = SignUpRequest(email=email, password=password, name=name.strip() or None)
+        signup.check_before_answer(store, body.email, body.password)
+        if get_settings().verifies_email:
+            background.add_task(signup.register, body.email, body.password, body.name)
+            return render(request, "check_inbox.html", email=normalise_email(body.email))
         user = accounts.create_user(
             session, email=body.email, password=body.password, name=body.name
         )

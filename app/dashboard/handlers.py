@@ -2,22 +2,30 @@
 
 The JSON API keeps its `{"error": ...}` 404: a request gets the HTML page only when it
 asks for HTML (`Accept: text/html`, as a browser's navigation does) on a path outside
-the JSON API.
+the JSON API. The page keeps the navigation for a signed-in visitor (a 404 is raised
+before any route's dependencies run, so the session is looked up here).
 """
 
 from __future__ import annotations
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.accounts.deps import SESSION_COOKIE
+from app.accounts.service import user_for_token
 from app.dashboard.deps import SignInRequired
 from app.dashboard.rendering import render, to_sign_in
+from app.db import new_session
+from app.errors import Unauthenticated, unavailable_for
+from app.models import User
 
 # First path segments of the JSON API (and of /mcp): these never answer HTML.
 _API_SEGMENTS = frozenset(
     {
         "auth",
+        "account",
         "api-keys",
         "subscription",
         "usage",
@@ -43,6 +51,20 @@ def wants_page(request: Request) -> bool:
     return first_segment not in _API_SEGMENTS and not path.startswith(_API_PREFIXES)
 
 
+def signed_in_or_none(token: str) -> User | None:
+    """The session's user, or None: signed out, or the database cannot say (a 404 page
+    never becomes a 503 for want of its navigation)."""
+    try:
+        with new_session() as session:
+            return user_for_token(session, token)
+    except Unauthenticated:
+        return None
+    except Exception as exc:
+        if unavailable_for(exc) is None:
+            raise
+        return None
+
+
 def install_page_handlers(app: FastAPI) -> None:
     """Call after the JSON error handlers are installed: other HTTP errors go to them."""
     json_handler = app.exception_handlers[StarletteHTTPException]
@@ -50,7 +72,9 @@ def install_page_handlers(app: FastAPI) -> None:
     async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 404 and wants_page(request):
-            return render(request, "not_found.html", status=404)
+            token = request.cookies.get(SESSION_COOKIE)
+            user = await anyio.to_thread.run_sync(signed_in_or_none, token) if token else None
+            return render(request, "not_found.html", status=404, user=user)
         response = json_handler(request, exc)
         return await response if not isinstance(response, Response) else response
 

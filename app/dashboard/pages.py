@@ -1,75 +1,24 @@
-"""The dashboard pages: home, API keys, subscription, billing, and the local payment
-provider's checkout page. Forms post to these routes (same-origin, so they pass the
-Origin check); each calls the same services as the JSON API."""
+"""The dashboard pages: home, subscription, billing, and the local payment provider's
+checkout page (API keys: `keys_page`; usage: `usage_page`; the request log:
+`calls_page`). Forms post to these routes (same-origin, so they pass the Origin check);
+each calls the same services as the JSON API."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated
-
-from fastapi import APIRouter, Form, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api_keys import service as api_keys
 from app.billing import service as billing
 from app.config import get_settings
 from app.dashboard.deps import SignedInUser
-from app.dashboard.rendering import field_error_of, prices, redirect, render
+from app.dashboard.rendering import mcp_url, prices, redirect, render
 from app.dashboard.usage_page import gauge_view
 from app.errors import AppError, Conflict, NotFound
 from app.http.deps import SessionDep
-from app.metering.reports import last_used_by_key
 from app.metering.service import usage_for
 from app.models import User
 
 router = APIRouter(include_in_schema=False)
-
-
-def mcp_url() -> str:
-    return get_settings().base_url.rstrip("/") + "/mcp"
-
-
-def client_config(plaintext: str) -> str:
-    """The README's MCP client configuration (remote server with a header), key filled in."""
-    server = {"type": "http", "url": mcp_url(), "headers": {"Authorization": f"Bearer {plaintext}"}}
-    return json.dumps({"mcpServers": {"geosvc": server}}, indent=2)
-
-
-def curl_example(plaintext: str) -> str:
-    """A first call of the HTTP API (README, "HTTP API"), key filled in."""
-    base = get_settings().base_url.rstrip("/")
-    return (
-        f'curl -s "{base}/v1/geocode?query=Austin,%20TX&limit=1" \\\n'
-        f'  -H "Authorization: Bearer {plaintext}"'
-    )
-
-
-def _keys_page(
-    request: Request,
-    session: SessionDep,
-    user: User,
-    *,
-    status: int = 200,
-    error: str | None = None,
-    field_errors: dict[str, str] | None = None,
-    created: tuple[str, str] | None = None,
-    name: str = "",
-) -> Response:
-    keys = [api_keys.to_record(key) for key in api_keys.list_keys(session, user.id)]
-    return render(
-        request,
-        "keys.html",
-        status=status,
-        user=user,
-        keys=keys,
-        last_used=last_used_by_key(session, user.id),
-        error=error,
-        field_errors=field_errors or {},
-        created=created,
-        config=client_config(created[1]) if created else None,
-        curl=curl_example(created[1]) if created else None,
-        mcp_url=mcp_url(),
-        name=name,
-    )
 
 
 @router.get("/")
@@ -82,7 +31,7 @@ def home(request: Request, session: SessionDep, user: SignedInUser) -> Response:
         user=user,
         gauge=gauge_view(usage_for(session, user.id)),
         subscription=subscription,
-        key_count=len(api_keys.list_keys(session, user.id)),
+        key_count=sum(not api_keys.is_expired(key) for key in api_keys.list_keys(session, user.id)),
         mcp_url=mcp_url(),
     )
 
@@ -90,48 +39,6 @@ def home(request: Request, session: SessionDep, user: SignedInUser) -> Response:
 @router.get("/dashboard")
 def dashboard_root() -> Response:
     return redirect("/")
-
-
-@router.get("/dashboard/keys")
-def keys_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    return _keys_page(request, session, user)
-
-
-@router.post("/dashboard/keys")
-def create_key(
-    request: Request,
-    session: SessionDep,
-    user: SignedInUser,
-    name: Annotated[str, Form()] = "",
-) -> Response:
-    """Creates a key and shows its plaintext in this response only (no redirect, so the
-    plaintext never lands in a URL or the history)."""
-    try:
-        key, plaintext = api_keys.create_key(session, user.id, name)
-    except AppError as exc:
-        session.rollback()
-        on_field = field_error_of(exc.message, ("name",))
-        return _keys_page(
-            request,
-            session,
-            user,
-            status=exc.status,
-            error=None if on_field else exc.message,
-            field_errors=on_field,
-            name=name,
-        )
-    session.commit()
-    return _keys_page(request, session, user, status=201, created=(key.name, plaintext))
-
-
-@router.post("/dashboard/keys/{key_id}/revoke")
-def revoke_key(key_id: str, session: SessionDep, user: SignedInUser) -> Response:
-    try:
-        api_keys.revoke_key(session, user.id, key_id)
-    except NotFound:  # a second click, or another tab revoked it first
-        return redirect("/dashboard/keys?notice=key_gone")
-    session.commit()
-    return redirect("/dashboard/keys?notice=revoked")
 
 
 @router.get("/dashboard/subscription")

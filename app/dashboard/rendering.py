@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app.clock import as_utc, period_start
+from app.clock import as_utc, period_end, period_of, period_start, utcnow
 from app.config import get_settings
 from app.dashboard.assets import asset_url
 from app.validation import describe_errors
@@ -30,6 +30,7 @@ NOTICES = {
     "resumed": "Your subscription is resumed: it renews at the end of the period.",
     "signed_out": "You are signed out.",
     "key_gone": "That key was already revoked.",
+    "key_saved": "The key is saved; a new expiry is in force on every server within a second.",
     "already_active": "Your subscription is already active.",
     "nothing_to_cancel": "There is no active subscription to cancel.",
     "nothing_to_resume": "There is no active subscription to resume.",
@@ -37,6 +38,18 @@ NOTICES = {
     "cap_removed": "Your monthly credit cap is removed.",
     "app_revoked": "The app was disconnected. Its calls are refused within a second.",
     "app_gone": "That app was already disconnected.",
+    "password_reset": "Your new password is set and every sign-in was ended: sign in with it.",
+    "password_changed": "Your password is changed; your other sign-ins were ended.",
+    "email_confirmed": "Your e-mail address is confirmed: your API keys can make data calls.",
+    "email_moved": "Your account now uses its new e-mail address.",
+    "verification_sent": "We sent the confirmation link again: check your inbox.",
+    "email_change_sent": (
+        "Check the new address's inbox: the link there moves your account to it "
+        "(until then it keeps this one)."
+    ),
+    "account_deleted": (
+        "Your account is deleted: its keys no longer work and your personal data is gone."
+    ),
 }
 
 
@@ -51,6 +64,13 @@ def readable_datetime(value: datetime | str | None) -> str:
     if value is None:
         return "–"
     return _moment(value).strftime("%-d %b %Y, %H:%M UTC")
+
+
+def readable_time(value: datetime | str | None) -> str:
+    """23 Nov 2026, 09:40:12 UTC (the request log, where seconds matter)"""
+    if value is None:
+        return "–"
+    return _moment(value).strftime("%-d %b %Y, %H:%M:%S UTC")
 
 
 def readable_date(value: date | datetime | str | None) -> str:
@@ -102,6 +122,7 @@ def money(amount: Decimal) -> str:
 
 templates.env.filters.update(
     readable_datetime=readable_datetime,
+    readable_time=readable_time,
     readable_date=readable_date,
     last_day=last_day,
     period_name=period_name,
@@ -113,14 +134,22 @@ templates.env.filters.update(
 templates.env.globals["asset_url"] = asset_url
 
 
+def mcp_url() -> str:
+    return get_settings().base_url.rstrip("/") + "/mcp"
+
+
 def prices() -> dict[str, Any]:
-    """What the plans cost and include, for the pages that show prices."""
+    """What the plans cost and include, for the pages that show prices; with the payment
+    provider and this month's end, which decide what subscribing today costs (see
+    `_plans.html`, "What subscribing today costs")."""
     settings = get_settings()
     return {
         "free_quota": settings.free_quota,
         "standard_quota": settings.standard_quota,
         "standard_price": settings.standard_price_monthly,
         "overage_price": settings.overage_price_per_1000,
+        "provider": settings.payment_provider,
+        "month_end": period_end(period_of(utcnow())),
     }
 
 

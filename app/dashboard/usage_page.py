@@ -75,18 +75,47 @@ class Bar:
 
 
 @dataclass(frozen=True)
+class Tick:
+    value: int
+    y: float  # in the chart's viewBox units (0 at the top)
+
+
+@dataclass(frozen=True)
 class ChartView:
     bars: list[Bar]
     width: int
     height: int
     peak: int
     axis: list[str]  # day labels under the chart: first, middle, last
+    ticks: list[Tick]  # the y-axis: 0 up to the top of the scale, evenly spaced, 2 or 3
     days_so_far: list[reports.DayTotal]
+
+
+def nice_step(peak: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that is at least half the peak: two or
+    three gridlines on round numbers."""
+    magnitude = 1
+    while True:
+        for mantissa in (1, 2, 5):
+            if mantissa * magnitude * 2 >= peak:
+                return mantissa * magnitude
+        magnitude *= 10
+
+
+def y_ticks(peak: int) -> tuple[int, list[Tick]]:
+    """The top of the scale (a round number at or above the peak) and its ticks."""
+    step = nice_step(max(peak, 1))
+    top = step * -(-max(peak, 1) // step)
+    ticks = [
+        Tick(value, CHART_HEIGHT - value * CHART_HEIGHT / top) for value in range(0, top + 1, step)
+    ]
+    return top, ticks
 
 
 def chart_view(days: list[reports.DayTotal], today: date) -> ChartView:
     peak = max((day.credits for day in days), default=0)
-    scale = (CHART_HEIGHT - 2) / peak if peak else 0.0
+    top, ticks = y_ticks(peak)
+    scale = CHART_HEIGHT / top if peak else 0.0
     bars = []
     for index, day in enumerate(days):
         height = day.credits * scale
@@ -108,6 +137,7 @@ def chart_view(days: list[reports.DayTotal], today: date) -> ChartView:
         height=CHART_HEIGHT,
         peak=peak,
         axis=axis,
+        ticks=ticks,
         days_so_far=[day for day in days if day.day <= today],
     )
 

@@ -20,6 +20,8 @@ ERRORS = (
     ("UNSUPPORTED", "this deployment cannot answer it at all (a search_nearby category that "
      "needs the upstream place search, a landmark or street address for geocode offline); "
      "the message says what it covers"),
+    ("FORBIDDEN", "the account's e-mail address is not confirmed yet (`reason`: "
+     "`email_unverified`); follow the link sent at sign-up"),
     ("QUOTA_EXCEEDED", "the free plan's monthly credits, or the account's own cap, are used up "
      "until `resetsAt`"),
     ("RATE_LIMITED", "over the key's or account's rate or concurrency: wait "

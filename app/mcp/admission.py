@@ -2,7 +2,8 @@
 
 A `tools/call` is admitted (validated, rate, concurrency and credits checked: one Redis
 call) from its request body alone. A refusal is answered right here with the same
-RATE_LIMITED or QUOTA_EXCEEDED result the tool handler would give, for about a fifth of
+FORBIDDEN (e-mail not confirmed), RATE_LIMITED or QUOTA_EXCEEDED result the tool handler
+would give, for about a fifth of
 the api CPU of a full MCP exchange (measured: 0.7 ms against 5 ms), so a client that
 floods the service with refused calls does not crowd other customers' calls out of the
 event loop. An admitted call goes on to the MCP server, its body replayed and its
@@ -28,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api_keys.verify import ApiKeyPrincipal
 from app.errors import (
     AppError,
+    Forbidden,
     QuotaExceeded,
     RateLimited,
     ServiceUnavailable,
@@ -37,7 +39,7 @@ from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.results import error_result
 from app.metering.service import release
 from app.observability import metrics
-from app.tool_calls.service import Admission, admit
+from app.tool_calls.service import Admission, admit, record_refused
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +70,11 @@ class EdgeAdmission:
             await self.app(scope, replayed, send)
             return
         request_id, name, arguments = call
-        started = time.perf_counter()
+        started, admission_started = time.perf_counter(), time.monotonic()
         try:
             admission = await admit(principal, name, arguments)
         except Exception as exc:
-            answered_here = RateLimited | QuotaExceeded | ServiceUnavailable
+            answered_here = Forbidden | RateLimited | QuotaExceeded | ServiceUnavailable
             refusal = exc if isinstance(exc, answered_here) else unavailable_for(exc)
             if refusal is None:  # e.g. invalid arguments: the tool handler answers as before
                 await self.app(scope, replayed, send)
@@ -82,6 +84,7 @@ class EdgeAdmission:
             await _answer(send, request_id, refusal)
             tool = name if name in TOOL_SPECS else "other"
             metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
+            record_refused(principal, name, refusal, admission_started)
             return
         admitted = AdmittedCall(admission)
         scope["state"][STATE_KEY] = admitted

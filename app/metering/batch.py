@@ -21,7 +21,7 @@ from app.billing.plans import Plan, limits_for
 from app.clock import period_of, utcnow
 from app.config import get_settings
 from app.errors import AppError
-from app.metering import outbox
+from app.metering import alerts, outbox
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
@@ -162,12 +162,13 @@ async def commit_batch(
         for call_id in call_ids
     ]
     keys = [counter_key(user_id, period), reservations_key(user_id, period)]
-    args: list[str | int] = [CREDITS_PER_CALL, counter_ttl_s(period)]
+    warning, quota = alerts.thresholds(first.plan)
+    args: list[str | int] = [CREDITS_PER_CALL, counter_ttl_s(period), warning, quota]
     args += [r.reservation_id for r in reservations]
     async with async_redis().pipeline(transaction=False) as pipe:
         pipe.eval(commit_many_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), *events)
-        (live, used), _length = await pipe.execute()
+        (live, used, alert), _length = await pipe.execute()
     for _ in reservations:
         metrics.reservation_committed(CREDITS_PER_CALL)
     if int(live) < len(reservations):
@@ -178,6 +179,8 @@ async def commit_batch(
             period,
         )
     outbox.trigger.poke()
+    if alert:  # the batch took the account into warning or to its quota (rare)
+        alerts.announce(user_id, period, first.plan, int(alert))
     return int(used)
 
 

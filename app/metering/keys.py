@@ -13,7 +13,8 @@ from app.config import get_settings
 
 
 def counter_key(user_id: str, period: str) -> str:
-    """Hash with `used` (committed credits) and reconciliation's snapshot fields."""
+    """Hash with `used` (committed credits), reconciliation's snapshot fields and the
+    month's usage alerts claimed (`alert:w:<threshold>`, `alert:q:<quota>`)."""
     return f"{get_settings().redis_key_prefix}usage:{{{user_id}}}:{period}"
 
 

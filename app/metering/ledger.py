@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import case, func
+from sqlalchemy import case, func, or_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
 from app.clock import as_utc
 from app.metering.schemas import UsageEventIn
-from app.models import UsageEvent
+from app.models import ApiKey, UsageEvent
 
 INSERT_CHUNK = 500
 
@@ -39,6 +39,25 @@ def record_events(session: Session, events: Iterable[UsageEventIn]) -> int:
         inserted += len(session.execute(statement).all())
     session.flush()
     return inserted
+
+
+def mark_keys_used(session: Session, events: Iterable[UsageEventIn]) -> None:
+    """Move each key's `last_used_at` up to its latest event here: one UPDATE per key of
+    the batch, so the keys page need not scan the ledger. Never moves it back (a batch
+    replayed late changes nothing). Only flushes."""
+    latest: dict[str, datetime] = {}
+    for event in events:
+        if event.key_id is not None:
+            moment = as_utc(event.created_at)
+            latest[event.key_id] = max(moment, latest.get(event.key_id, moment))
+    last_used = col(ApiKey.last_used_at)
+    for key_id, moment in latest.items():
+        session.execute(
+            update(ApiKey)
+            .where(col(ApiKey.key_id) == key_id, or_(last_used.is_(None), last_used < moment))
+            .values(last_used_at=moment)
+        )
+    session.flush()
 
 
 def ledger_total(session: Session, user_id: str, period: str) -> int:

@@ -38,7 +38,7 @@ from sqlmodel import Session
 
 from app.clock import as_utc, utcnow
 from app.metering.keys import outbox_key, outbox_lock_key
-from app.metering.ledger import record_events
+from app.metering.ledger import mark_keys_used, record_events
 from app.metering.schemas import UsageEventIn
 from app.observability import metrics
 from app.queue import enqueue
@@ -143,6 +143,7 @@ def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis, to
                 logger.error("dropping invalid usage event %r: %s", item, exc)
         with session_factory() as session:
             inserted += record_events(session, events)
+            mark_keys_used(session, events)
             session.commit()
         metrics.ledger_drained(event.created_at for event in events)
         # Trim only while still the holder: had the lock expired, another drain read the

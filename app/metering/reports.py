@@ -42,16 +42,17 @@ class KeyTotal:
 
 
 @dataclass(frozen=True)
-class _Named:
+class Named:
     name: str
     revoked: bool
     kind: str
 
 
-def _names(session: Session, user_id: str, ids: list[str]) -> dict[str, _Named]:
-    """The name of each key, or of each connected app's client (ids starting `app_`)."""
+def principal_names(session: Session, user_id: str, ids: list[str]) -> dict[str, Named]:
+    """The name of each key, or of each connected app's client (ids starting `app_`),
+    revoked ones included (the usage page, the request log)."""
     named = {
-        key.key_id: _Named(key.name, key.revoked_at is not None, "key")
+        key.key_id: Named(key.name, key.revoked_at is not None, "key")
         for key in session.exec(
             select(ApiKey).where(col(ApiKey.user_id) == user_id, col(ApiKey.key_id).in_(ids))
         )
@@ -62,7 +63,7 @@ def _names(session: Session, user_id: str, ids: list[str]) -> dict[str, _Named]:
         .where(col(OAuthGrant.user_id) == user_id, col(OAuthGrant.id).in_(ids))
     )
     for grant, client_name in apps:
-        named[grant.id] = _Named(client_name, grant.revoked_at is not None, "app")
+        named[grant.id] = Named(client_name, grant.revoked_at is not None, "app")
     return named
 
 
@@ -124,7 +125,9 @@ def totals_by_key(session: Session, user_id: str, period: str) -> list[KeyTotal]
         .order_by(total.desc(), col(UsageEvent.key_id))
     )
     rows = list(session.exec(statement))
-    names = _names(session, user_id, [key_id for key_id, _, _ in rows if key_id is not None])
+    names = principal_names(
+        session, user_id, [key_id for key_id, _, _ in rows if key_id is not None]
+    )
     report = []
     for key_id, credits, last in rows:
         named = names.get(key_id) if key_id is not None else None
@@ -142,7 +145,8 @@ def totals_by_key(session: Session, user_id: str, period: str) -> list[KeyTotal]
 
 
 def last_used_by_key(session: Session, user_id: str) -> dict[str, datetime]:
-    """The latest charged call of each of the account's keys, over the whole ledger."""
+    """The latest charged call of each of the account's keys and connected apps, over the
+    whole ledger (the connected apps page; API keys keep theirs in `last_used_at`)."""
     statement = (
         select(UsageEvent.key_id, func.max(UsageEvent.created_at))
         .where(UsageEvent.user_id == user_id, col(UsageEvent.key_id).is_not(None))

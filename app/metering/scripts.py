@@ -21,6 +21,7 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 
@@ -160,18 +161,6 @@ return {status, admitted, used, in_flight + admitted, wait,
 """
 )
 
-# KEYS: counter, reservations. ARGV: credits per reservation, counter ttl s, reservation
-# ids. Commits several reservations at once (a batch's items that returned data); counts
-# them all, like COMMIT. Returns {reservations that were live, used}.
-COMMIT_MANY = (
-    _PRUNE
-    + """
-local live = redis.call('ZREM', KEYS[2], unpack(ARGV, 3))
-local used = redis.call('HINCRBY', KEYS[1], 'used', tonumber(ARGV[1]) * (#ARGV - 2))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
-return {live, used}
-"""
-)
 
 # KEYS: counter, reservations. ARGV: reservation ids. Returns how many were live.
 RELEASE_MANY = (
@@ -181,15 +170,52 @@ return redis.call('ZREM', KEYS[2], unpack(ARGV))
 """
 )
 
-# KEYS: counter, reservations. ARGV: reservation id, credits, counter ttl s.
-# Returns {reservation was live 1|0, used}. Counts the credits either way.
+# Usage alerts are decided at the commit, where `used` is exact: the commit that takes
+# `used` to the quota, or else to the warning threshold, claims that alert with HSETNX on a
+# field of the counter named by the threshold ("alert:w:800", "alert:q:1000"), so one call
+# of the period gets it: alert 2 (quota) or 1 (warning), else 0. Reaching the quota also
+# claims the warning (none after the quota mail). Below the threshold: one comparison.
+# A quota of 0: no alerts.
+ALERT_NONE, ALERT_WARNING, ALERT_QUOTA = 0, 1, 2
+_CLAIM_ALERT = """
+local function claim_alert(used, warning, quota)
+  if quota <= 0 or used < warning then return 0 end
+  if used >= quota then
+    redis.call('HSETNX', KEYS[1], 'alert:w:' .. warning, 1)
+    if redis.call('HSETNX', KEYS[1], 'alert:q:' .. quota, 1) == 1 then return 2 end
+    return 0
+  end
+  if redis.call('HSETNX', KEYS[1], 'alert:w:' .. warning, 1) == 1 then return 1 end
+  return 0
+end
+"""
+
+# KEYS: counter, reservations. ARGV: reservation id, credits, counter ttl s, warning
+# threshold, quota. Returns {reservation was live 1|0, used, alert}. Counts the credits
+# either way.
 COMMIT = (
     _PRUNE
+    + _CLAIM_ALERT
     + """
 local live = redis.call('ZREM', KEYS[2], ARGV[1])
 local used = redis.call('HINCRBY', KEYS[1], 'used', tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return {live, used}
+return {live, used, claim_alert(used, tonumber(ARGV[4]), tonumber(ARGV[5]))}
+"""
+)
+
+# KEYS: counter, reservations. ARGV: credits per reservation, counter ttl s, warning
+# threshold, quota, reservation ids. Commits several reservations at once (a batch's
+# items that returned data); counts them all, like COMMIT. Returns {reservations that
+# were live, used, alert}.
+COMMIT_MANY = (
+    _PRUNE
+    + _CLAIM_ALERT
+    + """
+local live = redis.call('ZREM', KEYS[2], unpack(ARGV, 5))
+local used = redis.call('HINCRBY', KEYS[1], 'used', tonumber(ARGV[1]) * (#ARGV - 4))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return {live, used, claim_alert(used, tonumber(ARGV[3]), tonumber(ARGV[4]))}
 """
 )
 
@@ -270,7 +296,9 @@ class LuaScript:
         except NoScriptError:
             return client.eval(self.source, len(keys), *keys, *args)
 
-    def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[Any]) -> None:
+    def queue(
+        self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
+    ) -> None:
         """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
         pipe.eval(self.source, len(keys), *keys, *args)
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
 import redis
+from redis.asyncio.client import Pipeline as AsyncPipeline
 from sqlmodel import Session
 
 from app.billing.plans import Plan, PlanLimits, limits_for, quota_for
@@ -32,7 +34,7 @@ from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
 from app.errors import NotFound, QuotaExceeded, RateLimited
-from app.metering import outbox
+from app.metering import alerts, outbox
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
@@ -60,6 +62,8 @@ from app.redis_client import async_redis, sync_redis
 logger = logging.getLogger(__name__)
 
 CREDITS_PER_CALL = 1
+# More commands for the pipeline of a commit or a release (one round trip for all).
+AlsoWrite = Callable[[AsyncPipeline], None]
 # Counters stay readable for about three months after their period ends.
 COUNTER_RETENTION = timedelta(days=100)
 
@@ -268,31 +272,42 @@ def _note_late_commit(live: int, reservation: Reservation) -> None:
         )
 
 
-async def release(reservation: Reservation) -> None:
+async def release(reservation: Reservation, *, also: AlsoWrite | None = None) -> None:
     """The call failed or was abandoned: its credit is returned (costs 0). With Redis
     unreachable the reservation is left to expire after `reservation_ttl_s` (it charges
-    nothing), so the call's own error is what the caller sees."""
+    nothing), so the call's own error is what the caller sees. `also`: writes of the
+    caller's to send in the same round trip (the request log's entry)."""
     user_id, period = reservation.user_id, reservation.period
+    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
     try:
-        await release_script.run_async(
-            async_redis(),
-            [counter_key(user_id, period), reservations_key(user_id, period)],
-            [reservation.reservation_id],
-        )
+        if also is None:
+            await release_script.run_async(async_redis(), keys, [reservation.reservation_id])
+        else:
+            async with async_redis().pipeline(transaction=False) as pipe:
+                release_script.queue(pipe, keys, [reservation.reservation_id])
+                also(pipe)
+                await pipe.execute()
     except redis.RedisError as exc:
         logger.warning("reservation %s left to expire: %s", reservation.reservation_id, exc)
     metrics.reservation_closed()
 
 
 async def commit_and_record(
-    reservation: Reservation, *, call_id: str, key_id: str | None, tool: str
+    reservation: Reservation,
+    *,
+    call_id: str,
+    key_id: str | None,
+    tool: str,
+    also: AlsoWrite | None = None,
 ) -> int:
     """The call succeeded: commit its credit and put its usage event in the outbox, in one
     pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
-    Returns the account's credits used in the period, this call included.
+    Returns the account's credits used in the period, this call included. `also`: writes
+    of the caller's for the same round trip (the request log's entry).
 
     The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
-    day is billed to that month). Idempotent by `call_id` in the ledger.
+    day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
+    decides the month's usage alerts (`app.metering.alerts`).
     """
     user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
@@ -306,18 +321,25 @@ async def commit_and_record(
     )
     async with async_redis().pipeline(transaction=False) as pipe:
         keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+        warning, quota = alerts.thresholds(reservation.plan)
         args: list[str | int] = [
             reservation.reservation_id,
             CREDITS_PER_CALL,
             counter_ttl_s(period),
+            warning,
+            quota,
         ]
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
-        (live, used), _length = await pipe.execute()
+        if also is not None:
+            also(pipe)
+        (live, used, alert), _length, *_also = await pipe.execute()
     metrics.reservation_committed(CREDITS_PER_CALL)
     _note_late_commit(live, reservation)
     outbox.trigger.poke()
+    if alert:  # this call took the account into warning or to its quota (rare)
+        alerts.announce(user_id, period, reservation.plan, int(alert))
     return int(used)
 
 

@@ -38,7 +38,7 @@ is sent or a worker starts. The choices, and why:
   `consumer_timeout` (compose: 6 min) bounds a consumer that holds a message too long.
 - `task_routes`: `tools.*` to queue `tools`, unless the sender names `tools.free` or
   `tools.heavy` (the tool-call service does, by plan and weight: docs/OPERATIONS.md,
-  "Tenant isolation"); `billing.*` and `metering.*` to `billing`, so each can get its
+  "Tenant isolation"); `billing.*`, `metering.*` and `mail.*` to `billing`, so each can get its
   own worker pool.
 - UTC everywhere, so the monthly rollover crontab fires at 00:00 UTC on the 1st.
 """
@@ -157,6 +157,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "tools.*": {"queue": TOOLS_QUEUE, "routing_key": TOOLS_QUEUE},
             "billing.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
             "metering.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
+            # E-mail (account notices) shares the background pool: never a tool worker.
+            "mail.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
         },
         "enable_utc": True,
         "timezone": "UTC",

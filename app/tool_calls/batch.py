@@ -32,6 +32,8 @@ from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.service import Reservation
 from app.observability import logs, metrics
 from app.queue import waiter
+from app.request_log.refusals import record_later
+from app.request_log.service import CallEntry, entry_for, outcome_of, principal_type
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import queue_for
 from app.tool_calls.service import perform
@@ -56,13 +58,65 @@ class BatchAnswer:
     reservation: Reservation | None
     refused: AppError | None
     credits_used: int | None
+    # The batch's task id (its items' ledger rows are `<call_id>-<i>`); None: none ran.
+    call_id: str | None = None
 
 
 async def call_tool_batch(
     principal: ApiKeyPrincipal, name: str, items: Sequence[Any]
 ) -> BatchAnswer:
-    """Run `items` (each a call's arguments) as calls of `name` for `principal`."""
+    """Run `items` (each a call's arguments) as calls of `name` for `principal`; the
+    request log gets one entry per outcome among the items, after the answer."""
     started = time.monotonic()
+    try:
+        answer = await _call_tool_batch(principal, name, items, started)
+    except BaseException as exc:  # the whole batch failed: one entry for all its items
+        entry = _entry(principal, name, exc, started, calls=max(1, len(items)))
+        record_later(principal.user_id, [entry])
+        raise
+    record_later(principal.user_id, _entries(principal, name, answer, started))
+    return answer
+
+
+def _entry(
+    principal: ApiKeyPrincipal,
+    name: str,
+    failure: BaseException | None,
+    started: float,
+    *,
+    calls: int,
+    call_id: str | None = None,
+) -> CallEntry:
+    entry = entry_for(
+        principal_id=principal.key_id,
+        principal_type=principal_type(principal.kind),
+        tool=name,
+        failure=failure,
+        started=started,
+        credits=calls if failure is None else 0,
+        call_id=call_id,
+    )
+    return entry._replace(calls=calls)
+
+
+def _entries(
+    principal: ApiKeyPrincipal, name: str, answer: BatchAnswer, started: float
+) -> list[CallEntry]:
+    """One entry per outcome among the items (OK first, then errors by first seen)."""
+    by_outcome: dict[str, tuple[AppError | None, int]] = {}
+    for item in answer.items:
+        outcome = outcome_of(item.error)
+        error, count = by_outcome.get(outcome, (item.error, 0))
+        by_outcome[outcome] = (error, count + 1)
+    return [
+        _entry(principal, name, error, started, calls=count, call_id=answer.call_id)
+        for error, count in sorted(by_outcome.values(), key=lambda pair: pair[0] is not None)
+    ]
+
+
+async def _call_tool_batch(
+    principal: ApiKeyPrincipal, name: str, items: Sequence[Any], started: float
+) -> BatchAnswer:
     answers: list[ItemAnswer | None] = [None] * len(items)
     valid = list(enumerate(validated_items(name, items)))
     account = await current_entitlements(principal.user_id)
@@ -111,6 +165,7 @@ async def call_tool_batch(
         reservation=reservations[-1] if reservations else None,
         refused=batch.refused if batch else None,
         credits_used=used,
+        call_id=replies[0][0].rsplit("-", 1)[0] if replies else None,
     )
 
 

@@ -24,11 +24,13 @@ from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
 from app.billing.plans import Plan
 from app.config import get_settings
-from app.errors import AppError, DeadlineExceeded, Internal, error_from_body
+from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
 from app.observability import logs, metrics
 from app.queue import waiter
+from app.request_log import service as request_log
+from app.request_log.refusals import record_refusal
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import call_weight, queue_for
 
@@ -66,10 +68,13 @@ async def admit(
     principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
 ) -> Admission:
     """Validate and admit one call (rate, concurrency and credits: one Redis call);
-    raises InvalidArgument, RateLimited or QuotaExceeded, holding nothing."""
+    raises InvalidArgument, Forbidden (e-mail not confirmed), RateLimited or
+    QuotaExceeded, holding nothing."""
     started = time.monotonic()
     args = geodata.validate_arguments(name, arguments or {})
     account = await current_entitlements(principal.user_id)
+    if not account.email_verified and get_settings().verifies_email:
+        raise email_unverified()
     weight = call_weight(name, args)
     reservation = await metering.reserve(
         principal.user_id,
@@ -81,6 +86,15 @@ async def admit(
     return Admission(name, args, account.plan, weight, reservation, started=started)
 
 
+def email_unverified() -> Forbidden:
+    return Forbidden(
+        "This account's e-mail address is not confirmed yet, so its API keys make no data "
+        "calls: follow the link in the e-mail we sent at sign-up (the dashboard can send "
+        "it again). No credit was charged.",
+        reason="email_unverified",
+    )
+
+
 @metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
 async def call_tool(
     principal: ApiKeyPrincipal,
@@ -89,9 +103,16 @@ async def call_tool(
     admission: Admission | None = None,
 ) -> ToolAnswer:
     """Run one metered call for `principal` (admitted here, or already by the edge:
-    `admission`); raises an AppError for anything but data."""
-    admitted = admission or await admit(principal, name, arguments)
+    `admission`); raises an AppError for anything but data. Every call, whatever its
+    outcome, leaves an entry in the account's request log (`app.request_log`)."""
+    started = time.monotonic()
+    try:
+        admitted = admission or await admit(principal, name, arguments)
+    except BaseException as exc:
+        record_refused(principal, name, exc, started)
+        raise
     reservation, args = admitted.reservation, admitted.arguments
+    call_id: str | None = None
     try:
         dispatcher = waiter()
         call_id = dispatcher.new_task_id("call")
@@ -113,16 +134,56 @@ async def call_tool(
         if "error" in reply:
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
-    except BaseException:
+    except BaseException as exc:
+        entry = _log_entry(principal, name, exc, admitted.started, call_id=call_id)
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             admitted.settled = True
-            await metering.release(reservation)
+            also = request_log.writes_for(principal.user_id, entry)
+            await metering.release(reservation, also=also)
         raise
     admitted.settled = True
+    entry = _log_entry(
+        principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
+    )
     used = await metering.commit_and_record(
-        reservation, call_id=call_id, key_id=principal.key_id, tool=name
+        reservation,
+        call_id=call_id,
+        key_id=principal.key_id,
+        tool=name,
+        also=request_log.writes_for(principal.user_id, entry),
     )
     return replace(answer, credits_used=used)
+
+
+def record_refused(
+    principal: ApiKeyPrincipal, name: str, refusal: BaseException, started: float
+) -> None:
+    """A call refused before its reservation (invalid, rate, concurrency, credits), into
+    the request log after its answer (`app.request_log.refusals`). `started`:
+    time.monotonic() when the edge took the call. For the edges that admit calls
+    themselves (/mcp's, /v1's) and for `call_tool`."""
+    entry = _log_entry(principal, name, refusal, started, call_id=None)
+    record_refusal(principal.user_id, entry)
+
+
+def _log_entry(
+    principal: ApiKeyPrincipal,
+    name: str,
+    failure: BaseException | None,
+    started: float,
+    *,
+    call_id: str | None,
+    credits: int = 0,
+) -> request_log.CallEntry:
+    return request_log.entry_for(
+        principal_id=principal.key_id,
+        principal_type=request_log.principal_type(principal.kind),
+        tool=name if name in geodata.TOOL_SPECS else "other",
+        failure=failure,
+        started=started,
+        credits=credits,
+        call_id=call_id,
+    )
 
 
 def perform(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from app.http.errors import error_response, product_api_status
 from app.metering.service import Reservation
 from app.observability import metrics
 from app.tool_calls.batch import batch_body, call_tool_batch
-from app.tool_calls.service import admit, call_tool
+from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
 from app.v1.query import query_arguments
 from app.v1.routes import ROUTES, V1Route
@@ -103,7 +103,7 @@ def wants_json(accept: str | None) -> bool:
 
 
 async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Route) -> Response:
-    started = time.perf_counter()
+    started, admission_started = time.perf_counter(), time.monotonic()
     account: Entitlements | None = None
     try:
         account = await current_entitlements(principal.user_id)
@@ -111,7 +111,9 @@ async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Rou
         admission = await admit(principal, route.tool, arguments)
     except AppError as exc:  # refused before anything was reserved: costs nothing
         metrics.tool_call(route.tool, metrics.outcome_of(exc), time.perf_counter() - started)
-        return _error(request, exc, _metering(account, None, refused=exc))
+        response = _error(request, exc, _metering(account, None, refused=exc))
+        record_refused(principal, route.tool, exc, admission_started)
+        return response
     reservation = admission.reservation
     try:
         answer = await _watched(
@@ -141,6 +143,7 @@ async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Rou
 
 
 async def answer_batch(request: Request, principal: ApiKeyPrincipal, route: V1Route) -> Response:
+    started = time.monotonic()
     account: Entitlements | None = None
     try:
         account = await current_entitlements(principal.user_id)
@@ -150,7 +153,9 @@ async def answer_batch(request: Request, principal: ApiKeyPrincipal, route: V1Ro
             raise InvalidArgument('The body must be JSON: {"items": [...]}') from None
         items = batch_body_items(body)
     except AppError as exc:
-        return _error(request, exc, _metering(account, None))
+        response = _error(request, exc, _metering(account, None))
+        record_refused(principal, route.tool, exc, started)
+        return response
     try:
         answer = await _watched(request, lambda: call_tool_batch(principal, route.tool, items))
     except ClientGone:

@@ -8,7 +8,7 @@ import redis
 
 from app.accounts.service import normalise_email
 from app.accounts.throttle import failures_key
-from tests.support.factories import PASSWORD, sign_up, unique_email
+from tests.support.factories import PASSWORD, poll, sign_up, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import (
     PRODUCTION_ENV,
@@ -172,11 +172,16 @@ def production_server(
 
 class TestCookieOutsideDevelopment:
     def test_session_cookie_is_secure(self, production_server: LiveServer) -> None:
+        """Production verifies e-mail: sign-up is 202 without a session; the account (made
+        just after the answer) signs in before its address is confirmed."""
+        email = unique_email()
         with httpx.Client(base_url=production_server.url) as client:
-            response = client.post(
-                "/auth/signup", json={"email": unique_email(), "password": PASSWORD}
-            )
-        assert response.status_code == 201
+            signed_up = client.post("/auth/signup", json={"email": email, "password": PASSWORD})
+            assert signed_up.status_code == 202
+            assert "set-cookie" not in signed_up.headers
+            body = {"email": email, "password": PASSWORD}
+            response = poll(lambda: client.post("/auth/signin", json=body), until=200)
+        assert response.json()["emailVerified"] is False
         cookie = response.headers["set-cookie"].lower()
         assert "svc_session=" in cookie
         assert "; secure" in cookie

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -36,6 +37,9 @@ class TestCreateKey:
             "name": "laptop agent",
             "scopes": ["read:data"],
             "createdAt": key["createdAt"],
+            "expiresAt": None,
+            "expired": False,
+            "lastUsedAt": None,
         }
         assert ISO_MS.fullmatch(key["createdAt"])
         created = datetime.strptime(key["createdAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
@@ -182,6 +186,140 @@ class TestRevokeKey:
         assert answers[0].json()["error"]["code"] == "NOT_FOUND"
 
 
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def wait_until_expired(http: httpx.Client, key_id: str) -> dict:
+    deadline = time.monotonic() + 10
+    while True:
+        (key,) = [key for key in http.get("/api-keys").json()["keys"] if key["keyId"] == key_id]
+        if key["expired"]:
+            return dict(key)
+        assert time.monotonic() < deadline, key
+        time.sleep(0.05)
+
+
+class TestExpiry:
+    def test_a_key_can_be_made_to_expire(self, http: httpx.Client) -> None:
+        sign_up(http)
+        at = datetime.now(UTC).replace(microsecond=0) + timedelta(days=30)
+
+        key = http.post("/api-keys", json={"name": "ci", "expiresAt": at.isoformat()}).json()["key"]
+        naive = at.replace(tzinfo=None).isoformat()  # no offset: UTC
+        other = http.post("/api-keys", json={"name": "ci2", "expiresAt": naive}).json()["key"]
+
+        assert key["expiresAt"] == other["expiresAt"] == iso(at)
+        assert key["expired"] is False
+        assert http.get("/api-keys").json()["keys"][1] == key
+
+    @pytest.mark.parametrize(
+        "expires_at",
+        [
+            (datetime.now(UTC) - timedelta(minutes=1)).isoformat(),
+            (datetime.now(UTC) + timedelta(days=3 * 366 + 2)).isoformat(),
+            "next tuesday",
+            "2026-02-30T00:00:00Z",
+            "0001-01-01T00:00:39+04:15",  # before year 1 in UTC (was a 500; schemathesis)
+        ],
+    )
+    def test_past_far_or_unreadable_expiries_are_422(
+        self, http: httpx.Client, expires_at: str
+    ) -> None:
+        sign_up(http)
+        response = http.post("/api-keys", json={"name": "x", "expiresAt": expires_at})
+        assert response.status_code == 422
+        assert response.json()["error"]["code"] == "INVALID_ARGUMENT"
+        assert "expiresAt" in response.json()["error"]["message"]
+        assert key_ids(http) == []
+
+    def test_an_expired_key_is_listed_as_expired_and_can_still_be_revoked(
+        self, http: httpx.Client
+    ) -> None:
+        sign_up(http)
+        soon = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+        key_id = create_key_expiring(http, soon)
+
+        assert wait_until_expired(http, key_id)["expiresAt"] is not None
+        assert http.delete(f"/api-keys/{key_id}").status_code == 204
+        assert key_ids(http) == []
+
+
+def create_key_expiring(http: httpx.Client, expires_at: str | None, name: str = "k") -> str:
+    response = http.post("/api-keys", json={"name": name, "expiresAt": expires_at})
+    assert response.status_code == 201, response.text
+    return str(response.json()["key"]["keyId"])
+
+
+class TestUpdateKey:
+    def test_rename_keeps_everything_else(self, http: httpx.Client) -> None:
+        sign_up(http)
+        before = create_key(http, "old name")["key"]
+
+        response = http.patch(f"/api-keys/{before['keyId']}", json={"name": "  new name "})
+
+        assert response.status_code == 200
+        assert response.json() == {**before, "name": "new name"}
+        assert http.get("/api-keys").json()["keys"] == [response.json()]
+
+    def test_set_change_and_remove_the_expiry(self, http: httpx.Client) -> None:
+        sign_up(http)
+        key_id = create_key(http)["key"]["keyId"]
+        at = datetime.now(UTC).replace(microsecond=0) + timedelta(days=7)
+
+        set_ = http.patch(f"/api-keys/{key_id}", json={"expiresAt": at.isoformat()}).json()
+        removed = http.patch(f"/api-keys/{key_id}", json={"expiresAt": None}).json()
+
+        assert set_["expiresAt"] == iso(at)
+        assert removed["expiresAt"] is None
+        assert removed["name"] == "laptop"
+
+    def test_an_expired_key_is_not_revived_but_may_be_renamed(self, http: httpx.Client) -> None:
+        sign_up(http)
+        soon = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+        key_id = create_key_expiring(http, soon)
+        wait_until_expired(http, key_id)
+
+        revive = http.patch(f"/api-keys/{key_id}", json={"expiresAt": None})
+        rename = http.patch(f"/api-keys/{key_id}", json={"name": "old ci key"})
+
+        assert revive.status_code == 409
+        assert revive.json()["error"]["code"] == "CONFLICT"
+        assert rename.status_code == 200
+        assert rename.json()["expired"] is True
+
+    @pytest.mark.parametrize(
+        "body",
+        [{}, {"name": None}, {"name": ""}, {"name": "x" * 65}, {"scopes": ["admin"]}, []],
+    )
+    def test_bad_changes_are_422_and_change_nothing(self, http: httpx.Client, body: object) -> None:
+        sign_up(http)
+        key = create_key(http)["key"]
+
+        response = http.patch(f"/api-keys/{key['keyId']}", json=body)
+
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["code"] == "INVALID_ARGUMENT"
+        assert http.get("/api-keys").json()["keys"] == [key]
+
+    def test_unknown_revoked_and_foreign_keys_are_404(
+        self, http: httpx.Client, live_server: LiveServer
+    ) -> None:
+        with httpx.Client(base_url=live_server.url) as other:
+            sign_up(other)
+            foreign = create_key(other, "theirs")["key"]["keyId"]
+        sign_up(http)
+        revoked = create_key(http)["key"]["keyId"]
+        assert http.delete(f"/api-keys/{revoked}").status_code == 204
+
+        answers = [
+            http.patch(f"/api-keys/{key_id}", json={"name": "mine now"})
+            for key_id in (revoked, foreign, "0123456789abcdef", "x" * 300)
+        ]
+
+        assert [answer.status_code for answer in answers] == [404] * 4
+
+
 class TestOtherUsersKeys:
     def test_are_neither_listed_nor_revocable(self, live_server: LiveServer) -> None:
         with (
@@ -202,10 +340,16 @@ class TestOtherUsersKeys:
 class TestAuthentication:
     @pytest.mark.parametrize(
         ("method", "path"),
-        [("GET", "/api-keys"), ("POST", "/api-keys"), ("DELETE", "/api-keys/0123456789abcdef")],
+        [
+            ("GET", "/api-keys"),
+            ("POST", "/api-keys"),
+            ("PATCH", "/api-keys/0123456789abcdef"),
+            ("DELETE", "/api-keys/0123456789abcdef"),
+        ],
     )
     def test_needs_the_session_cookie(self, http: httpx.Client, method: str, path: str) -> None:
-        response = http.request(method, path, json={"name": "x"} if method == "POST" else None)
+        body = {"name": "x"} if method in ("POST", "PATCH") else None
+        response = http.request(method, path, json=body)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from app.api_keys.verify import ApiKeyPrincipal, KeyRecord, averify_bearer, veri
 from app.config import get_settings
 from app.db import get_engine, new_session
 from app.errors import Unauthenticated
+from app.runtime import reload_settings
 from app.ttl_cache import TTLCache
 from tests.api_keys.conftest import create_key
 from tests.support.factories import sign_up
@@ -120,6 +122,57 @@ class TestVerifyBearer:
 
         with pytest.raises(Unauthenticated, match="Invalid API key"):
             verify_bearer(bearer(guess))
+
+
+def wait_for_refusal(header: str, deadline_s: float) -> Unauthenticated:
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            verify_bearer(header)
+        except Unauthenticated as exc:
+            return exc
+        assert time.monotonic() < deadline, "still accepted"
+        time.sleep(0.005)  # polling interval, not synchronisation
+
+
+@pytest.fixture
+def long_cache(use_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache entries that outlive the test: what this process checks is its cached copy."""
+    monkeypatch.setenv("GEOSVC_KEY_CACHE_TTL_S", "60")
+    reload_settings()
+
+
+class TestExpiry:
+    def test_a_cached_key_stops_at_its_expiry_without_a_read(
+        self, http: httpx.Client, account: str, long_cache: None, queries: QueryCounter
+    ) -> None:
+        expires = datetime.now(UTC) + timedelta(seconds=1.5)
+        response = http.post("/api-keys", json={"name": "k", "expiresAt": expires.isoformat()})
+        header = bearer(response.json()["plaintext"])
+        verify_bearer(header)  # read once; later checks within the TTL hit the cache
+        reads = queries.count
+
+        refusal = wait_for_refusal(header, deadline_s=3)
+
+        assert datetime.now(UTC) >= expires
+        assert "expired" in refusal.message
+        assert queries.count == reads
+
+    def test_an_expiry_set_elsewhere_is_seen_within_the_ttl(
+        self, http: httpx.Client, account: str
+    ) -> None:
+        created = create_key(http)
+        header = bearer(created["plaintext"])
+        verify_bearer(header)  # cached here
+        soon = datetime.now(UTC) + timedelta(seconds=0.5)
+
+        patched = http.patch(
+            f"/api-keys/{created['key']['keyId']}", json={"expiresAt": soon.isoformat()}
+        )
+        assert patched.status_code == 200
+
+        refusal = wait_for_refusal(header, deadline_s=0.5 + get_settings().key_cache_ttl_s + 0.5)
+        assert "expired" in refusal.message
 
 
 class TestCache:

@@ -96,3 +96,20 @@ def _expire_stored_checkout(session: Session, user_id: str) -> None:
     row.checkout_expires_at = utcnow() - timedelta(seconds=1)
     session.add(row)
     session.commit()
+
+
+class TestSubscribeTerms:
+    def test_the_page_says_what_stripe_charges_and_the_checkout_asks_no_proration(
+        self, stripe_http: httpx.Client, fake_stripe: FakeStripe
+    ) -> None:
+        sign_up(stripe_http)
+
+        page = stripe_http.get("/dashboard/subscription").text
+        start_checkout(stripe_http)
+
+        assert "<strong>Subscribing mid-month:</strong> no proration." in page
+        assert "Stripe charges $49.00 today for one month from today" in page
+        # What the page says holds while checkouts set no billing anchor (Stripe would
+        # then prorate the first month) and no trial.
+        opened = fake_stripe.requests("POST", "/v1/checkout/sessions")[-1].params
+        assert set(opened["subscription_data"]) == {"metadata"}

@@ -28,6 +28,8 @@ COMPLETE = {
     "secret_pepper": "0123456789abcdef0123456789abcdef",  # production needs >= 32 bytes
     "redis_url": "redis://redis:6379/0",  # and its own Redis and database
     "database_url": "postgresql+psycopg://db/geosvc",
+    "smtp_url": "smtp://mailer:pw@smtp.example.com:587",  # production sends mail
+    "mail_from": "no-reply@example.com",
 }
 
 

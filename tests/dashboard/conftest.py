@@ -1,8 +1,10 @@
 """Browser fixtures: Debian's chromium driven by Playwright, against a real live server.
 
-One browser and one server for the session; each test gets fresh browser contexts. The
-server runs on SQLite and the test Redis with small quotas, so a few ledger rows reach
-the interesting states. Without /usr/bin/chromium (or the playwright package) the
+One browser and one server for the session; each test gets fresh browser contexts (a
+`page` at each of the two widths) and the helpers that sign up and create keys through
+the forms. The server runs on SQLite and the test Redis with small quotas, so a few
+ledger rows reach the interesting states; tests that make real tool calls ask for its
+worker (`dashboard_worker`). Without /usr/bin/chromium (or the playwright package) the
 browser tests skip, unless REQUIRE_SERVICES=1, where that is a failure.
 """
 
@@ -10,20 +12,26 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 from sqlalchemy import create_engine
 from sqlmodel import Session
 
 from app.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
-from tests.support.live_server import LiveServer, service_env, start_live_server
+from tests.fakes.smtp import FakeSmtp
+from tests.mcp.conftest import Stack
+from tests.support.celery_worker import CeleryWorker, start_celery_worker
+from tests.support.factories import PASSWORD, unique_email
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, service_env, start_live_server
+from tests.support.mail_stack import start_mail_stack
 from tests.support.services import REQUIRE_SERVICES
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -38,6 +46,7 @@ CHROMIUM_ARGS = [
 ]
 FREE_QUOTA = 20
 STANDARD_QUOTA = 5
+MAIL_FREE_QUOTA = 5  # warning (and its e-mail) at 4 credits
 # Screenshots of every page at both widths, for a person to look at (not committed).
 SHOTS_DIR = os.environ.get("DASHBOARD_SHOTS")
 
@@ -66,6 +75,7 @@ def browser() -> Iterator[Browser]:
 class DashboardServer:
     server: LiveServer
     database_url: str
+    env: dict[str, str]
 
     @property
     def url(self) -> str:
@@ -106,9 +116,143 @@ def dashboard_server(
         GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
     )
     server = start_live_server(env, data_dir / "server.log")
-    yield DashboardServer(server, database_url)
+    yield DashboardServer(server, database_url, env)
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def dashboard_worker(
+    dashboard_server: DashboardServer, geodata_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CeleryWorker]:
+    """A real worker for the dashboard's server (its database, Redis and key prefix), with
+    the geodata indices: tool calls made over /mcp get answers."""
+    env = {**dashboard_server.env, "GEOSVC_DATA_DIR": str(geodata_dir)}
+    log_path = tmp_path_factory.mktemp("dashboard-worker") / "worker.log"
+    worker = start_celery_worker(env, log_path)
+    yield worker
+    worker.stop(wait=False)
+
+
+@pytest.fixture(scope="session")
+def mail_dashboard(
+    redis_url: str,
+    geodata_dir: Path,
+    fake_smtp: FakeSmtp,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
+    """A server and a Celery worker that mail through the fake SMTP server (so sign-ups
+    confirm their address), with MAIL_FREE_QUOTA credits for the alert e-mails."""
+    logs = tmp_path_factory.mktemp("dashboard-mail")
+    env = service_env(
+        database_url=f"sqlite:///{logs / 'geosvc.db'}",
+        redis_url=redis_url,
+        data_dir=geodata_dir,
+        **fake_smtp.env(),
+        GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}dashboard-mail:",
+        GEOSVC_FREE_QUOTA=str(MAIL_FREE_QUOTA),
+    )
+    stack = start_mail_stack(env, logs)
+    yield stack
+    stack.server.stop()
+    stack.worker.stop(wait=False)
 
 
 def today_label(moment: datetime | None = None) -> str:
     return f"{(moment or utcnow()):%-d %b %Y}"
+
+
+# --- Pages at both widths ------------------------------------------------------------
+
+Shot = Callable[[Page, str], None]
+VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def viewport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@contextmanager
+def new_page(browser: Browser, base_url: str, viewport: str) -> Iterator[Page]:
+    """A page in a fresh browser context (its own cookies) at the viewport's size."""
+    width, height = VIEWPORTS[viewport]
+    context = browser.new_context(
+        base_url=base_url,
+        viewport={"width": width, "height": height},
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    context.set_default_timeout(10_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(browser: Browser, dashboard_server: DashboardServer, viewport: str) -> Iterator[Page]:
+    with new_page(browser, dashboard_server.url, viewport) as opened:
+        yield opened
+
+
+@pytest.fixture
+def shot(viewport: str) -> Shot:
+    """shot(page, name): a full-page screenshot into $DASHBOARD_SHOTS when set."""
+
+    def take(page: Page, name: str) -> None:
+        if SHOTS_DIR:
+            Path(SHOTS_DIR).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=f"{SHOTS_DIR}/{viewport}-{name}.png", full_page=True)
+
+    return take
+
+
+def assert_fits(page: Page) -> None:
+    """No sideways scrolling: the document is no wider than the window."""
+    widths = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths}"
+
+
+def look(page: Page, shot: Shot, screen: str) -> None:
+    assert_fits(page)
+    shot(page, screen)
+
+
+def sign_up(page: Page, shot: Shot, name: str) -> str:
+    """Signs up through the form (after one rejected attempt); returns the user id."""
+    email = unique_email()
+    page.goto("/dashboard/signup")
+    page.get_by_label("Name (optional)").fill(name)
+    page.get_by_label("E-mail").fill("ada@example")
+    page.get_by_label("Password (at least 8 characters)").fill("short")
+    page.get_by_role("button", name="Sign up").click()
+    # Per-field errors; what was typed is still there (not the password).
+    expect(page.locator("#email-error")).to_contain_text("Enter a valid e-mail address")
+    expect(page.locator("#password-error")).to_contain_text("at least 8 characters")
+    expect(page.get_by_label("Name (optional)")).to_have_value(name)
+    expect(page.get_by_label("E-mail")).to_have_value("ada@example")
+    expect(page.get_by_label("Password (at least 8 characters)")).to_have_value("")
+    look(page, shot, "signup-errors")
+
+    page.get_by_label("E-mail").fill(email)
+    page.get_by_label("Password (at least 8 characters)").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name=f"Hello, {name}")).to_be_visible()
+    expect(page.get_by_test_id("used")).to_have_text("0")
+    expect(page.get_by_test_id("usage-state")).to_have_text("OK")
+    expect(page.get_by_text(f"of {FREE_QUOTA} credits")).to_be_visible()
+    look(page, shot, "home")
+    return str(page.request.get("/me").json()["userId"])
+
+
+def create_key(page: Page, name: str, expires_on: str = "") -> str:
+    """Creates a key through the form (expiring on `expires_on`, YYYY-MM-DD, if given);
+    returns its plaintext."""
+    page.goto("/dashboard/keys")
+    page.get_by_label("Name", exact=True).fill(name)
+    if expires_on:
+        page.get_by_label("Expires on").fill(expires_on)
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("heading", name=f"Key “{name}” created")).to_be_visible()
+    return page.locator("#plaintext").inner_text().strip()

@@ -7,102 +7,21 @@ from __future__ import annotations
 import calendar
 import json
 import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
-from playwright.sync_api import Browser, Dialog, Page, expect
+from playwright.sync_api import Dialog, Page, expect
 
 from app.clock import utcnow
 from tests.dashboard.conftest import (
     FREE_QUOTA,
-    SHOTS_DIR,
     STANDARD_QUOTA,
     DashboardServer,
+    Shot,
+    create_key,
+    look,
+    sign_up,
     today_label,
 )
-from tests.support.factories import PASSWORD, unique_email
-
-Shot = Callable[[Page, str], None]
-VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}
-
-
-@pytest.fixture(params=list(VIEWPORTS))
-def viewport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def page(browser: Browser, dashboard_server: DashboardServer, viewport: str) -> Iterator[Page]:
-    width, height = VIEWPORTS[viewport]
-    context = browser.new_context(
-        base_url=dashboard_server.url,
-        viewport={"width": width, "height": height},
-        permissions=["clipboard-read", "clipboard-write"],
-    )
-    context.set_default_timeout(10_000)
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture
-def shot(viewport: str) -> Shot:
-    """shot(page, name): a full-page screenshot into $DASHBOARD_SHOTS when set."""
-
-    def take(page: Page, name: str) -> None:
-        if SHOTS_DIR:
-            Path(SHOTS_DIR).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=f"{SHOTS_DIR}/{viewport}-{name}.png", full_page=True)
-
-    return take
-
-
-def assert_fits(page: Page) -> None:
-    """No sideways scrolling: the document is no wider than the window."""
-    widths = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths}"
-
-
-def look(page: Page, shot: Shot, screen: str) -> None:
-    assert_fits(page)
-    shot(page, screen)
-
-
-def sign_up(page: Page, shot: Shot, name: str) -> str:
-    """Signs up through the form (after one rejected attempt); returns the user id."""
-    email = unique_email()
-    page.goto("/dashboard/signup")
-    page.get_by_label("Name (optional)").fill(name)
-    page.get_by_label("E-mail").fill("ada@example")
-    page.get_by_label("Password (at least 8 characters)").fill("short")
-    page.get_by_role("button", name="Sign up").click()
-    # Per-field errors; what was typed is still there (not the password).
-    expect(page.locator("#email-error")).to_contain_text("Enter a valid e-mail address")
-    expect(page.locator("#password-error")).to_contain_text("at least 8 characters")
-    expect(page.get_by_label("Name (optional)")).to_have_value(name)
-    expect(page.get_by_label("E-mail")).to_have_value("ada@example")
-    expect(page.get_by_label("Password (at least 8 characters)")).to_have_value("")
-    look(page, shot, "signup-errors")
-
-    page.get_by_label("E-mail").fill(email)
-    page.get_by_label("Password (at least 8 characters)").fill(PASSWORD)
-    page.get_by_role("button", name="Sign up").click()
-    expect(page.get_by_role("heading", name=f"Hello, {name}")).to_be_visible()
-    expect(page.get_by_test_id("used")).to_have_text("0")
-    expect(page.get_by_test_id("usage-state")).to_have_text("OK")
-    expect(page.get_by_text(f"of {FREE_QUOTA} credits")).to_be_visible()
-    look(page, shot, "home")
-    return str(page.request.get("/me").json()["userId"])
-
-
-def create_key(page: Page, name: str) -> str:
-    page.goto("/dashboard/keys")
-    page.get_by_label("Name").fill(name)
-    page.get_by_role("button", name="Create key").click()
-    expect(page.get_by_role("heading", name=f"Key “{name}” created")).to_be_visible()
-    return page.locator("#plaintext").inner_text().strip()
 
 
 def test_sign_up_keys_subscription_and_usage(
@@ -203,6 +122,14 @@ def test_sign_up_keys_subscription_and_usage(
     expect(page.locator("[data-testid=daily-chart] rect.bar")).to_have_count(days_in_month)
     today = page.locator("[data-testid=daily-chart] rect.bar.today title")
     expect(today).to_have_text(f"{today_label()}: 6 credits")
+    expect(page.get_by_test_id("y-axis").locator("span")).to_have_text(["10", "5", "0"])
+    chart, y_axis = page.get_by_test_id("daily-chart"), page.get_by_test_id("y-axis")
+    top_label = y_axis.locator("span").first.bounding_box()
+    chart_box = chart.bounding_box()
+    assert top_label is not None
+    assert chart_box is not None
+    assert top_label["x"] + top_label["width"] <= chart_box["x"]  # beside the chart
+    assert abs(top_label["y"] + top_label["height"] / 2 - chart_box["y"]) <= 2  # on its line
     by_tool = page.get_by_test_id("by-tool").locator("tbody tr")
     expect(by_tool.nth(0)).to_contain_text("geocode")
     expect(by_tool.nth(0)).to_contain_text("4")

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from app.clock import period_end, period_of, period_start, utcnow
+from app.dashboard.usage_page import CHART_HEIGHT, y_ticks
 from tests.support.factories import PASSWORD, sign_up, unique_email
 
 PLAINTEXT = re.compile(r"svc_live_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}")
@@ -31,6 +32,7 @@ class TestSignedOut:
             "/",
             "/dashboard/keys",
             "/dashboard/usage",
+            "/dashboard/calls",
             "/dashboard/subscription",
             "/dashboard/billing",
             "/billing/checkout/chk_x",
@@ -66,6 +68,8 @@ class TestAccountForms:
         assert '<span class="big" data-testid="used">0</span>' in home.text
         assert "of 1,000 credits" in home.text
         assert "Hello, Ada &lt;b&gt;" in home.text  # escaped
+        assert '<span class="pill">free</span> plan · no subscription' in home.text
+        assert "subscription no subscription" not in home.text
 
     def test_bad_sign_up_shows_each_field_error_and_keeps_what_was_typed(
         self, http: httpx.Client
@@ -141,6 +145,49 @@ class TestKeysPage:
             "/dashboard/keys?notice=key_gone"
         )
 
+    def test_an_expiry_date_on_creation_and_a_past_one_refused(self, http: httpx.Client) -> None:
+        sign_up(http)
+        day = utcnow().date() + timedelta(days=10)
+
+        created = form_post(http, "/dashboard/keys", {"name": "ci", "expires_on": day.isoformat()})
+        refused = form_post(http, "/dashboard/keys", {"name": "x", "expires_on": "2020-01-01"})
+        garbled = form_post(http, "/dashboard/keys", {"name": "x", "expires_on": "soon"})
+
+        assert created.status_code == 201
+        assert f"{day:%-d %b %Y}, 00:00 UTC" in created.text
+        (key,) = http.get("/api-keys").json()["keys"]
+        assert key["expiresAt"] == f"{day.isoformat()}T00:00:00.000Z"
+        assert refused.status_code == 422
+        assert 'id="expires_on-error">Pick a day after today (UTC).' in refused.text
+        assert 'value="2020-01-01"' in refused.text  # what was typed stays
+        assert garbled.status_code == 422
+        assert 'id="expires_on-error">Enter a date like 2026-12-31.' in garbled.text
+
+    def test_edit_renames_and_sets_the_expiry(self, http: httpx.Client) -> None:
+        sign_up(http)
+        key_id = http.post("/api-keys", json={"name": "old"}).json()["key"]["keyId"]
+        day = utcnow().date() + timedelta(days=3)
+
+        saved = form_post(
+            http,
+            f"/dashboard/keys/{key_id}",
+            {"name": "new", "expires_on": day.isoformat(), "has_expiry_field": "1"},
+        )
+        bad = form_post(http, f"/dashboard/keys/{key_id}", {"name": ""})
+        gone = form_post(http, "/dashboard/keys/0123456789abcdef", {"name": "x"})
+
+        assert saved.status_code == 303
+        assert saved.headers["location"] == "/dashboard/keys?notice=key_saved"
+        (key,) = http.get("/api-keys").json()["keys"]
+        assert (key["name"], key["expiresAt"]) == ("new", f"{day.isoformat()}T00:00:00.000Z")
+        assert bad.status_code == 422
+        assert f'id="key-{key_id}-name-error">Must be 1 to 64 characters' in bad.text
+        assert '<details class="edit" open>' in bad.text
+        assert gone.headers["location"] == "/dashboard/keys?notice=key_gone"
+        renamed_only = form_post(http, f"/dashboard/keys/{key_id}", {"name": "newer"})
+        assert renamed_only.status_code == 303  # without the date field the expiry stays
+        assert http.get("/api-keys").json()["keys"][0]["expiresAt"] == key["expiresAt"]
+
     def test_empty_name_re_renders_with_the_error(self, http: httpx.Client) -> None:
         sign_up(http)
         response = form_post(http, "/dashboard/keys", {"name": "  "})
@@ -214,6 +261,16 @@ class TestSubscriptionPages:
         assert 'data-confirm="Cancel the standard plan?' in page
         assert form_post(http, "/dashboard/subscription/resume").status_code == 303  # no-op
 
+    def test_the_cost_of_subscribing_mid_month_is_said(self, http: httpx.Client) -> None:
+        sign_up(http)
+        next_month = period_end(period_of(utcnow()))
+        page = http.get("/dashboard/subscription").text
+        checkout = http.get(form_post(http, "/dashboard/subscription").headers["location"]).text
+        for text in (page, checkout):
+            assert "<strong>Subscribing mid-month:</strong> no proration." in text
+            assert "The full $49.00 is due today for the rest of this calendar month" in text
+            assert f"on the 1st of every month, from {next_month:%-d %b %Y}" in text
+
     def test_prices_come_from_the_settings(self, http: httpx.Client) -> None:
         sign_up(http)
         page = http.get("/dashboard/subscription").text
@@ -242,6 +299,19 @@ class TestPagePlumbing:
             assert answer.status_code == 404, path
             assert answer.json()["error"]["code"] == "NOT_FOUND", path
 
+    def test_the_404_page_keeps_the_navigation_when_signed_in(self, http: httpx.Client) -> None:
+        html = {"Accept": "text/html"}
+        signed_out = http.get("/dashboard/nope", headers=html).text
+        sign_up(http)
+        signed_in = http.get("/dashboard/nope", headers=html)
+
+        assert 'aria-label="Dashboard"' not in signed_out
+        assert 'href="/dashboard/signin">Sign in' in signed_out
+        assert signed_in.status_code == 404
+        assert 'aria-label="Dashboard"' in signed_in.text
+        assert 'href="/dashboard/calls"' in signed_in.text
+        assert 'href="/dashboard/signin">Sign in' not in signed_in.text
+
     def test_favicon_and_static_files(self, http: httpx.Client) -> None:
         icon = http.get("/favicon.ico", follow_redirects=True)
         assert icon.status_code == 200
@@ -257,9 +327,49 @@ class TestPagePlumbing:
         """So a strict `script-src 'self'; style-src 'self'` policy holds."""
         sign_up(http)
         form_post(http, "/dashboard/keys", {"name": "k"})
-        for path in ["/", "/dashboard/keys", "/dashboard/usage", "/dashboard/subscription"]:
+        pages = ["/", "/dashboard/keys", "/dashboard/usage", "/dashboard/calls"]
+        for path in [*pages, "/dashboard/subscription"]:
             text = http.get(path).text
             assert re.findall(r"<script(?![^>]*\bsrc=)", text) == [], path
             assert "<style" not in text, path
             assert " style=" not in text, path
             assert " on" + "click=" not in text, path
+
+
+class TestCallsPage:
+    def test_no_calls_yet(self, http: httpx.Client) -> None:
+        sign_up(http)
+        page = http.get("/dashboard/calls")
+        assert page.status_code == 200
+        assert "No calls in the last 7 days." in page.text
+
+    def test_edited_filter_values_show_every_call_and_are_not_echoed(
+        self, http: httpx.Client
+    ) -> None:
+        sign_up(http)
+        page = http.get("/dashboard/calls", params={"principal": "<b>x", "outcome": "<i>"})
+        assert page.status_code == 200
+        assert "<b>x" not in page.text
+        assert "<i>" not in page.text
+        assert "No calls in the last 7 days." in page.text
+
+
+class TestChartScale:
+    @pytest.mark.parametrize(
+        ("peak", "ticks"),
+        [
+            (0, [0, 1]),
+            (1, [0, 1]),
+            (3, [0, 2, 4]),
+            (6, [0, 5, 10]),
+            (49, [0, 50]),
+            (999, [0, 500, 1000]),
+            (1234, [0, 1000, 2000]),
+        ],
+    )
+    def test_round_ticks_from_zero_to_at_least_the_peak(self, peak: int, ticks: list[int]) -> None:
+        top, shown = y_ticks(peak)
+        assert [tick.value for tick in shown] == ticks
+        assert top == ticks[-1] >= peak
+        assert [tick.y for tick in shown][0] == CHART_HEIGHT  # 0 at the bottom
+        assert shown[-1].y == 0

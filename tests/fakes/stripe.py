@@ -85,7 +85,10 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
         if request.headers.get("authorization") != f"Bearer {SECRET_KEY}":
             return stripe_error(401, "Invalid API Key provided: sk_test_****")
         body = (await request.body()).decode()
-        params = decode_form(body) if request.method == "POST" else {}
+        if request.method == "POST":
+            params = decode_form(body)
+        else:  # the library sends a DELETE's parameters in the query string
+            params = decode_form(request.url.query) if request.method == "DELETE" else {}
         key = request.headers.get("idempotency-key")
         path = request.url.path
         with state.lock:
@@ -125,6 +128,8 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
             return create_session(params)
         if method == "GET" and parts[:2] == ["checkout", "sessions"] and len(parts) == 3:
             return found(state.sessions, parts[2], "checkout.session")
+        if method == "POST" and parts[:2] == ["checkout", "sessions"] and parts[3:] == ["expire"]:
+            return expire_session(parts[2])
         if method == "POST" and parts == ["billing_portal", "sessions"]:
             return create_portal(params)
         if parts[:1] == ["subscriptions"] and len(parts) == 2:
@@ -132,6 +137,8 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
                 return found(state.subscriptions, parts[1], "subscription")
             if method == "POST":
                 return update_subscription(parts[1], params)
+            if method == "DELETE":
+                return cancel_subscription(parts[1])
         if method == "POST" and parts == ["billing", "meter_events"]:
             return create_meter_event(params)
         return stripe_error(404, f"Unrecognized request URL ({method}: {path}).")
@@ -217,6 +224,28 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
             )
         return JSONResponse(subscription)
 
+    def cancel_subscription(subscription_id: str) -> Response:
+        """DELETE: canceled at once (Stripe's "cancel a subscription"), and its event."""
+        subscription = state.subscriptions.get(subscription_id)
+        if subscription is None:
+            return stripe_error(404, f"No such subscription: '{subscription_id}'", param="id")
+        if subscription["status"] == "canceled":
+            return stripe_error(400, "A canceled subscription can only update its metadata.")
+        now = int(time.time())
+        subscription.update(status="canceled", canceled_at=now, ended_at=now)
+        state.queued_events.append(make_event("customer.subscription.deleted", subscription))
+        return JSONResponse(subscription)
+
+    def expire_session(session_id: str) -> Response:
+        checkout = state.sessions.get(session_id)
+        if checkout is None:
+            return stripe_error(404, f"No such checkout.session: '{session_id}'", param="id")
+        if checkout["status"] != "open":
+            return stripe_error(400, f"Only open sessions can be expired ({checkout['status']}).")
+        checkout.update(status="expired", url=None)
+        state.queued_events.append(make_event("checkout.session.expired", public(checkout)))
+        return JSONResponse(public(checkout))
+
     def create_meter_event(params: dict[str, Any]) -> Response:
         payload = params.get("payload") or {}
         for name in ("event_name",):
@@ -243,7 +272,7 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
         state.meter_events[identifier] = event
         return JSONResponse(event)
 
-    return Starlette(routes=[Route("/v1/{rest:path}", handle, methods=["GET", "POST"])])
+    return Starlette(routes=[Route("/v1/{rest:path}", handle, methods=["GET", "POST", "DELETE"])])
 
 
 class FakeStripe:

@@ -7,6 +7,7 @@ import io
 import json
 import socket
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -318,6 +319,26 @@ class TestAuthentication:
         assert response.status_code == 403
         assert "revoked" in response.json()["error"]["message"]
         assert usage(account)["used"] == 1
+
+    async def test_an_expired_key_gets_403_like_a_revoked_one(
+        self, stack: Stack, account: Account
+    ) -> None:
+        soon = datetime.now(UTC) + timedelta(seconds=1.5)
+        created = account.http.post("/api-keys", json={"name": "ci", "expiresAt": soon.isoformat()})
+        plaintext = created.json()["plaintext"]
+        async with connect(stack.mcp_url, plaintext) as client:
+            result = await client.call_tool("get_population", {"postal_code": "10001"})
+            assert not result.is_error  # works until then, and is cached by the api
+
+        deadline = time.monotonic() + 10
+        while (response := raw_call(stack.mcp_url, f"Bearer {plaintext}")).status_code == 200:
+            assert time.monotonic() < deadline, "the expired key is still accepted"
+            time.sleep(0.2)  # polling interval (each poll is a call)
+
+        assert datetime.now(UTC) >= soon
+        assert response.status_code == 403
+        assert response.json()["error"]["data"]["code"] == "UNAUTHENTICATED"
+        assert "expired" in response.json()["error"]["message"]
 
     def test_the_control_plane_session_is_not_a_key(self, stack: Stack, account: Account) -> None:
         cookie = account.http.cookies.get("svc_session")

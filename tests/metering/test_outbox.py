@@ -10,11 +10,12 @@ from datetime import timedelta
 import pytest
 from sqlmodel import Session
 
-from app.clock import utcnow
+from app.clock import as_utc, utcnow
 from app.db import new_session
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import LOCK_TTL_MS, drain, encode, outbox_stats
+from app.models import ApiKey
 from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
@@ -59,6 +60,31 @@ class TestDrain:
             sync_redis().delete(outbox_lock_key())
 
         assert drain(new_session, sync_redis()) == 3
+
+
+class TestKeysLastUsed:
+    def test_the_drain_moves_each_keys_last_use_forward_only(
+        self, accounts: Accounts, session: Session
+    ) -> None:
+        user_id = accounts.create(session)
+        key_id = secrets.token_hex(8)
+        session.add(ApiKey(key_id=key_id, user_id=user_id, name="k", secret_hash="0" * 64))
+        session.commit()
+        latest = utcnow().replace(microsecond=0) - timedelta(minutes=1)
+        events = events_for(user_id, 2, at=latest - timedelta(hours=1))
+        events += events_for(user_id, 1, at=latest)
+        push([event.model_copy(update={"key_id": key_id}) for event in events])
+
+        drain(new_session, sync_redis())
+        late = events_for(user_id, 1, at=latest - timedelta(days=1))  # replayed late
+        push([event.model_copy(update={"key_id": key_id}) for event in late])
+        drain(new_session, sync_redis())
+
+        session.expire_all()
+        key = session.get(ApiKey, key_id)
+        assert key is not None
+        assert key.last_used_at is not None
+        assert as_utc(key.last_used_at) == latest
 
 
 class TestDrainLock:

@@ -95,8 +95,4 @@ def test_breakdowns_by_tool_and_key_with_last_use(session: Session, accounts: Ac
         reports.KeyTotal(server.key_id, "server", True, 4, start + timedelta(days=4)),
         reports.KeyTotal(laptop.key_id, "laptop", False, 3, start + timedelta(minutes=2)),
     ]
-    assert reports.last_used_by_key(session, user_id) == {
-        laptop.key_id: datetime(2026, 4, 2, tzinfo=UTC),
-        server.key_id: start + timedelta(days=4),
-    }
     assert reports.totals_by_key(session, accounts.create(session), PERIOD) == []

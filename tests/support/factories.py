@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import time
+from collections.abc import Callable
 
 import httpx
 from sqlmodel import Session
@@ -25,6 +27,19 @@ def sign_up(client: httpx.Client, *, email: str | None = None, name: str | None 
     response = client.post("/auth/signup", json=body)
     assert response.status_code == 201, response.text
     return response.json()
+
+
+def poll(
+    request: Callable[[], httpx.Response], *, until: int, deadline_s: float = 15.0
+) -> httpx.Response:
+    """Repeat `request` until it answers `until` (work the server does after its answer,
+    e.g. a sign-up with e-mail verification); the last answer after the deadline."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        response = request()
+        if response.status_code == until or time.monotonic() > deadline:
+            return response
+        time.sleep(0.05)
 
 
 def record_calls(session: Session, user_id: str, calls: int, *, period: str | None = None) -> None:

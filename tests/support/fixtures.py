@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, reap_stopping_workers, start_celery_worker
 from tests.support.live_server import LiveServer, service_env, start_live_server
@@ -92,6 +93,15 @@ def upstream(fake_upstream: FakeUpstream) -> Iterator[FakeUpstream]:
     fake_upstream.clear()
     yield fake_upstream
     fake_upstream.clear()
+
+
+@pytest.fixture(scope="session")
+def fake_smtp() -> Iterator[FakeSmtp]:
+    """A real SMTP server on 127.0.0.1 that keeps what it receives (tests/fakes/smtp.py).
+    Shared: each test mails its own fresh addresses."""
+    server = FakeSmtp().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])

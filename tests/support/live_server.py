@@ -51,6 +51,9 @@ PRODUCTION_ENV = {
     "GEOSVC_STRIPE_METER_EVENT": "not_used",
     "GEOSVC_METRICS_TOKEN": "metrics-token-for-tests",
     "GEOSVC_REDIS_AOF_CHECK": "false",  # the shared test Redis has no AOF
+    # Production sends mail; nothing listens on the discard port (no test reads it there).
+    "GEOSVC_SMTP_URL": "smtp://127.0.0.1:9",
+    "GEOSVC_MAIL_FROM": "Geospatial Data Service <no-reply@example.com>",
 }
 
 

@@ -46,3 +46,27 @@ document.addEventListener("submit", (event) => {
     event.preventDefault();
   }
 });
+
+// <form data-token-fragment>: an e-mailed link carries its one-time token in the URL
+// fragment (#t=...), which browsers never send to a server (nor put in logs or a
+// Referer). Move it into the form's hidden "token" field and off the address bar; with
+// no token, say so ([data-token-missing]) and keep the form from posting nothing.
+(function takeTokenFromFragment() {
+  const form = document.querySelector("form[data-token-fragment]");
+  if (!form) {
+    return;
+  }
+  const input = form.querySelector("input[name=token]");
+  const match = /(?:^#|&)t=([A-Za-z0-9_-]+)/.exec(window.location.hash);
+  if (match && input && !input.value) {
+    input.value = match[1];
+    window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  if (input && !input.value) {
+    const missing = document.querySelector("[data-token-missing]");
+    if (missing) {
+      missing.hidden = false;
+    }
+    form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = true; });
+  }
+})();

@@ -2,7 +2,7 @@
 connected apps), authorization codes and tokens, all secrets hashed
 
 Revision ID: 0008_oauth
-Revises: 0005_checkout_url
+Revises: 0006_account_email
 Create Date: 2026-11-24 10:00:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from sqlmodel.sql.sqltypes import AutoString
 
 revision: str = "0008_oauth"
-down_revision: str | None = "0005_checkout_url"
+down_revision: str | None = "0006_account_email"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

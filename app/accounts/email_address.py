@@ -1,0 +1,116 @@
+"""The account's e-mail address: confirming it, and moving to another one.
+
+A confirmation link (`Purpose.VERIFY`) proves the account's own address; until then,
+with verification on, its keys make no data calls (FORBIDDEN, `reason:
+"email_unverified"`). A move (`Purpose.CHANGE_EMAIL`) needs the current password and is
+confirmed by a link sent to the new address; the account keeps the old one until then,
+and the old address is told when it happens. A new address whose mailbox another
+account already uses gets a note instead of a link, and the answer is the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import redis
+from sqlmodel import Session
+
+from app.accounts import service, throttle, tokens
+from app.accounts.mailbox import mailbox_of, normalise_email
+from app.accounts.messages import Notice
+from app.accounts.signup import SIGNUP
+from app.accounts.tokens import Purpose
+from app.clock import utcnow
+from app.config import get_settings
+from app.errors import Conflict, InvalidArgument
+from app.models import User
+
+CHANGE_EMAIL = "change_email"
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    user: User
+    previous_email: str | None  # set when the link moved the account to a new address
+
+
+def confirm(session: Session, token: str, *, now: datetime | None = None) -> Confirmed:
+    """Follow a confirmation link (sign-up or a move). InvalidArgument on a bad, used or
+    expired link; Conflict when another account took the new address meanwhile."""
+    now = now or utcnow()
+    for purpose in (Purpose.VERIFY, Purpose.CHANGE_EMAIL):
+        try:
+            tokens.peek(session, token, purpose, now=now)
+        except InvalidArgument:
+            continue
+        row = tokens.use(session, token, purpose, now=now)
+        user = session.get(User, row.user_id)
+        if user is None or user.deleted_at is not None:
+            raise InvalidArgument(tokens.INVALID_LINK)
+        if purpose is Purpose.VERIFY:
+            return _verified(session, user, row.email, now)
+        return _moved(session, user, row.email, now)
+    raise InvalidArgument(tokens.INVALID_LINK)
+
+
+def _verified(session: Session, user: User, address: str, now: datetime) -> Confirmed:
+    if user.email != address:  # sent to an address the account has left since
+        raise InvalidArgument(tokens.INVALID_LINK)
+    if user.email_verified_at is None:
+        user.email_verified_at = now
+        session.add(user)
+        session.flush()
+    return Confirmed(user, None)
+
+
+def _moved(session: Session, user: User, address: str, now: datetime) -> Confirmed:
+    if user.pending_email != address:  # the owner asked for another address since
+        raise InvalidArgument(tokens.INVALID_LINK)
+    taken = service.account_of_address(session, address)
+    if taken is not None and taken.id != user.id:
+        raise Conflict("Another account uses this address now; nothing was changed")
+    previous = user.email
+    user.email = normalise_email(address)
+    user.mailbox = mailbox_of(address)
+    user.pending_email = None
+    user.email_verified_at = now
+    session.add(user)
+    tokens.discard(session, user.id, Purpose.VERIFY, Purpose.CHANGE_EMAIL, Purpose.RESET)
+    session.flush()
+    return Confirmed(user, previous)
+
+
+def request_move(
+    session: Session,
+    store: redis.Redis,
+    user: User,
+    *,
+    new_email: str,
+    current_password: str,
+    client_ip: str,
+) -> Notice:
+    """Ask to move to `new_email` (current password required): which notice to send
+    there, after the commit. Flushes only."""
+    service.check_current_password(session, store, user, current_password, client_ip)
+    new_email = normalise_email(new_email)
+    if new_email == user.email:
+        raise InvalidArgument("email: this is already the account's address")
+    limit = get_settings().signup_per_address_per_hour
+    throttle.refuse_over_address_limit(store, CHANGE_EMAIL, mailbox_of(new_email), limit)
+    taken = service.account_of_address(session, new_email)
+    if taken is not None and taken.id != user.id:
+        return Notice.ADDRESS_TAKEN
+    user.pending_email = new_email
+    session.add(user)
+    session.flush()
+    return Notice.CONFIRM_NEW
+
+
+def check_resend(store: redis.Redis, user: User) -> None:
+    """Before sending the confirmation link again: Conflict when already confirmed;
+    RATE_LIMITED past the address's hourly sign-up mails."""
+    if user.email_verified_at is not None:
+        raise Conflict("This address is already confirmed")
+    limit = get_settings().signup_per_address_per_hour
+    throttle.refuse_over_address_limit(store, SIGNUP, mailbox_of(user.email), limit)

@@ -1,0 +1,121 @@
+"""Passwords: reset by an e-mailed link, and change with the current one.
+
+A reset request is answered 202 whatever the address, before it is looked up (the
+lookup and the e-mail happen after the answer), so neither the answer nor its timing
+says whether an account uses it. It is throttled like sign-in (the per-IP rate) and per
+mailbox: past `password_reset_per_address_per_hour` requests an hour, an address gets
+no more links (still 202), so nobody can flood someone's inbox with them.
+
+A reset link works once, for 30 minutes (`app.accounts.tokens`). Following it sets the
+password and ends every session of the account. It also proves the owner reads the
+address: an account never confirmed is confirmed by it, and the keys made before that
+(by whoever knew the old password, maybe someone who signed up with another person's
+address) are revoked.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+import redis
+from sqlmodel import Session, select
+
+from app.accounts import passwords, service, throttle, tokens
+from app.accounts.mailbox import mailbox_of, normalise_email
+from app.accounts.messages import Notice
+from app.accounts.notices import request_notice
+from app.accounts.tokens import Purpose
+from app.api_keys.service import revoke_all
+from app.clock import utcnow
+from app.config import get_settings
+from app.db import new_session
+from app.errors import InvalidArgument
+from app.models import User
+
+logger = logging.getLogger(__name__)
+
+RESET = "password_reset"
+
+
+def reset_wanted(store: redis.Redis, email: str) -> bool:
+    """Count a reset request for this mailbox; False past the hourly limit (the request
+    is then answered like any other, and no link is sent)."""
+    limit = get_settings().password_reset_per_address_per_hour
+    return throttle.count_for_address(store, RESET, mailbox_of(email), limit) is None
+
+
+def send_reset_link(email: str) -> None:
+    """After the 202: a reset link to the account of this exact address, if any."""
+    try:
+        with new_session() as session:
+            query = select(User).where(User.email == normalise_email(email))
+            user = session.exec(query).first()
+            if user is None or user.deleted_at is not None:
+                return
+            user_id = user.id
+        request_notice(Notice.RESET, user_id)
+    except Exception:  # after the answer: nobody to tell but the log
+        logger.exception("password reset link could not be requested")
+
+
+@dataclass(frozen=True)
+class PasswordReset:
+    user_id: str
+    revoked_keys: list[str]
+
+
+def reset_password(
+    session: Session, token: str, password: str, *, now: datetime | None = None
+) -> PasswordReset:
+    """Use a reset link: new password, every session ended, the address confirmed (and
+    keys made before any confirmation revoked). InvalidArgument on the token or the
+    password; a refused password leaves the link usable. Flushes only."""
+    now = now or utcnow()
+    row = tokens.peek(session, token, Purpose.RESET, now=now)
+    user_id, sent_to = row.user_id, row.email
+    user = session.get(User, user_id)
+    if user is None or user.deleted_at is not None or user.email != sent_to:
+        raise InvalidArgument(tokens.INVALID_LINK)  # the address changed since it was sent
+    passwords.check_new_password(password, user.email)
+    session.rollback()  # no connection held while hashing
+    password_hash = service.hash_password(password)
+    tokens.use(session, token, Purpose.RESET, now=now)
+    user = session.get(User, user_id)
+    if user is None or user.email != sent_to:
+        raise InvalidArgument(tokens.INVALID_LINK)
+    user.password_hash = password_hash
+    revoked: list[str] = []
+    if user.email_verified_at is None:
+        user.email_verified_at = now
+        revoked = revoke_all(session, user.id, now=now)
+    session.add(user)
+    tokens.discard(session, user.id, Purpose.RESET)
+    service.end_sessions(session, user.id)
+    session.flush()
+    return PasswordReset(user.id, revoked)
+
+
+def change_password(
+    session: Session,
+    store: redis.Redis,
+    user: User,
+    *,
+    current: str,
+    new: str,
+    client_ip: str,
+    keep_session: str | None,
+) -> None:
+    """With the current password: set a new one and end the account's other sessions
+    (this one stays signed in). Flushes only."""
+    service.check_current_password(session, store, user, current, client_ip)
+    passwords.check_new_password(new, user.email)
+    if new == current:
+        raise InvalidArgument("newPassword: choose a password other than the current one")
+    password_hash = service.hash_password(new)
+    user.password_hash = password_hash
+    session.add(user)
+    tokens.discard(session, user.id, Purpose.RESET)
+    service.end_sessions(session, user.id, keep=keep_session)
+    session.flush()

@@ -1,0 +1,97 @@
+"""An api server and a Celery worker that send real mail to the fake SMTP server, so
+e-mail verification is on: for the accounts' e-mail flows and the usage alerts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.smtp import FakeSmtp, Received
+from tests.mcp.conftest import Stack
+from tests.support.celery_worker import launch_celery_worker, wait_until_ready
+from tests.support.factories import PASSWORD, poll, unique_email
+from tests.support.fixtures import Backend
+from tests.support.live_server import (
+    TEST_RUN_PREFIX,
+    launch_live_server,
+    wait_until_healthy,
+)
+from tests.support.services import migrate
+
+# Small quotas: a few calls reach the usage alerts (warning at 80 %: 4 of 5, 8 of 10).
+FREE_QUOTA = 5
+STANDARD_QUOTA = 10
+
+CONFIRM_PATH = "/dashboard/confirm-email"
+RESET_PATH = "/dashboard/reset-password"
+
+
+def start_mail_stack(env: dict[str, str], logs: Path) -> Stack:
+    """Like tests/mcp's `start_stack`, but the worker gets the server's GEOSVC_BASE_URL:
+    it writes the links in the e-mails."""
+    migrate(env)
+    server = launch_live_server(env, logs / "server.log")
+    worker = launch_celery_worker(server.env, logs / "worker.log")
+    try:
+        wait_until_ready(worker)
+        wait_until_healthy(server, deadline_s=60)
+    except Exception:
+        worker.stop()
+        server.stop()
+        raise
+    return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
+
+
+@pytest.fixture(scope="session")
+def mail_stack(
+    backend: Backend, fake_smtp: FakeSmtp, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    env = backend.env(
+        **fake_smtp.env(),
+        GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}mail-{backend.name}:",
+        GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
+        GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
+    )
+    stack = start_mail_stack(env, tmp_path_factory.mktemp(f"mail-{backend.name}"))
+    yield stack
+    stack.server.stop()
+    stack.worker.stop(wait=False)
+
+
+@dataclass
+class MailAccount:
+    email: str
+    user_id: str
+    http: httpx.Client  # signed in
+
+
+def sign_up_unconfirmed(
+    http: httpx.Client, smtp: FakeSmtp, *, email: str | None = None, name: str | None = None
+) -> tuple[str, Received]:
+    """Sign up (202, no session) and wait for the confirmation e-mail."""
+    email = email or unique_email()
+    body = {"email": email, "password": PASSWORD} | ({"name": name} if name else {})
+    response = http.post("/auth/signup", json=body)
+    assert response.status_code == 202, response.text
+    return email, smtp.wait_for(email, "Confirm your e-mail address")
+
+
+def sign_in(http: httpx.Client, email: str, password: str = PASSWORD) -> dict:
+    """Sign in (polling: a sign-up's account is made just after its 202)."""
+    body = {"email": email, "password": password}
+    response = poll(lambda: http.post("/auth/signin", json=body), until=200)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def confirmed_account(http: httpx.Client, smtp: FakeSmtp) -> MailAccount:
+    """A new account whose address is confirmed, signed in on `http`."""
+    email, mail = sign_up_unconfirmed(http, smtp)
+    confirmed = http.post("/auth/email/confirm", json={"token": mail.token(CONFIRM_PATH)})
+    assert confirmed.status_code == 200, confirmed.text
+    me = sign_in(http, email)
+    return MailAccount(email, str(me["userId"]), http)
