@@ -5,9 +5,10 @@ In one transaction: the subscription ends now (at the payment provider first:
 commit, like any revocation) and loses its name, every session and e-mail link goes,
 the request log (which names keys) is dropped, and the account row keeps only its id:
 the e-mail becomes `<id>@deleted.invalid` (a reserved domain nothing is ever sent to),
-the name, password, mailbox and pending address are removed. The ledger (`usage_events`), finalised months, Stripe meter reports
-and the Stripe customer id stay under the account id, for accounting; none of them holds
-an e-mail or a name. The same address can sign up again as a new account.
+the name, password, mailbox and pending address are removed. The ledger (`usage_events`),
+finalised months, Stripe meter reports and the Stripe customer id stay under the account
+id, for accounting; none of them holds an e-mail or a name. The same address can sign up
+again as a new account.
 """
 
 from __future__ import annotations
