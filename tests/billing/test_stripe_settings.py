@@ -30,6 +30,7 @@ COMPLETE = {
     "database_url": "postgresql+psycopg://db/geosvc",
     "smtp_url": "smtp://mailer:pw@smtp.example.com:587",  # production sends mail
     "mail_from": "no-reply@example.com",
+    "oauth_signing_key": "fedcba9876543210fedcba9876543210",  # OAuth tokens' HMAC key
 }
 
 
