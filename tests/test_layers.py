@@ -21,6 +21,7 @@ BOTTOM = (
     "app.migrations",
     "app.models",
     "app.queue",
+    "app.per_settings",
     "app.redis_client",
     "app.runtime",
     "app.ttl_cache",

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import logging
 import re
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +34,7 @@ from app.credentials import API_KEY_PREFIX
 from app.db import new_session
 from app.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
+from app.per_settings import PerSettings
 from app.redis_client import sync_redis
 from app.ttl_cache import SingleFlight, TTLCache
 
@@ -120,26 +120,17 @@ class _Verifier:
         return record.principal
 
 
-_current: _Verifier | None = None
-_current_lock = threading.Lock()
+_verifiers: PerSettings[_Verifier] = PerSettings(_Verifier)
 
 
 def _verifier() -> _Verifier:
-    global _current
-    settings = get_settings()
-    verifier = _current
-    if verifier is None or verifier.settings is not settings:
-        with _current_lock:
-            verifier = _current
-            if verifier is None or verifier.settings is not settings:
-                verifier = _current = _Verifier(settings)
-    return verifier
+    return _verifiers.get()
 
 
 def invalidate_cached(key_id: str) -> None:
     """Forget this process's cache entry of a key (after a revocation commits)."""
-    if _current is not None:
-        _current.cache.invalidate(key_id)
+    if (current := _verifiers.built()) is not None:
+        current.cache.invalidate(key_id)
 
 
 def _revoked_key(key_id: str) -> str:

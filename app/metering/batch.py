@@ -32,7 +32,6 @@ from app.metering.keys import (
 from app.metering.schemas import UsageEventIn
 from app.metering.scripts import (
     GRANTED,
-    NEEDS_COUNTER,
     commit_many_script,
     release_many_script,
     reserve_batch_script,
@@ -43,7 +42,7 @@ from app.metering.service import (
     counter_ttl_s,
     credit_limit,
     refusal,
-    seed_counter,
+    run_admission,
 )
 from app.observability import metrics
 from app.redis_client import async_redis
@@ -94,11 +93,7 @@ async def reserve_batch(
         limits.account_burst,
         limits.concurrency,
     ]
-    reply = await reserve_batch_script.run_async(async_redis(), keys, args)
-    if reply[0] == NEEDS_COUNTER:
-        await seed_counter(user_id, period, keys[0])
-        args[4] = 0
-        reply = await reserve_batch_script.run_async(async_redis(), keys, args)
+    reply = await run_admission(reserve_batch_script, user_id, period, keys, args)
     status, count, used, in_flight, wait_ms, key_tokens, account_tokens = map(int, reply)
     refused = None
     if status != GRANTED:

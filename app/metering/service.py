@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import redis
 from redis.asyncio.client import Pipeline as AsyncPipeline
@@ -50,6 +50,7 @@ from app.metering.scripts import (
     GRANTED,
     KEY_RATE,
     NEEDS_COUNTER,
+    LuaScript,
     commit_script,
     release_script,
     reserve_script,
@@ -192,7 +193,7 @@ async def reserve(
         ttl_ms,
         limit or 0,
         enforce,
-        enforce,  # a credit limit needs the counter (see below)
+        enforce,  # a credit limit needs the counter (`run_admission`)
         cost,
         limits.rate_per_s,
         limits.burst,
@@ -200,13 +201,7 @@ async def reserve(
         limits.account_burst,
         limits.concurrency,
     ]
-    # A credit limit needs the counter: a missing one (new period, Redis restarted or
-    # flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota.
-    reply = await reserve_script.run_async(async_redis(), keys, args)
-    if reply[0] == NEEDS_COUNTER:
-        await seed_counter(user_id, period, keys[0])
-        args[4] = 0
-        reply = await reserve_script.run_async(async_redis(), keys, args)
+    reply = await run_admission(reserve_script, user_id, period, keys, args)
     status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
         raise refusal(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost=cost)
@@ -221,6 +216,20 @@ async def reserve(
         key_tokens=int(reply[4]),
         account_tokens=int(reply[5]),
     )
+
+
+async def run_admission(
+    script: LuaScript, user_id: str, period: str, keys: list[str], args: list[Any]
+) -> list[Any]:
+    """Run a reservation script (`keys[0]` the counter, `args[4]` its "enforce" flag).
+    A credit limit needs the counter: a missing one (new period, Redis restarted or
+    flushed) is first rebuilt from the ledger, so a flush never grants a fresh quota."""
+    reply: list[Any] = await script.run_async(async_redis(), keys, args)
+    if reply[0] == NEEDS_COUNTER:
+        await seed_counter(user_id, period, keys[0])
+        args[4] = 0
+        reply = await script.run_async(async_redis(), keys, args)
+    return reply
 
 
 async def seed_counter(user_id: str, period: str, counter: str) -> None:

@@ -10,7 +10,6 @@ token is accepted only for the resource it was issued for (RFC 8707): this /mcp.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,11 +19,12 @@ from sqlmodel import select
 
 from app.api_keys.verify import ApiKeyPrincipal, mark_revoked, revoked_lately
 from app.clock import as_utc, utcnow
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.db import new_session
 from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import OAuthGrant, OAuthToken
 from app.oauth.secrets import secret_hash
+from app.per_settings import PerSettings
 from app.ttl_cache import SingleFlight, TTLCache
 
 
@@ -102,20 +102,11 @@ class _Verifier:
         return record.principal
 
 
-_current: _Verifier | None = None
-_current_lock = threading.Lock()
+_verifiers: PerSettings[_Verifier] = PerSettings(_Verifier)
 
 
 def _verifier() -> _Verifier:
-    global _current
-    settings = get_settings()
-    verifier = _current
-    if verifier is None or verifier.settings is not settings:
-        with _current_lock:
-            verifier = _current
-            if verifier is None or verifier.settings is not settings:
-                verifier = _current = _Verifier(settings)
-    return verifier
+    return _verifiers.get()
 
 
 _loads: SingleFlight[str, TokenRecord] = SingleFlight()
@@ -137,8 +128,8 @@ async def averify_access_token(token: str) -> ApiKeyPrincipal:
 def note_grant_revoked(grant_id: str) -> None:
     """After a grant's revocation commits: this process forgets its tokens at once (the
     others within a second), and Redis remembers it for a database outage."""
-    if _current is not None:
-        _current.cache.invalidate_where(
+    if (current := _verifiers.built()) is not None:
+        current.cache.invalidate_where(
             lambda record: record.principal is not None and record.principal.key_id == grant_id
         )
     mark_revoked(grant_id)
@@ -146,6 +137,6 @@ def note_grant_revoked(grant_id: str) -> None:
 
 def note_tokens_revoked(access_token_hashes: list[str]) -> None:
     for token_hash in access_token_hashes:
-        if _current is not None:
-            _current.cache.invalidate(token_hash)
+        if (current := _verifiers.built()) is not None:
+            current.cache.invalidate(token_hash)
         mark_revoked(token_hash[:32])
