@@ -8,7 +8,7 @@ from app.geodata.providers.embedded import attribution, demographics, nearest
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.static_map import Basemap, MapMarker, render
-from app.geodata.rendering.view import fit
+from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
     GeocodeResult,
     IncomeResult,
@@ -70,9 +70,10 @@ class EmbeddedProvider:
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
         return nearest.nearby(self.data, args)
 
-    def static_map(self, args: StaticMapArgs) -> StaticMapResult:
+    def map_view(self, args: StaticMapArgs) -> View:
+        """The part of the world a static_map request shows."""
         box = args.bbox
-        view = fit(
+        return fit(
             [(m.lat, m.lon) for m in args.markers],
             width=args.width,
             height=args.height,
@@ -80,6 +81,9 @@ class EmbeddedProvider:
             zoom=args.zoom,
             bbox=(box.west, box.south, box.east, box.north) if box else None,
         )
+
+    def static_map(self, args: StaticMapArgs) -> StaticMapResult:
+        view = self.map_view(args)
         markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
         png = render(self.basemap, view, markers, self.place_names, attribution.MAP_ATTRIBUTION)
         west, south, east, north = view.bbox()

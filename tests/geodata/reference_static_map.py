@@ -1,0 +1,234 @@
+"""static_map's renderer as it was before its caches (commit 5293224), pinned for
+tests/geodata/test_static_map_pixels.py: whatever the renderer caches or skips, every
+pixel of a map must stay what this code draws for the same view. Do not optimise it."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+from PIL import Image, ImageDraw, ImageFont
+
+from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
+from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
+from app.geodata.rendering.view import View
+
+OCEAN = (170, 211, 223)
+LAND = (242, 239, 233)
+COUNTRY_BORDER = (150, 130, 150)
+STATE_BORDER = (190, 180, 190)
+LABEL = (40, 40, 40)
+HALO = (255, 255, 255)
+
+MARKER_RADIUS = 7
+LABEL_CANDIDATES = 300  # most populous places in view considered for a label
+
+Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
+
+
+class Names(Protocol):
+    def __getitem__(self, index: int, /) -> str: ...
+
+
+@lru_cache(maxsize=8)
+def font(size: int) -> Font:
+    """DejaVu Sans where installed (it has accented glyphs), else Pillow's built-in font."""
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size=size)
+
+
+@dataclass(frozen=True)
+class Place:
+    name: str
+    lat: float
+    lon: float
+
+
+@dataclass(frozen=True)
+class MapMarker:
+    lat: float
+    lon: float
+    color: str  # "#rrggbb"
+    label: str | None = None
+
+
+class Basemap:
+    """The pre-projected rings and the places that can be labelled (most populous first)."""
+
+    def __init__(
+        self,
+        arrays: Mapping[str, npt.NDArray[np.generic]],
+        place_lat: npt.NDArray[np.float64],
+        place_lon: npt.NDArray[np.float64],
+    ) -> None:
+        self.xy = np.asarray(arrays["bm_xy"], dtype=np.float64)
+        self.offsets = np.asarray(arrays["bm_ring_off"])
+        self.bbox = np.asarray(arrays["bm_ring_bbox"])
+        self.layer = np.asarray(arrays["bm_ring_layer"])
+        self.level = np.asarray(arrays["bm_ring_level"])
+        self.place_x, self.place_y = lonlat_to_world(place_lon, place_lat)
+
+
+def render(
+    basemap: Basemap,
+    view: View,
+    markers: Sequence[MapMarker],
+    place_names: Names | None,
+    attribution: str,
+) -> bytes:
+    image = Image.new("RGB", (view.width, view.height), OCEAN)
+    draw = ImageDraw.Draw(image)
+    for shift in _world_copies(view):
+        _draw_rings(draw, basemap, view, shift, LAYER_COUNTRY, fill=LAND, outline=COUNTRY_BORDER)
+    for shift in _world_copies(view):
+        _draw_rings(draw, basemap, view, shift, LAYER_STATE, fill=None, outline=STATE_BORDER)
+    taken: list[tuple[float, float, float, float]] = []
+    for marker in markers:
+        taken.append(_marker_box(view, marker))
+    if place_names is not None:
+        _draw_places(draw, basemap, view, place_names, taken)
+    for marker in markers:
+        _draw_marker(draw, view, marker)
+    _draw_attribution(draw, view, attribution)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", compress_level=6)
+    return buffer.getvalue()
+
+
+def _world_copies(view: View) -> range:
+    x0, _y0, x1, _y1 = view.world_bounds()
+    return range(math.floor(x0), math.floor(x1) + 1)
+
+
+def _draw_rings(
+    draw: ImageDraw.ImageDraw,
+    basemap: Basemap,
+    view: View,
+    shift: int,
+    layer: int,
+    *,
+    fill: tuple[int, int, int] | None,
+    outline: tuple[int, int, int],
+) -> None:
+    x0, y0, x1, y1 = view.world_bounds()
+    x0, x1 = x0 - shift, x1 - shift
+    box = basemap.bbox
+    visible = np.nonzero(
+        (basemap.layer == layer)
+        & (basemap.level == level_for_zoom(view.zoom))
+        & (box[:, 0] <= x1)
+        & (box[:, 2] >= x0)
+        & (box[:, 1] <= y1)
+        & (box[:, 3] >= y0)
+    )[0]
+    scale = view.scale
+    origin_x = view.width / 2 - (view.cx - shift) * scale
+    origin_y = view.height / 2 - view.cy * scale
+    for ring in visible:
+        start, end = int(basemap.offsets[ring]), int(basemap.offsets[ring + 1])
+        points = np.rint(basemap.xy[start:end] * scale + (origin_x, origin_y)).astype(np.int64)
+        keep = np.ones(len(points), dtype=bool)
+        keep[1:] = np.any(points[1:] != points[:-1], axis=1)
+        points = points[keep]
+        if len(points) < 3:
+            continue
+        flat = points.ravel().tolist()
+        if fill is not None:
+            draw.polygon(flat, fill=fill, outline=outline)
+        else:
+            draw.line(flat + flat[:2], fill=outline, width=1)
+
+
+def _draw_places(
+    draw: ImageDraw.ImageDraw,
+    basemap: Basemap,
+    view: View,
+    names: Names,
+    taken: list[tuple[float, float, float, float]],
+) -> None:
+    x0, y0, x1, y1 = view.world_bounds()
+    label_font = font(11)
+    budget = max(3, min(30, view.width * view.height // 20000))
+    drawn = 0
+    candidates: list[tuple[int, int]] = []  # (place, world copy); places are most populous first
+    for shift in _world_copies(view):
+        in_view = np.nonzero(
+            (basemap.place_x + shift >= x0)
+            & (basemap.place_x + shift <= x1)
+            & (basemap.place_y >= y0)
+            & (basemap.place_y <= y1)
+        )[0][:LABEL_CANDIDATES]
+        candidates.extend((int(i), shift) for i in in_view)
+    for index, shift in sorted(candidates)[:LABEL_CANDIDATES]:
+        if drawn >= budget:
+            return
+        px, py = view.to_pixel(float(basemap.place_x[index]) + shift, float(basemap.place_y[index]))
+        name = names[index]
+        left, top, right, bottom = draw.textbbox((px + 5, py - 6), name, font=label_font)
+        box = (px - 3.0, float(top) - 1, float(right) + 1, float(bottom) + 1)
+        if right > view.width - 2 or bottom > view.height - 16 or top < 2 or px < 3:
+            continue
+        if any(_overlaps(box, other) for other in taken):
+            continue
+        taken.append(box)
+        draw.ellipse((px - 2, py - 2, px + 2, py + 2), fill=LABEL)
+        draw.text(
+            (px + 5, py - 6), name, font=label_font, fill=LABEL, stroke_width=2, stroke_fill=HALO
+        )
+        drawn += 1
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _marker_pixel(view: View, marker: MapMarker) -> tuple[float, float]:
+    x, y = world_x(marker.lon), world_y(marker.lat)
+    x = min((x - 1.0, x, x + 1.0), key=lambda c: abs(c - view.cx))
+    return view.to_pixel(x, y)
+
+
+def marker_pixel(view: View, lat: float, lon: float) -> tuple[int, int]:
+    """Where a marker at (lat, lon) is drawn, in integer pixels."""
+    px, py = _marker_pixel(view, MapMarker(lat=lat, lon=lon, color="#000000"))
+    return round(px), round(py)
+
+
+def _marker_box(view: View, marker: MapMarker) -> tuple[float, float, float, float]:
+    px, py = _marker_pixel(view, marker)
+    r = MARKER_RADIUS + 2
+    return (px - r, py - r, px + r, py + r)
+
+
+def _draw_marker(draw: ImageDraw.ImageDraw, view: View, marker: MapMarker) -> None:
+    px, py = marker_pixel(view, marker.lat, marker.lon)
+    r = MARKER_RADIUS
+    draw.ellipse((px - r - 2, py - r - 2, px + r + 2, py + r + 2), fill=HALO)
+    draw.ellipse((px - r, py - r, px + r, py + r), fill=marker.color)
+    if marker.label:
+        draw.text(
+            (px + r + 4, py - 7),
+            marker.label,
+            font=font(12),
+            fill=LABEL,
+            stroke_width=2,
+            stroke_fill=HALO,
+        )
+
+
+def _draw_attribution(draw: ImageDraw.ImageDraw, view: View, text: str) -> None:
+    attribution_font = font(9)
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=attribution_font)
+    width, height = right - left, bottom - top
+    x = max(0, view.width - width - 4)
+    y = view.height - height - 4
+    draw.rectangle((x - 2, y - 2, view.width, view.height), fill=(255, 255, 255))
+    draw.text((x - left, y - top), text, font=attribution_font, fill=(60, 60, 60))
