@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
-from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
-from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
+from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
+from app.geodata.rendering.basemap import Basemap
+from app.geodata.rendering.mercator import world_x, world_y
 from app.geodata.rendering.view import View
 
 OCEAN = (170, 211, 223)
@@ -58,23 +58,6 @@ class MapMarker:
     label: str | None = None
 
 
-class Basemap:
-    """The pre-projected rings and the places that can be labelled (most populous first)."""
-
-    def __init__(
-        self,
-        arrays: Mapping[str, npt.NDArray[np.generic]],
-        place_lat: npt.NDArray[np.float64],
-        place_lon: npt.NDArray[np.float64],
-    ) -> None:
-        self.xy = np.asarray(arrays["bm_xy"], dtype=np.float64)
-        self.offsets = np.asarray(arrays["bm_ring_off"])
-        self.bbox = np.asarray(arrays["bm_ring_bbox"])
-        self.layer = np.asarray(arrays["bm_ring_layer"])
-        self.level = np.asarray(arrays["bm_ring_level"])
-        self.place_x, self.place_y = lonlat_to_world(place_lon, place_lat)
-
-
 def render(
     basemap: Basemap,
     view: View,
@@ -85,9 +68,11 @@ def render(
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
     for shift in _world_copies(view):
-        _draw_rings(draw, basemap, view, shift, LAYER_COUNTRY, fill=LAND, outline=COUNTRY_BORDER)
+        for polygon in basemap.polygons(view, shift, LAYER_COUNTRY):
+            draw.polygon(polygon, fill=LAND, outline=COUNTRY_BORDER)
     for shift in _world_copies(view):
-        _draw_rings(draw, basemap, view, shift, LAYER_STATE, fill=None, outline=STATE_BORDER)
+        for polygon in basemap.polygons(view, shift, LAYER_STATE):
+            draw.line(polygon + polygon[:2], fill=STATE_BORDER, width=1)
     taken: list[tuple[float, float, float, float]] = []
     for marker in markers:
         taken.append(_marker_box(view, marker))
@@ -104,45 +89,6 @@ def render(
 def _world_copies(view: View) -> range:
     x0, _y0, x1, _y1 = view.world_bounds()
     return range(math.floor(x0), math.floor(x1) + 1)
-
-
-def _draw_rings(
-    draw: ImageDraw.ImageDraw,
-    basemap: Basemap,
-    view: View,
-    shift: int,
-    layer: int,
-    *,
-    fill: tuple[int, int, int] | None,
-    outline: tuple[int, int, int],
-) -> None:
-    x0, y0, x1, y1 = view.world_bounds()
-    x0, x1 = x0 - shift, x1 - shift
-    box = basemap.bbox
-    visible = np.nonzero(
-        (basemap.layer == layer)
-        & (basemap.level == level_for_zoom(view.zoom))
-        & (box[:, 0] <= x1)
-        & (box[:, 2] >= x0)
-        & (box[:, 1] <= y1)
-        & (box[:, 3] >= y0)
-    )[0]
-    scale = view.scale
-    origin_x = view.width / 2 - (view.cx - shift) * scale
-    origin_y = view.height / 2 - view.cy * scale
-    for ring in visible:
-        start, end = int(basemap.offsets[ring]), int(basemap.offsets[ring + 1])
-        points = np.rint(basemap.xy[start:end] * scale + (origin_x, origin_y)).astype(np.int64)
-        keep = np.ones(len(points), dtype=bool)
-        keep[1:] = np.any(points[1:] != points[:-1], axis=1)
-        points = points[keep]
-        if len(points) < 3:
-            continue
-        flat = points.ravel().tolist()
-        if fill is not None:
-            draw.polygon(flat, fill=fill, outline=outline)
-        else:
-            draw.line(flat + flat[:2], fill=outline, width=1)
 
 
 def _draw_places(

@@ -7,7 +7,8 @@ from pathlib import Path
 from app.geodata.providers.embedded import attribution, demographics, nearest
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
-from app.geodata.rendering.static_map import Basemap, MapMarker, render
+from app.geodata.rendering.basemap import Basemap
+from app.geodata.rendering.static_map import MapMarker, render
 from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
     GeocodeResult,
