@@ -16,6 +16,7 @@ from PIL import Image
 
 from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
+from app.geodata.rendering import png
 from app.geodata.schemas import StaticMapArgs
 from app.geodata.service import provider
 from tests.geodata import reference_static_map as reference
@@ -161,3 +162,13 @@ def test_the_map_is_pixel_for_pixel_what_it_was(
     assert now.shape == before.shape
     differing = int(np.any(now != before, axis=2).sum())
     assert differing == 0, f"{differing} pixels differ"
+
+
+class TestPngEncoder:
+    def test_noise_of_an_odd_size_decodes_to_the_same_pixels(self) -> None:
+        noise = np.random.default_rng(26).integers(0, 256, size=(37, 61, 3), dtype=np.uint8)
+        assert np.array_equal(pixels(png.encode_rgb(Image.fromarray(noise, "RGB"))), noise)
+
+    def test_only_rgb_images(self) -> None:
+        with pytest.raises(ValueError, match="RGB"):
+            png.encode_rgb(Image.new("RGBA", (4, 4)))

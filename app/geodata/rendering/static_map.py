@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
+from app.geodata.rendering import png
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.mercator import world_x, world_y
 from app.geodata.rendering.view import View
@@ -81,9 +81,7 @@ def render(
     for marker in markers:
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG", compress_level=6)
-    return buffer.getvalue()
+    return png.encode_rgb(image)
 
 
 def _world_copies(view: View) -> range:
