@@ -22,6 +22,7 @@ compares whole maps with the renderer as it was.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from app.geodata.rendering.mercator import lonlat_to_world
 from app.geodata.rendering.view import View
 
 MARGIN_PX = 8  # vertices nearer the image than this are always kept
+PLACE_GRID = 256  # cells per side of the world in the places' index
+GRID_CELLS_MAX = 4096  # a view over more cells scans the places, most populous first
 
 Flat = list[int]  # x0, y0, x1, y1, ... in pixels, as Pillow takes a polygon
 
@@ -68,6 +71,53 @@ class Basemap:
                     starts=offsets[rings], ends=offsets[rings + 1], bbox=bbox[rings]
                 )
         self.place_x, self.place_y = lonlat_to_world(place_lon, place_lat)
+        # The places by grid cell (row by row), most populous first within a cell.
+        cell = _cells(self.place_y) * PLACE_GRID + _cells(self.place_x)
+        self._places_by_cell = np.argsort(cell, kind="stable")
+        self._cell_start = np.searchsorted(
+            cell[self._places_by_cell], np.arange(PLACE_GRID * PLACE_GRID + 1)
+        )
+
+    def places_in_view(self, view: View, shift: int, limit: int) -> npt.NDArray[np.intp]:
+        """The first `limit` places (most populous first) in view in the world copy `shift`
+        worlds away: a small view reads its grid cells, a wide one the most populous places
+        until it has `limit`."""
+        x0, y0, x1, y1 = view.world_bounds()
+        last = PLACE_GRID - 1
+        # a cell more on each side: the exact test below decides
+        col0, col1 = max(0, _cell_of(x0 - shift) - 1), min(last, _cell_of(x1 - shift) + 1)
+        row0, row1 = max(0, _cell_of(y0) - 1), min(last, _cell_of(y1) + 1)
+        if col0 > col1 or row0 > row1:
+            return np.zeros(0, dtype=np.intp)
+        if (col1 - col0 + 1) * (row1 - row0 + 1) <= GRID_CELLS_MAX:
+            rows = np.arange(row0, row1 + 1) * PLACE_GRID
+            near = np.concatenate(
+                [
+                    self._places_by_cell[start:end]
+                    for start, end in zip(
+                        self._cell_start[rows + col0].tolist(),
+                        self._cell_start[rows + col1 + 1].tolist(),
+                        strict=True,
+                    )
+                ]
+            )
+            near.sort()
+            return near[self._in_view(near, view, shift)][:limit]
+        found: list[npt.NDArray[np.intp]] = []
+        start, size, count = 0, 2048, 0
+        while start < len(self.place_x) and count < limit:
+            chunk = np.arange(start, min(start + size, len(self.place_x)), dtype=np.intp)
+            found.append(chunk[self._in_view(chunk, view, shift)])
+            count += len(found[-1])
+            start, size = start + size, size * 4
+        return np.concatenate(found)[:limit]
+
+    def _in_view(
+        self, places: npt.NDArray[np.intp], view: View, shift: int
+    ) -> npt.NDArray[np.bool_]:
+        x0, y0, x1, y1 = view.world_bounds()
+        x, y = self.place_x[places], self.place_y[places]
+        return (x + shift >= x0) & (x + shift <= x1) & (y >= y0) & (y <= y1)
 
     def polygons(self, view: View, shift: int, layer: int) -> list[Flat]:
         """The layer's rings in view (the world copy `shift` worlds away), in drawing order,
@@ -104,6 +154,14 @@ class Basemap:
             if count >= 3:
                 polygons.append(flat[2 * start : 2 * end])
         return polygons
+
+
+def _cells(world: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    return np.clip(np.floor(world * PLACE_GRID), 0, PLACE_GRID - 1).astype(np.int64)
+
+
+def _cell_of(world: float) -> int:
+    return math.floor(min(max(world, -1.0), 2.0) * PLACE_GRID)
 
 
 def without_off_view_runs(

@@ -6,9 +6,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, cast
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
@@ -96,25 +95,19 @@ def _draw_places(
     names: Names,
     taken: list[tuple[float, float, float, float]],
 ) -> None:
-    x0, y0, x1, y1 = view.world_bounds()
     label_font = font(11)
     budget = max(3, min(30, view.width * view.height // 20000))
     drawn = 0
     candidates: list[tuple[int, int]] = []  # (place, world copy); places are most populous first
     for shift in _world_copies(view):
-        in_view = np.nonzero(
-            (basemap.place_x + shift >= x0)
-            & (basemap.place_x + shift <= x1)
-            & (basemap.place_y >= y0)
-            & (basemap.place_y <= y1)
-        )[0][:LABEL_CANDIDATES]
+        in_view = basemap.places_in_view(view, shift, LABEL_CANDIDATES)
         candidates.extend((int(i), shift) for i in in_view)
     for index, shift in sorted(candidates)[:LABEL_CANDIDATES]:
         if drawn >= budget:
             return
         px, py = view.to_pixel(float(basemap.place_x[index]) + shift, float(basemap.place_y[index]))
         name = names[index]
-        left, top, right, bottom = draw.textbbox((px + 5, py - 6), name, font=label_font)
+        top, right, bottom = _label_box(draw, name, px + 5, py - 6)
         box = (px - 3.0, float(top) - 1, float(right) + 1, float(bottom) + 1)
         if right > view.width - 2 or bottom > view.height - 16 or top < 2 or px < 3:
             continue
@@ -126,6 +119,21 @@ def _draw_places(
             (px + 5, py - 6), name, font=label_font, fill=LABEL, stroke_width=2, stroke_fill=HALO
         )
         drawn += 1
+
+
+def _label_box(draw: ImageDraw.ImageDraw, name: str, x: float, y: float) -> tuple[float, ...]:
+    """Top, right and bottom of a place label drawn at (x, y): draw.textbbox's answer,
+    measured once per name (the box only moves with the label)."""
+    if "\n" in name:  # lines are laid out from the position: measure in place
+        return draw.textbbox((x, y), name, font=font(11))[1:]
+    _left, top, right, bottom = _label_extent(name)
+    return top + y, right + x, bottom + y
+
+
+@lru_cache(maxsize=16384)
+def _label_extent(name: str) -> tuple[int, int, int, int]:
+    extent = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox((0, 0), name, font=font(11))
+    return cast(tuple[int, int, int, int], extent)
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

@@ -1,17 +1,23 @@
-"""Dropping the vertices of a ring that lie in a run beyond one edge of the image changes
-no pixel of Pillow's fill or outline: random rings that wander far outside a small image,
-drawn whole and reduced."""
+"""The basemap's shortcuts give what the plain computation gives: dropping the vertices of
+a ring in a run beyond one edge of the image changes no pixel of Pillow's fill or
+outline (random rings that wander far outside a small image, drawn whole and reduced),
+and the places in view come from the grid or the most populous first exactly as from a
+scan of every place."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 from PIL import Image, ImageDraw
 
+from app.geodata.providers.embedded import EmbeddedProvider
 from app.geodata.rendering.basemap import without_off_view_runs
+from app.geodata.rendering.view import View
+from app.geodata.service import provider
 
 
 def random_ring(rng: random.Random, width: int, height: int) -> npt.NDArray[np.int64]:
@@ -57,3 +63,30 @@ def test_reduced_rings_draw_the_same_pixels(seed: int) -> None:
     assert reduced_counts.sum() < counts.sum()  # something went
     for before, after in zip(rings, reduced, strict=True):
         assert np.array_equal(drawn([before], width, height), drawn([after], width, height))
+
+
+@pytest.fixture(scope="module")
+def embedded(geodata_dir: Path) -> EmbeddedProvider:
+    return provider()
+
+
+def test_places_in_view_are_the_first_of_a_scan_of_every_place(
+    embedded: EmbeddedProvider,
+) -> None:
+    basemap = embedded.basemap
+    rng = random.Random(26)
+    for _ in range(300):
+        view = View(
+            cx=rng.uniform(-0.2, 1.2),
+            cy=rng.uniform(0.0, 1.0),
+            zoom=rng.randint(0, 12),
+            width=rng.choice([64, 600, 1280]),
+            height=rng.choice([64, 400, 1280]),
+        )
+        x0, y0, x1, y1 = view.world_bounds()
+        for shift in range(int(np.floor(x0)), int(np.floor(x1)) + 1):
+            x, y = basemap.place_x + shift, basemap.place_y
+            scan = np.nonzero((x >= x0) & (x <= x1) & (y >= y0) & (y <= y1))[0]
+            for limit in (1, 300, len(scan) + 1):
+                found = basemap.places_in_view(view, shift, limit)
+                assert found.tolist() == scan[:limit].tolist(), (view, limit)
