@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     # of tools_concurrency threads once some tool goes upstream (calls mostly wait on I/O).
     tools_pool: Literal["auto", "threads", "prefork", "solo"] = "auto"
     tools_concurrency: int = Field(64, ge=1, le=1000)  # threads of a threads pool
+    # Task events for tool calls (what Flower lists per task) cost a worker about 1 ms of
+    # CPU per call, as much as the lookup and the result store together (bench/call_profile.py).
+    # Off: Flower still shows workers and the billing, mail and maintenance tasks; tool
+    # calls are counted and timed in /metrics and logged per call.
+    tool_task_events: bool = False
 
     @field_validator("smtp_url", mode="before")
     @classmethod

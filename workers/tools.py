@@ -13,6 +13,7 @@ from typing import Any
 
 from celery.signals import worker_init
 
+from app.config import get_settings
 from app.geodata import service as geodata
 from app.queue import celery_app
 from app.tool_calls.batch import RUN_BATCH_TASK, perform_batch
@@ -26,11 +27,15 @@ def load_geodata(**_kwargs: Any) -> None:
     geodata.warm_up()
 
 
-@celery_app.task(name=RUN_TOOL_TASK)
+# Read once, at import: a worker process's settings do not change while it runs.
+TOOL_TASK_EVENTS = get_settings().tool_task_events
+
+
+@celery_app.task(name=RUN_TOOL_TASK, send_events=TOOL_TASK_EVENTS)
 def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return perform(name, arguments)
 
 
-@celery_app.task(name=RUN_BATCH_TASK)
+@celery_app.task(name=RUN_BATCH_TASK, send_events=TOOL_TASK_EVENTS)
 def run_batch(name: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     return perform_batch(name, items)
