@@ -68,6 +68,8 @@ TOOL_QUEUES = (TOOLS_QUEUE, FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
 # Served by a worker pool of lower CPU priority (`geosvc worker --nice`).
 BULK_TOOL_QUEUES = (FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
 BILLING_QUEUE = "billing"
+# The tasks of tool calls (`tools.run`, `tools.run_batch`): routed to the tool queues.
+TOOL_TASK_PREFIX = "tools."
 QUEUES = (*TOOL_QUEUES, BILLING_QUEUE)
 
 VISIBILITY_TIMEOUT_S = 600
@@ -103,6 +105,28 @@ class ResultBackend(RedisBackend):
     def on_task_call(self, producer: Any, task_id: str) -> None:
         if not _awaited_elsewhere.get():
             super().on_task_call(producer, task_id)
+
+    def _store_result(
+        self,
+        task_id: str,
+        result: Any,
+        state: str,
+        traceback: Any = None,
+        request: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Celery reads the stored result before every store, so that a duplicate run
+        cannot overwrite a success. A tool call's result is read once by the api waiting
+        for it, which deletes it at once (`app.queue.results`): there is nothing to keep,
+        and the read is a Redis round trip on every call's path."""
+        if not str(getattr(request, "task", "") or "").startswith(TOOL_TASK_PREFIX):
+            return super()._store_result(task_id, result, state, traceback, request, **kwargs)
+        meta = self._get_result_meta(
+            result=result, state=state, traceback=traceback, request=request
+        )
+        meta["task_id"] = task_id
+        self._set_with_state(self.get_key_for_task(task_id), self.encode(meta), state)
+        return result
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -154,7 +178,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in QUEUES),
         "task_default_queue": TOOLS_QUEUE,
         "task_routes": {
-            "tools.*": {"queue": TOOLS_QUEUE, "routing_key": TOOLS_QUEUE},
+            f"{TOOL_TASK_PREFIX}*": {"queue": TOOLS_QUEUE, "routing_key": TOOLS_QUEUE},
             "billing.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
             "metering.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
             # E-mail (account notices) shares the background pool: never a tool worker.

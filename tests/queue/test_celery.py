@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
-from celery import Celery
+from celery import Celery, states
 from celery.schedules import crontab
 
 import workers
@@ -43,6 +45,29 @@ class TestResultBackend:
             backend.on_task_call(None, "b")
 
         assert subscribed == ["a"]
+
+    def test_a_tool_result_is_stored_without_reading_it_first(self) -> None:
+        """Celery keeps a stored success from being overwritten by reading it before each
+        store; a tool call's result is read once and deleted, so its store skips the read
+        (one Redis round trip less per call). Other tasks keep the protection."""
+        settings = Settings(
+            redis_url="redis://127.0.0.1:6379/0", redis_key_prefix=f"t-{secrets.token_hex(4)}:"
+        )
+        app = Celery("t", set_as_current=False)
+        app.conf.update(celery_config(settings))
+        backend = app.backend
+        outcomes = {}
+        for task in ("tools.run", "billing.drain_usage_outbox"):
+            task_id = f"id-{secrets.token_hex(4)}"
+            request = SimpleNamespace(task=task)
+            backend.store_result(task_id, {"first": True}, states.SUCCESS, request=request)
+            backend.store_result(task_id, {"second": True}, states.SUCCESS, request=request)
+            outcomes[task] = backend.get_task_meta(task_id)["result"]
+            backend.forget(task_id)
+        assert outcomes == {
+            "tools.run": {"second": True},
+            "billing.drain_usage_outbox": {"first": True},
+        }
 
 
 class TestConfig:
