@@ -1,4 +1,4 @@
-"""The beat schedule: task names and crontabs (UTC), nothing else.
+"""The beat schedule: task names and crontabs (UTC), and when the outbox drain is sent.
 
 Both tasks are safe to run twice or late: the rollover writes each account's period once
 (unique key) and always finalises the period before "now"; reconciliation recomputes
@@ -12,17 +12,20 @@ from typing import Any
 
 from celery.schedules import crontab
 
+from app.metering.outbox import DRAIN_TASK, pending
+from app.queue.schedules import EveryIf
+
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "monthly-rollover": {
         "task": "metering.rollover",
         "schedule": crontab(minute="0", hour="0", day_of_month="1"),
     },
-    # Safety net: api processes ask for drains themselves within 50 ms of a call; this
-    # covers a request lost with its drainer or a Redis restart. An empty outbox costs
-    # one LLEN.
+    # Safety net: api processes ask for drains themselves within 0.5 s of a call; this
+    # covers a request lost with its drainer or a Redis restart. Beat sends the task only
+    # while events wait (one LLEN from beat every 5 s), so an idle service wakes no worker.
     "drain-usage-outbox": {
-        "task": "billing.drain_usage_outbox",
-        "schedule": 5.0,
+        "task": DRAIN_TASK,
+        "schedule": EveryIf(5.0, pending),
         "options": {"expires": 4},
     },
     "reconcile-usage": {

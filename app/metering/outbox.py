@@ -6,7 +6,7 @@ counter increment it goes with and the hot path sends no Celery message of its o
 `billing.drain_usage_outbox` task moves the list into the ledger in batches (one
 transaction per 500 events); each api process asks for a drain at most every
 `DRAIN_INTERVAL_S` (trailing edge, so the last event of a burst is not left behind), and
-beat drains every 5 s as a safety net.
+beat looks every 5 s and asks for a drain when events wait (`pending`), as a safety net.
 
 Draining is idempotent and crash-safe: one drain at a time holds a short lock (5 s,
 renewed every second while it runs); it reads the head of the list, inserts it
@@ -152,6 +152,11 @@ def _drain_locked(session_factory: Callable[[], Session], store: redis.Redis, to
             logger.warning("outbox drain lost its lock; leaving the trim to the new holder")
             return inserted
     return inserted
+
+
+def pending() -> bool:
+    """Whether events wait in the outbox (beat's safety net asks every 5 s)."""
+    return bool(sync_redis().llen(outbox_key()))
 
 
 @dataclass(frozen=True)

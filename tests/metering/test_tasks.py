@@ -257,3 +257,28 @@ class TestBeatStart:
             log.close()
 
         assert rows == [(last_month, 3, 0)]
+
+    def test_events_that_no_call_asked_a_drain_for_reach_the_ledger_through_beat(
+        self, worker: CeleryWorker, accounts: Accounts, backend: Backend, tmp_path: Path
+    ) -> None:
+        """The safety net: a drain request lost with its api process (or in a Redis
+        restart) leaves events no call pokes for; beat, which sends a drain only while
+        events wait, sees them and sends one."""
+        drain(worker)  # whatever the worker asked for at its start is done: beat's turn
+        user_id = accounts.new_id()
+        log_path = tmp_path / "beat.log"
+        with log_path.open("wb") as log:
+            beat = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "beat", "--loglevel", "info"],
+                env=backend.env(GEOSVC_DATA_DIR=str(tmp_path)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            put_in_outbox(events_for(user_id, 5))
+            wait_for(count_events(user_id), lambda n: n == 5)
+        finally:
+            beat.terminate()
+            beat.wait(timeout=30)
+
+        assert "Sending due task drain-usage-outbox" in log_path.read_text()
