@@ -12,16 +12,15 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app import production
+from app.production import DEFAULT_MAIL_FROM
+
 UpstreamTool = Literal[
     "get_population", "get_average_income", "geocode", "reverse_geocode", "search_nearby"
 ]
 # Who answers a tool: the embedded datasets, the upstream HTTP providers, or one of them
 # first (see app/geodata/service.py). static_map is embedded only.
 ToolPolicy = Literal["embedded", "upstream", "embedded-then-upstream", "upstream-then-embedded"]
-
-MIN_PEPPER_BYTES = 32
-# A sender no real mail server should accept: production must name its own.
-DEFAULT_MAIL_FROM = "Geospatial Data Service <no-reply@localhost>"
 
 
 class Settings(BaseSettings):
@@ -185,19 +184,6 @@ class Settings(BaseSettings):
                 )
         return value
 
-    @model_validator(mode="after")
-    def _upstream_contact_in_production(self) -> Settings:
-        uses_upstream = bool(self.upstream_tools) or any(
-            chosen != "embedded" for chosen in self.tool_providers.values()
-        )
-        if self.env == "production" and uses_upstream and not self.upstream_contact:
-            raise ValueError(
-                "GEOSVC_UPSTREAM_CONTACT must be set in production when GEOSVC_UPSTREAM_TOOLS "
-                "or GEOSVC_TOOL_PROVIDERS sends a tool upstream: the upstream providers' usage "
-                "policies require a contact (e-mail or URL) in our User-Agent"
-            )
-        return self
-
     # Production refuses a Redis without AOF (appendfsync everysec/always): the usage
     # outbox lives there until drained. Off only for a managed Redis that hides CONFIG.
     redis_aof_check: bool = True
@@ -256,23 +242,6 @@ class Settings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 
-    @model_validator(mode="after")
-    def _refuse_incomplete_stripe_in_production(self) -> Settings:
-        if self.env != "production" or self.payment_provider != "stripe":
-            return self
-        required = {
-            "GEOSVC_STRIPE_SECRET_KEY": self.stripe_secret_key,
-            "GEOSVC_STRIPE_WEBHOOK_SECRET": self.stripe_webhook_secret,
-            "GEOSVC_STRIPE_STANDARD_PRICE": self.stripe_standard_price,
-            "GEOSVC_STRIPE_METER_EVENT": self.stripe_meter_event,
-        }
-        missing = [name for name, value in required.items() if not value]
-        if missing:
-            raise ValueError(
-                f"GEOSVC_PAYMENT_PROVIDER=stripe in production needs {', '.join(missing)}"
-            )
-        return self
-
     # Largest request body on any route (413 above it, before the body is read).
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
     # The HTTP server's own bounds on a request (app/http/server.py, docs/OPERATIONS.md):
@@ -295,82 +264,8 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = Field("127.0.0.1", min_length=1)
 
     @model_validator(mode="after")
-    def _refuse_trusting_every_forwarder_in_production(self) -> Settings:
-        trusted = [part.strip() for part in self.forwarded_allow_ips.split(",")]
-        if self.env == "production" and "*" in trusted:
-            raise ValueError(
-                'GEOSVC_FORWARDED_ALLOW_IPS="*" is refused with GEOSVC_ENV=production: every '
-                "client could then set its own X-Forwarded-For and escape the per-address "
-                "sign-in limits. Set it to the reverse proxy's address(es)."
-            )
-        return self
-
-    @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
-        """Settings that are fine on a laptop but unsafe when serving the public."""
-        if self.env != "production":
-            return self
-        if self.payment_provider == "local":
-            raise ValueError(
-                "GEOSVC_PAYMENT_PROVIDER=local is refused with GEOSVC_ENV=production: its "
-                "checkout takes no money (one click upgrades any account). Set "
-                "GEOSVC_PAYMENT_PROVIDER=stripe."
-            )
-        pepper = self.secret_pepper.get_secret_value().encode() if self.secret_pepper else b""
-        if len(pepper) < MIN_PEPPER_BYTES:
-            raise ValueError(
-                f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
-                f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
-            )
-        oauth_key = (
-            self.oauth_signing_key.get_secret_value().encode() if self.oauth_signing_key else b""
-        )
-        if len(oauth_key) < MIN_PEPPER_BYTES:
-            raise ValueError(
-                f"GEOSVC_OAUTH_SIGNING_KEY must be at least {MIN_PEPPER_BYTES} bytes with "
-                f"GEOSVC_ENV=production (it has {len(oauth_key)}): it hashes OAuth tokens and "
-                "signs the consent form; e.g. `openssl rand -hex 32`."
-            )
-        if self.oauth_cimd_allow_loopback:
-            raise ValueError(
-                "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK is refused with GEOSVC_ENV=production: any "
-                "client could then make the service fetch addresses on its own network."
-            )
-        embedded = [
-            name
-            for name, value in (
-                ("GEOSVC_REDIS_URL", self.redis_url),
-                ("GEOSVC_DATABASE_URL", self.database_url),
-            )
-            if not value
-        ]
-        if embedded:
-            raise ValueError(
-                f"{' and '.join(embedded)} must be set with GEOSVC_ENV=production: without "
-                "them each process would keep quotas, limits and accounts in its own "
-                "in-process Redis and SQLite file."
-            )
-        mail = [
-            name
-            for name, missing in (
-                ("GEOSVC_SMTP_URL", self.smtp_url is None),
-                ("GEOSVC_MAIL_FROM", self.mail_from == DEFAULT_MAIL_FROM),
-            )
-            if missing
-        ]
-        if mail:
-            raise ValueError(
-                f"{' and '.join(mail)} must be set with GEOSVC_ENV=production: sign-up "
-                "confirmation, password resets and usage alerts are sent by e-mail (without "
-                "an SMTP server they would only be written to the log)."
-            )
-        if self.reservation_ttl_s < 2 * self.tool_deadline_s:
-            raise ValueError(
-                f"GEOSVC_RESERVATION_TTL_S ({self.reservation_ttl_s}) must be at least twice "
-                f"GEOSVC_TOOL_DEADLINE_S ({self.tool_deadline_s:g}) with GEOSVC_ENV=production: "
-                "a reservation that expires while its call still runs frees its credit and "
-                "its concurrency slot for another call."
-            )
+        production.check(self)  # app/production.py: raises ValueError naming the setting
         return self
 
     @property

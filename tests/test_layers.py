@@ -22,6 +22,7 @@ BOTTOM = (
     "app.models",
     "app.queue",
     "app.per_settings",
+    "app.production",
     "app.redis_client",
     "app.runtime",
     "app.ttl_cache",

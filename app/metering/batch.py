@@ -29,6 +29,7 @@ from app.metering.keys import (
     outbox_key,
     reservations_key,
 )
+from app.metering.refusals import credit_limit, refusal
 from app.metering.schemas import UsageEventIn
 from app.metering.scripts import (
     GRANTED,
@@ -40,8 +41,6 @@ from app.metering.service import (
     CREDITS_PER_CALL,
     Reservation,
     counter_ttl_s,
-    credit_limit,
-    refusal,
     run_admission,
 )
 from app.observability import metrics

@@ -28,12 +28,12 @@ import redis
 from redis.asyncio.client import Pipeline as AsyncPipeline
 from sqlmodel import Session
 
-from app.billing.plans import Plan, PlanLimits, limits_for, quota_for
+from app.billing.plans import Plan, limits_for, quota_for
 from app.billing.service import plan_of
-from app.clock import iso_ms, period_end, period_of, utcnow
+from app.clock import period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
-from app.errors import NotFound, QuotaExceeded, RateLimited
+from app.errors import NotFound
 from app.metering import alerts, outbox
 from app.metering.keys import (
     account_bucket_key,
@@ -43,12 +43,10 @@ from app.metering.keys import (
     reservations_key,
 )
 from app.metering.ledger import ledger_total
+from app.metering.refusals import credit_limit, refusal
 from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import (
-    ACCOUNT_RATE,
-    CONCURRENCY,
     GRANTED,
-    KEY_RATE,
     NEEDS_COUNTER,
     LuaScript,
     commit_script,
@@ -88,78 +86,6 @@ def counter_ttl_s(period: str) -> int:
     """Seconds a counter of `period` is kept: until its end plus the retention."""
     remaining = period_end(period) + COUNTER_RETENTION - utcnow()
     return max(int(remaining.total_seconds()), int(COUNTER_RETENTION.total_seconds()))
-
-
-def quota_exceeded(*, quota: int, used: int, in_flight: int, period: str) -> QuotaExceeded:
-    resets_at = iso_ms(period_end(period))
-    busy = f" ({used} used, {in_flight} held by calls in progress)" if in_flight else ""
-    return QuotaExceeded(
-        f"The free plan's {quota} monthly credits for {period} are used up{busy}; "
-        f"credits reset at {resets_at}. The standard plan has no hard cap.",
-        quota=quota,
-        used=used,
-        period=period,
-        resetsAt=resets_at,
-    )
-
-
-def spend_cap_reached(*, cap: int, quota: int, used: int, period: str) -> QuotaExceeded:
-    resets_at = iso_ms(period_end(period))
-    return QuotaExceeded(
-        f"Your own monthly credit cap of {cap} is reached for {period} ({used} used); "
-        f"calls resume at {resets_at}, or raise or remove the cap in the dashboard "
-        "(PUT /usage/cap). No credit was charged.",
-        quota=quota,
-        used=used,
-        period=period,
-        resetsAt=resets_at,
-        cap=cap,
-        limit="spend_cap",
-    )
-
-
-# A concurrency refusal cannot know when a slot frees; most calls take tens of ms.
-CONCURRENCY_RETRY_S = 0.5
-
-
-def rate_limited(
-    status: int, plan: Plan, limits: PlanLimits, wait_ms: int, cost: int = 1
-) -> RateLimited:
-    if status == KEY_RATE:
-        who, rate, burst = "this API key", limits.rate_per_s, limits.burst
-        limit = "key_rate"
-    else:
-        who, rate, burst = "this account", limits.account_rate_per_s, limits.account_burst
-        limit = "account_rate"
-    retry_s = round(max(wait_ms, 1) / 1000, 3)
-    weight = f" This call counts as {cost} calls (a large map)." if cost > 1 else ""
-    return RateLimited(
-        f"Rate limit: {who} may make {rate:g} calls per second (bursts of {burst}) on the "
-        f"{plan.value} plan; retry in {retry_s:g} s.{weight} No credit was charged.",
-        limit=limit,
-        retryable=True,
-        retryAfterSeconds=retry_s,
-    )
-
-
-def concurrency_limited(plan: Plan, limits: PlanLimits, in_flight: int) -> RateLimited:
-    return RateLimited(
-        f"Concurrency limit: the {plan.value} plan runs at most {limits.concurrency} calls "
-        f"of an account at once and {in_flight} are in progress; retry when one finishes. "
-        "No credit was charged.",
-        limit="concurrency",
-        retryable=True,
-        retryAfterSeconds=CONCURRENCY_RETRY_S,
-    )
-
-
-def credit_limit(plan: Plan, credit_cap: int | None) -> int | None:
-    """The credits a call may not take the account past: the free quota, the account's
-    own cap (`credit_cap`), whichever is lower; None: no limit (standard, no cap)."""
-    limits = [quota_for(plan)] if plan is Plan.FREE else []
-    if credit_cap is not None:
-        limits.append(credit_cap)
-    return min(limits) if limits else None
 
 
 async def reserve(
@@ -236,34 +162,6 @@ async def seed_counter(user_id: str, period: str, counter: str) -> None:
     """Create a missing counter from the ledger (see `reserve`)."""
     total = await asyncio.to_thread(_ledger_used, user_id, period)
     await seed_script.run_async(async_redis(), [counter], [total, counter_ttl_s(period)])
-
-
-def refusal(
-    status: int,
-    plan: Plan,
-    limits: PlanLimits,
-    credit_cap: int | None,
-    used: int,
-    in_flight: int,
-    wait_ms: int,
-    period: str,
-    *,
-    cost: int,
-    calls: int = 1,
-) -> RateLimited | QuotaExceeded:
-    """The error of a refused admission (`calls` refused, counted in the metrics)."""
-    if status in (KEY_RATE, ACCOUNT_RATE):
-        metrics.call_refused(plan.value, "rate", calls)
-        return rate_limited(status, plan, limits, wait_ms, cost)
-    if status == CONCURRENCY:
-        metrics.call_refused(plan.value, "concurrency", calls)
-        return concurrency_limited(plan, limits, in_flight)
-    quota = quota_for(plan)
-    if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
-        metrics.call_refused(plan.value, "spend_cap", calls)
-        return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
-    metrics.call_refused(plan.value, "quota", calls)
-    return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
 
 
 def _ledger_used(user_id: str, period: str) -> int:
