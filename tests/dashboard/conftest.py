@@ -27,11 +27,10 @@ from app.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from tests.fakes.smtp import FakeSmtp
-from tests.mcp.conftest import Stack
+from tests.mcp.conftest import Stack, start_stack
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, service_env, start_live_server
-from tests.support.mail_stack import start_mail_stack
 from tests.support.services import REQUIRE_SERVICES
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -151,7 +150,7 @@ def mail_dashboard(
         GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}dashboard-mail:",
         GEOSVC_FREE_QUOTA=str(MAIL_FREE_QUOTA),
     )
-    stack = start_mail_stack(env, logs)
+    stack = start_stack(env, logs)
     yield stack
     stack.server.stop()
     stack.worker.stop(wait=False)

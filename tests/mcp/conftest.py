@@ -72,10 +72,11 @@ class Stack:
 
 
 def start_stack(env: dict[str, str], logs: Path) -> Stack:
-    """Migrate once, then start the worker and the server side by side."""
+    """Migrate once, then start the server and the worker side by side. The worker gets
+    the server's GEOSVC_BASE_URL: it writes the links in e-mails."""
     migrate(env)
-    worker = launch_celery_worker(env, logs / "worker.log")
     server = launch_live_server(env, logs / "server.log")
+    worker = launch_celery_worker(server.env, logs / "worker.log")
     try:
         wait_until_ready(worker)
         wait_until_healthy(server, deadline_s=60)

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.fakes.smtp import FakeSmtp, Received
-from tests.mcp.conftest import Stack
-from tests.support.celery_worker import launch_celery_worker, wait_until_ready
+from tests.mcp.conftest import Stack, start_stack
 from tests.support.factories import PASSWORD, poll, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import (
     TEST_RUN_PREFIX,
-    launch_live_server,
-    wait_until_healthy,
 )
-from tests.support.services import migrate
 
 # Small quotas: a few calls reach the usage alerts (warning at 80 %: 4 of 5, 8 of 10).
 FREE_QUOTA = 5
@@ -28,22 +23,6 @@ STANDARD_QUOTA = 10
 
 CONFIRM_PATH = "/dashboard/confirm-email"
 RESET_PATH = "/dashboard/reset-password"
-
-
-def start_mail_stack(env: dict[str, str], logs: Path) -> Stack:
-    """Like tests/mcp's `start_stack`, but the worker gets the server's GEOSVC_BASE_URL:
-    it writes the links in the e-mails."""
-    migrate(env)
-    server = launch_live_server(env, logs / "server.log")
-    worker = launch_celery_worker(server.env, logs / "worker.log")
-    try:
-        wait_until_ready(worker)
-        wait_until_healthy(server, deadline_s=60)
-    except Exception:
-        worker.stop()
-        server.stop()
-        raise
-    return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +35,7 @@ def mail_stack(
         GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
         GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
     )
-    stack = start_mail_stack(env, tmp_path_factory.mktemp(f"mail-{backend.name}"))
+    stack = start_stack(env, tmp_path_factory.mktemp(f"mail-{backend.name}"))
     yield stack
     stack.server.stop()
     stack.worker.stop(wait=False)
