@@ -21,7 +21,7 @@ Goals, printed as ratios from this run:
   - 64 clients: throughput @200 ms >= 0.8 * throughput @0 ms
   - cache-hit p50 beside the miss p50 (@0 ms) and the bare MCP p50
 
-    .venv/bin/python bench/upstream_load.py [--seconds 20]
+    .venv/bin/python bench/upstream_load.py [--seconds 20] [--goal-only]
 """
 
 from __future__ import annotations
@@ -160,7 +160,9 @@ def set_latency(fake_url: str, latency_ms: float) -> None:
     httpx.post(f"{fake_url}/_latency", json={"seconds": latency_ms / 1000}).raise_for_status()
 
 
-async def measure(urls: dict[str, str], api_key: str, seconds: float) -> dict[str, Load]:
+async def measure(
+    urls: dict[str, str], api_key: str, seconds: float, *, goal_only: bool = False
+) -> dict[str, Load]:
     ours = {"Authorization": f"Bearer {api_key}"}
     fresh = itertools.count()
 
@@ -174,6 +176,17 @@ async def measure(urls: dict[str, str], api_key: str, seconds: float) -> dict[st
         return {"lat": 30.2672, "lon": -97.7431}
 
     results: dict[str, Load] = {}
+    if goal_only:  # the 16-client goal alone, and the embedded p50 its bound needs
+        results["embedded"] = await load(
+            "embedded reverse_geocode", urls["ours"], ours, "reverse_geocode", point,
+            clients=16, seconds=seconds,
+        )  # fmt: skip
+        set_latency(urls["fake"], 200)
+        results["miss200@16"] = await load(
+            "cache-miss geocode, upstream 200 ms", urls["ours"], ours, "geocode", miss_args,
+            clients=16, seconds=seconds,
+        )  # fmt: skip
+        return results
     set_latency(urls["fake"], 0)
     results["bare"] = await load(
         "bare MCPServer, trivial tool",
@@ -210,13 +223,7 @@ def report(results: dict[str, Load], seconds: float, pool: str) -> None:
     print(f"upstream load bench: {seconds:g} s per configuration; worker pool {pool}")
     for result in results.values():
         print(result.row())
-    slow16, fast64, slow64 = results["miss200@16"], results["miss0@64"], results["miss200@64"]
-    embedded, hit, miss, bare = (
-        results["embedded"],
-        results["hit"],
-        results["miss0@16"],
-        results["bare"],
-    )
+    slow16, embedded = results["miss200@16"], results["embedded"]
     target = 0.8 * 16 / 0.2
     print("goals (ratio, goal):")
     print(
@@ -228,6 +235,10 @@ def report(results: dict[str, Load], seconds: float, pool: str) -> None:
         f"  16 clients @200 ms: p50 / (1.3*(200 ms + embedded p50 {embedded.p50:.1f} ms)) "
         f"{slow16.p50 / bound:5.2f}  (<= 1)"
     )
+    if "bare" not in results:
+        return
+    fast64, slow64 = results["miss0@64"], results["miss200@64"]
+    hit, miss, bare = results["hit"], results["miss0@16"], results["bare"]
     print(
         f"  64 clients: throughput @200 ms / @0 ms                    "
         f"{slow64.rate / fast64.rate:5.2f}  (>= 0.8)"
@@ -270,6 +281,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--goal-only",
+        action="store_true",
+        help="only 16 clients at 200 ms (and the embedded p50 for its bound)",
+    )
     args = parser.parse_args()
     with redis_for_bench() as redis_url, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -290,6 +306,13 @@ def main() -> None:
             "GEOSVC_NOMINATIM_URL": fake_url,
             # our own fake, not the public instance: limiter on, far above the load
             "GEOSVC_NOMINATIM_RATE_PER_S": "1000",
+            # The account's rate limits (standard: 50 calls/s) would refuse most calls at
+            # 0 ms upstream and cap 16 clients at 200 ms below the goal: this measures the
+            # upstream path, not the plan. Refused calls were counted as errors, and their
+            # quick answers made a 0 ms upstream look slower than a 200 ms one.
+            "GEOSVC_STANDARD_RATE_PER_S": "1000000",
+            "GEOSVC_STANDARD_BURST": "1000000",
+            "GEOSVC_STANDARD_CONCURRENCY": "1000",
             "C_FORCE_ROOT": "1",
         }
         python = sys.executable
@@ -321,7 +344,9 @@ def main() -> None:
                 wait_until_up(f"{fake_url}/_stats")
                 wait_for_worker(env)
                 api_key = account(env["GEOSVC_BASE_URL"])
-                results = asyncio.run(measure(urls, api_key, args.seconds))
+                results = asyncio.run(
+                    measure(urls, api_key, args.seconds, goal_only=args.goal_only)
+                )
                 report(results, args.seconds, worker_pool_under(env))
         finally:
             forget_prefix(redis_url, prefix)
