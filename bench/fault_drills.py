@@ -320,8 +320,11 @@ def drain_kill(seconds: float) -> Callable[..., Awaitable[None]]:
                         "WHERE wait_event_type = 'Lock' AND query ILIKE '%usage_events%'"
                     )
                 ).fetchall()
+                ours = stack_pids(stack)
                 for (port,) in rows:
-                    victim = victim or pid_of_local_port(int(port))
+                    pid = pid_of_connection(int(port), stack.postgres.port)
+                    if victim is None and pid in ours:
+                        victim = pid
             if victim is None:
                 notes.append("no drain caught mid-drain")
             else:
@@ -351,27 +354,41 @@ async def outbox_stall(stack: Stack, deadline_s: float) -> float:
     return time.monotonic() - started
 
 
-def pid_of_local_port(port: int) -> int | None:
-    """The pid owning the TCP socket bound to local port `port` (via /proc)."""
-    inode = None
+def pid_of_connection(local_port: int, remote_port: int) -> int | None:
+    """The pid owning the TCP connection from `local_port` to `remote_port` (via /proc).
+
+    Both ports: Linux gives the same ephemeral port to connections to different
+    destinations, so a local port alone can name the drill's own connection to the api."""
+    inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError), open(table) as handle:
             for line in handle.readlines()[1:]:
                 parts = line.split()
-                if int(parts[1].rsplit(":", 1)[1], 16) == port:
-                    inode = parts[9]
-    if inode is None:
+                local = int(parts[1].rsplit(":", 1)[1], 16)
+                remote = int(parts[2].rsplit(":", 1)[1], 16)
+                if (local, remote) == (local_port, remote_port):
+                    inodes.add(f"socket:[{parts[9]}]")
+    if len(inodes) != 1:
         return None
-    target = f"socket:[{inode}]"
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             for fd in (entry / "fd").iterdir():
                 with contextlib.suppress(OSError):
-                    if os.readlink(fd) == target:
+                    if os.readlink(fd) in inodes:
                         return int(entry.name)
     return None
+
+
+def stack_pids(stack: Stack) -> set[int]:
+    """The supervised services and their children: the only processes a drill may kill."""
+    pids = set()
+    for service in stack.supervisor.services.values():
+        if service.process is not None and service.process.poll() is None:
+            pids.add(service.pid)
+            pids.update(service.children())
+    return pids
 
 
 def postgres_stop(outage_s: float, calm_s: float) -> Callable[..., Awaitable[None]]:
