@@ -129,6 +129,18 @@ class ResultBackend(RedisBackend):
         return result
 
 
+# Brokers on which a queue is a list that the first message creates.
+LIST_BROKERS = ("redis://", "rediss://", "unix://", "memory://")
+
+
+def publish_declares(broker_url: str) -> tuple[()] | None:
+    """What `send_task(declare=...)` should declare with each message: nothing where a
+    queue is a list (kombu would otherwise copy and re-bind the queue entity on every send,
+    about 0.06 ms of the api's CPU per call, to find it declared already); Celery's
+    default (the queue) on any other broker, which drops a message to an undeclared queue."""
+    return () if broker_url.startswith(LIST_BROKERS) else None
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The configuration for these Settings (pure; used at import and on reconfigure)."""
     prefix = settings.redis_key_prefix
@@ -136,7 +148,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     broker_options: dict[str, Any] = {}
     # Plain redis:// gets kombu's Redis transport with one client per channel (broker.py).
     broker_transport = broker.TRANSPORT if broker_url.startswith("redis://") else None
-    if broker_url.startswith(("redis://", "rediss://", "unix://")):
+    if broker_url.startswith(LIST_BROKERS[:3]):
         broker_options["visibility_timeout"] = VISIBILITY_TIMEOUT_S
         if prefix:
             broker_options["global_keyprefix"] = prefix

@@ -18,16 +18,17 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis.asyncio as aioredis
 from celery import states
+from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.exceptions import RedisError
 
 from app.config import get_settings
 from app.errors import DeadlineExceeded, Internal, ServiceUnavailable
-from app.queue.celery import celery_app, results_awaited_elsewhere
+from app.queue.celery import celery_app, publish_declares, results_awaited_elsewhere
 from app.redis_client import async_pubsub_redis, async_redis
 
 logger = logging.getLogger(__name__)
@@ -66,9 +67,12 @@ class ResultWaiter:
         *,
         deadline_s: float,
         queue: str | None = None,
+        forget: bool = True,
     ) -> dict[str, Any]:
         """Send `name(*args)` as task `task_id` (from `new_task_id`) to `queue` (None: the
-        task's route); its result, or DeadlineExceeded / Internal."""
+        task's route); its result, or DeadlineExceeded / Internal. The stored result is
+        deleted once read or abandoned; `forget=False` leaves that to the caller, who adds
+        `forget_result(task_id)` to a pipeline it sends anyway (one Redis write less)."""
         await self._start()
         key = result_key(task_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -83,12 +87,13 @@ class ResultWaiter:
                     expires=deadline_s,
                     argsrepr=repr(args)[:200],  # bounded, and skips Celery's slower saferepr
                     kwargsrepr="{}",
+                    declare=publish_declares(str(celery_app.conf.broker_url)),
                 )
             meta = await self._await(key, future, time.monotonic() + deadline_s)
         finally:
             self._pending.pop(key, None)
-            # The stored copy is not needed once read (or once abandoned).
-            self._forget(key)
+            if forget:  # the stored copy is not needed once read (or once abandoned)
+                self._forget(key)
         return _result_of(meta)
 
     async def _start(self) -> None:
@@ -155,6 +160,15 @@ class ResultWaiter:
         if self._reader is not None:
             self._reader.cancel()
         await self._pubsub.aclose()
+
+
+def forget_result(task_id: str) -> Callable[[AsyncPipeline], None]:
+    """The DEL of a task's stored result, for a pipeline (see `run_task`'s `forget`)."""
+
+    def add(pipe: AsyncPipeline) -> None:
+        pipe.delete(result_key(task_id))
+
+    return add
 
 
 def result_key(task_id: str) -> str:

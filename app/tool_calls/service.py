@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
+from redis.asyncio.client import Pipeline as AsyncPipeline
 
 from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
@@ -29,6 +30,7 @@ from app.geodata import service as geodata
 from app.metering import service as metering
 from app.observability import logs, metrics
 from app.queue import waiter
+from app.queue.results import forget_result
 from app.request_log import service as request_log
 from app.request_log.refusals import record_refusal
 from app.tool_calls.cached import cached_reply
@@ -130,6 +132,7 @@ async def call_tool(
                 [name, args],
                 deadline_s=remaining,
                 queue=queue_for(admitted.plan, admitted.weight),
+                forget=False,  # its DEL rides with the commit or the release below
             )
         if "error" in reply:
             raise error_from_body(reply["error"])
@@ -139,7 +142,7 @@ async def call_tool(
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             admitted.settled = True
             also = request_log.writes_for(principal.user_id, entry)
-            await metering.release(reservation, also=also)
+            await metering.release(reservation, also=_and_forget(also, call_id))
         raise
     admitted.settled = True
     entry = _log_entry(
@@ -150,9 +153,22 @@ async def call_tool(
         call_id=call_id,
         key_id=principal.key_id,
         tool=name,
-        also=request_log.writes_for(principal.user_id, entry),
+        also=_and_forget(request_log.writes_for(principal.user_id, entry), call_id),
     )
     return replace(answer, credits_used=used)
+
+
+def _and_forget(also: metering.AlsoWrite, call_id: str | None) -> metering.AlsoWrite:
+    """`also`, and the DEL of the call's stored result (a worker's reply, if one came)."""
+    if call_id is None:
+        return also
+    forget = forget_result(call_id)
+
+    def add(pipe: AsyncPipeline) -> None:
+        also(pipe)
+        forget(pipe)
+
+    return add
 
 
 def record_refused(

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import jsonschema
 import pytest
+import redis
 from mcp.shared.exceptions import MCPError
 from PIL import Image
 
@@ -187,6 +188,23 @@ class TestCalls:
         assert upstream.requests("census") == 2  # tried twice (GEOSVC_UPSTREAM_ATTEMPTS)
         assert usage(account)["used"] == 1
         assert wait_for_ledger(stack, account.user_id, 1) == 1
+
+    async def test_a_call_leaves_no_stored_result_behind(
+        self, stack: Stack, account: Account
+    ) -> None:
+        """A worker's reply is stored (and published) under its call id; the api deletes
+        it with the call's commit or release, answered or failed alike."""
+        env = stack.server.env
+        stored = f"{env['GEOSVC_REDIS_KEY_PREFIX']}celery-task-meta-call_*"
+        client = redis.Redis.from_url(env["GEOSVC_REDIS_URL"])
+        before = set(client.scan_iter(stored))
+        async with connect(stack.mcp_url, account.api_key) as client_session:
+            ok = await client_session.call_tool("geocode", {"query": "Austin, TX", "limit": 1})
+            missing = await client_session.call_tool("get_population", {"postal_code": "00000"})
+
+        assert (ok.is_error, structured(missing)["error"]["code"]) == (False, "NOT_FOUND")
+        assert set(client.scan_iter(stored)) <= before
+        client.close()
 
     async def test_a_page_past_the_last_costs_nothing(self, stack: Stack, account: Account) -> None:
         near = {"lat": 40.7580, "lon": -73.9855, "radius_m": 2000, "category": "postal_code"}

@@ -21,6 +21,7 @@ from app.queue.celery import (
     ResultBackend,
     celery_app,
     celery_config,
+    publish_declares,
     results_awaited_elsewhere,
 )
 from beat_schedule import BEAT_SCHEDULE
@@ -92,6 +93,11 @@ class TestConfig:
         # a running task is never handed to a second worker
         assert config["broker_transport_options"]["visibility_timeout"] == VISIBILITY_TIMEOUT_S
         assert VISIBILITY_TIMEOUT_S > MAINTENANCE_TIME_LIMIT_S > TASK_TIME_LIMIT_S
+
+    def test_a_queue_is_declared_with_each_message_only_where_it_must_be(self) -> None:
+        for list_broker in ("redis://127.0.0.1:6379/0", "rediss://h:6380/0", "memory://"):
+            assert publish_declares(list_broker) == (), list_broker
+        assert publish_declares("amqp://guest:guest@127.0.0.1:5672//") is None  # Celery's default
 
     def test_without_redis_it_runs_in_memory(self) -> None:
         config = celery_config(Settings(redis_url=None))
