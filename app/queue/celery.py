@@ -117,7 +117,7 @@ class ResultBackend(RedisBackend):
     ) -> Any:
         """Celery reads the stored result before every store, so that a duplicate run
         cannot overwrite a success. A tool call's result is read once by the api waiting
-        for it, which deletes it at once (`app.queue.results`): there is nothing to keep,
+        for it, which deletes it with the call's commit (`app.queue.results`): nothing to keep,
         and the read is a Redis round trip on every call's path."""
         if not str(getattr(request, "task", "") or "").startswith(TOOL_TASK_PREFIX):
             return super()._store_result(task_id, result, state, traceback, request, **kwargs)
