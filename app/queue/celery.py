@@ -129,8 +129,9 @@ class ResultBackend(RedisBackend):
         return result
 
 
+REDIS_BROKERS = ("redis://", "rediss://", "unix://")
 # Brokers on which a queue is a list that the first message creates.
-LIST_BROKERS = ("redis://", "rediss://", "unix://", "memory://")
+LIST_BROKERS = (*REDIS_BROKERS, "memory://")
 
 
 def publish_declares(broker_url: str) -> tuple[()] | None:
@@ -148,7 +149,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     broker_options: dict[str, Any] = {}
     # Plain redis:// gets kombu's Redis transport with one client per channel (broker.py).
     broker_transport = broker.TRANSPORT if broker_url.startswith("redis://") else None
-    if broker_url.startswith(LIST_BROKERS[:3]):
+    if broker_url.startswith(REDIS_BROKERS):
         broker_options["visibility_timeout"] = VISIBILITY_TIMEOUT_S
         if prefix:
             broker_options["global_keyprefix"] = prefix
