@@ -12,10 +12,11 @@ released.
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.http.disconnect import STATE_KEY, ClientGone, run_unless_client_gone
+from app.http.disconnect import STATE_KEY, ClientGone, ClientGoneSignal, run_unless_client_gone
 
 __all__ = ["ClientGone", "ClientGoneWatch", "run_unless_client_gone"]
 
@@ -36,7 +37,7 @@ class ClientGoneWatch:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
-        gone = anyio.Event()
+        gone = ClientGoneSignal()
         scope.setdefault("state", {})[STATE_KEY] = gone
         replayed = False
 
@@ -53,7 +54,9 @@ class ClientGoneWatch:
                 pass
             gone.set()
 
-        async with anyio.create_task_group() as watchers:
-            watchers.start_soon(listen)
+        # A task of its own rather than a task group: cheaper on every call.
+        listener = asyncio.create_task(listen())
+        try:
             await self.app(scope, replay, send)
-            watchers.cancel_scope.cancel()
+        finally:
+            listener.cancel()

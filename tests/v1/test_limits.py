@@ -97,6 +97,7 @@ def test_a_call_whose_client_reset_the_connection_is_not_charged(
     reset(raw)
 
     wait_until(lambda: store.zcard(in_flight) == 0, "the reservation to end")
-    assert time.monotonic() - reset_at < DEADLINE_S  # released at once, not at the deadline
+    # Released at once, not at the call's deadline (which ends it within DEADLINE_S too).
+    assert time.monotonic() - reset_at < DEADLINE_S / 2
     assert tenant.usage()["used"] == 0
     store.close()
