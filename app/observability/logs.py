@@ -157,6 +157,11 @@ def configure_logging(log_format: str = "json", level: str = "INFO") -> None:
         uvicorn_logger = logging.getLogger(name)
         uvicorn_logger.handlers = []
         uvicorn_logger.propagate = True
+    # The MCP SDK logs a line at INFO for every stateless request ("Terminating session:
+    # None"): half of the api's log lines, and a record, a JSON line and a write per call.
+    # Its warnings and errors still show; GEOSVC_LOG_LEVEL=DEBUG shows everything.
+    sdk_level = logging.DEBUG if root.level <= logging.DEBUG else logging.WARNING
+    logging.getLogger("mcp").setLevel(sdk_level)
 
 
 def reformat_handlers(logger: logging.Logger, log_format: str) -> None:

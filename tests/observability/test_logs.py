@@ -46,6 +46,11 @@ async def test_a_call_id_is_in_the_api_line_and_in_the_worker_lines(
     assert (line["tool"], line["outcome"], line["level"]) == ("get_population", "ok", "info")
     call_id = line["call_id"]
     assert call_id.startswith("call_")
+    # One line for the call: the MCP SDK's per-request INFO lines are not written.
+    request_lines = [
+        x for x in json_lines(observed.server.log()) if x.get("request_id") == request_id
+    ]
+    assert not [x for x in request_lines if x["logger"].startswith("mcp")], request_lines
 
     def worker_lines() -> list[dict[str, Any]]:
         return [x for x in json_lines(observed.worker.log()) if x.get("call_id") == call_id]
@@ -57,6 +62,25 @@ async def test_a_call_id_is_in_the_api_line_and_in_the_worker_lines(
     assert done[0]["request_id"] == request_id  # carried in the task's headers
     # Celery's own INFO lines about the task (its arguments, its result) are not written
     assert not any("succeeded" in x["message"] for x in worker_lines())
+
+
+async def test_the_mcp_sdk_writes_no_line_per_request(observed: ObservedStack) -> None:
+    """A stateless request of a legacy-mode client made the SDK log "Terminating session:
+    None" at INFO: as many lines as calls. Its warnings still show."""
+    _user_id, key = new_key(observed)
+    request_id = "sdk-quiet-7"
+    headers = {"Authorization": f"Bearer {key}", "X-Request-ID": request_id}
+    http = httpx2.AsyncClient(headers=headers, timeout=30)
+    transport = streamable_http_client(observed.mcp_url, http_client=http)
+    async with http, Client(transport, mode="legacy") as client:
+        result = await client.call_tool("get_population", {"postal_code": "10001"})
+    assert not result.is_error
+
+    def lines() -> list[dict[str, Any]]:
+        return [x for x in json_lines(observed.server.log()) if x.get("request_id") == request_id]
+
+    poll(lambda: any(x.get("event") == "tool_call" for x in lines()))
+    assert [x["logger"] for x in lines() if x["logger"].startswith("mcp")] == []
 
 
 @pytest.mark.parametrize(
