@@ -1,0 +1,76 @@
+"""The tools' output schemas as listed: `T | None` written as a type list, which admits the
+same instances as pydantic's anyOf and costs clients less to validate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from app.config import Settings
+from app.geodata.catalogue import TOOL_SPECS
+from app.mcp.server import nullable_as_type_list, tool_definition
+
+
+def null_branches(schema: Any) -> list[Any]:
+    """Every anyOf that still pairs a branch with {"type": "null"}."""
+    found = []
+    if isinstance(schema, dict):
+        if {"type": "null"} in schema.get("anyOf", []):
+            found.append(schema["anyOf"])
+        for value in schema.values():
+            found += null_branches(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            found += null_branches(item)
+    return found
+
+
+def test_an_optional_plain_value_is_a_type_list() -> None:
+    optional = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}], "title": "T"}
+
+    assert nullable_as_type_list(optional) == {
+        "type": ["string", "null"],
+        "maxLength": 3,
+        "title": "T",
+    }
+
+
+@pytest.mark.parametrize(
+    "optional",
+    [
+        # null is not among an enum's values, nor is a $ref's target known here
+        {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+        {"anyOf": [{"$ref": "#/$defs/Match"}, {"type": "null"}]},
+        # a keyword beside the anyOf that the branch would overwrite
+        {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}], "minimum": 5},
+    ],
+)
+def test_what_a_type_list_cannot_say_stays_an_anyof(optional: dict[str, Any]) -> None:
+    assert nullable_as_type_list(optional) == optional
+
+
+@pytest.mark.parametrize(
+    "instance", [None, "ab", "abcd", 3, 2.5, [], {}, True, "", 0, -1, 10, 10.5]
+)
+def test_a_type_list_admits_what_the_anyof_admitted(instance: Any) -> None:
+    for optional in (
+        {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]},
+        {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10}, {"type": "null"}]},
+        {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]},
+    ):
+        before = jsonschema.Draft202012Validator(optional).is_valid(instance)
+        after = jsonschema.Draft202012Validator(nullable_as_type_list(optional))
+        assert after.is_valid(instance) == before, (optional, instance)
+
+
+def test_no_listed_output_schema_keeps_a_plain_nullable_anyof() -> None:
+    settings = Settings()
+    for spec in TOOL_SPECS.values():
+        schema = tool_definition(spec, settings).output_schema
+        assert schema is not None
+        jsonschema.Draft202012Validator.check_schema(schema)
+        for branches in null_branches(schema):
+            (other,) = [branch for branch in branches if branch != {"type": "null"}]
+            assert "$ref" in other or "enum" in other, (spec.name, branches)
