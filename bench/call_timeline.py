@@ -70,9 +70,10 @@ ORDER = [
 ]  # fmt: skip
 
 
-def timed(owner: Any, name: str, label: str) -> None:
-    """Replace the coroutine function `owner.name` with one that records its duration."""
-    original = getattr(owner, name)
+def timer(
+    times: dict[str, list[float]], label: str, original: Callable[..., Awaitable[Any]]
+) -> Callable[..., Awaitable[Any]]:
+    """`original` (a coroutine function or method), recording each call's duration."""
 
     @functools.wraps(original)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -80,9 +81,13 @@ def timed(owner: Any, name: str, label: str) -> None:
         try:
             return await original(*args, **kwargs)
         finally:
-            TIMES[label].append(time.perf_counter() - started)
+            times[label].append(time.perf_counter() - started)
 
-    setattr(owner, name, wrapper)
+    return wrapper
+
+
+def timed(owner: Any, name: str, label: str) -> None:
+    setattr(owner, name, timer(TIMES, label, getattr(owner, name)))
 
 
 def timed_sync(owner: Any, name: str, label: str) -> None:
@@ -172,22 +177,10 @@ async def client_calls(
     client_times: dict[str, list[float]] = defaultdict(list)
     send, validate = httpx2.AsyncClient.send, ClientSession.validate_tool_result
 
-    async def timed_send(self: Any, *a: Any, **k: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return await send(self, *a, **k)
-        finally:
-            client_times[CLIENT_HTTP].append(time.perf_counter() - started)
-
-    async def timed_validate(self: Any, *a: Any, **k: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return await validate(self, *a, **k)
-        finally:
-            client_times[CLIENT_VALIDATION].append(time.perf_counter() - started)
-
-    httpx2.AsyncClient.send = timed_send  # type: ignore[method-assign]
-    ClientSession.validate_tool_result = timed_validate  # type: ignore[method-assign]
+    httpx2.AsyncClient.send = timer(client_times, CLIENT_HTTP, send)  # type: ignore[method-assign]
+    ClientSession.validate_tool_result = timer(  # type: ignore[method-assign]
+        client_times, CLIENT_VALIDATION, validate
+    )
     try:
         async for call in mcp_client_factory(url, headers, tool, args)():
             for i in range(WARMUP + calls):
