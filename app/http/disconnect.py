@@ -41,7 +41,7 @@ class ClientGoneSignal:
 
     def set(self) -> None:
         self._event.set()
-        for scope in self._scopes:
+        for scope in list(self._scopes):  # a copy: each scope's exit discards it
             scope.cancel()
 
     def is_set(self) -> bool:
