@@ -7,8 +7,9 @@ server) and sets the URL, so the API, Celery and beat share one real protocol pa
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 import redis.asyncio as aioredis
@@ -113,6 +114,51 @@ def async_pubsub_redis() -> aioredis.Redis:
         retry=_async_retry(),
         socket_connect_timeout=CONNECT_TIMEOUT_S,
     )
+
+
+async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[list[Any]]]:
+    """Write a non-transactional pipeline's commands to Redis now; return the reader of
+    their replies, to await later. For a caller that must have its writes on their way
+    before it goes on (the commit before an MCP answer) but need not wait for Redis.
+
+    Unlike `pipe.execute()`, the commands are never sent twice: writing retries through a
+    dropped connection as every command does, but a reply lost afterwards is an error, not
+    a second run. Await the reader exactly once: it gives the connection back. Replies
+    come unparsed (no response callbacks), an error reply in its place.
+    """
+    pool = pipe.connection_pool
+    connection = await pool.get_connection()
+    commands = [args for args, _options in pipe.command_stack]
+    packed = connection.pack_commands(commands)
+
+    async def send() -> None:
+        await connection.send_packed_command(packed)
+
+    async def reconnect(_error: Exception) -> None:
+        await connection.disconnect()
+
+    try:
+        await connection.retry.call_with_retry(send, reconnect)
+    except BaseException:
+        await pool.release(connection)
+        raise
+
+    async def read_replies() -> list[Any]:
+        replies: list[Any] = []
+        try:
+            for _command in commands:
+                try:
+                    replies.append(await connection.read_response())
+                except redis.ResponseError as error:
+                    replies.append(error)
+        except BaseException:
+            await connection.disconnect()  # replies still unread: never reuse it
+            raise
+        finally:
+            await pool.release(connection)
+        return replies
+
+    return read_replies
 
 
 def reset_clients() -> None:

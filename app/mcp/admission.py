@@ -10,8 +10,11 @@ event loop. An admitted call goes on to the MCP server, its body replayed and it
 admission in the ASGI scope for the tool handler (`claim`); one that `call_tool` never
 settled (the MCP layer refused the request, or the client left first) is released
 here, and so is UNAVAILABLE when Redis or the database cannot admit it (asked once, not
-again by the handler). Anything else (another method, a batch, invalid arguments) goes
-on unchanged, and the tool handler answers it as before.
+again by the handler). For a call answered with data, `call_tool` writes the commit to
+Redis before it returns the answer, and the commit's reply is read here once the answer
+is out (`close_admission`): the client does not wait for Redis's round trip, and what it
+is given is paid for first. Anything else (another method, a batch, invalid arguments)
+goes on unchanged, and the tool handler answers it as before.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -37,9 +39,8 @@ from app.errors import (
 )
 from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.results import error_result
-from app.metering.service import release
 from app.observability import metrics
-from app.tool_calls.service import Admission, admit, record_refused
+from app.tool_calls.service import Admission, admit, close_admission, record_refused
 
 logger = logging.getLogger(__name__)
 
@@ -86,15 +87,13 @@ class EdgeAdmission:
             metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
             record_refused(principal, name, refusal, admission_started)
             return
-        admitted = AdmittedCall(admission)
-        scope["state"][STATE_KEY] = admitted
+        # The answer goes out while Redis runs the commit: `call_tool` has written it.
+        admission.answer_before_commit_reply = True
+        scope["state"][STATE_KEY] = AdmittedCall(admission)
         try:
             await self.app(scope, replayed, send)
         finally:
-            if not admission.settled:
-                with anyio.CancelScope(shield=True):
-                    admission.settled = True
-                    await release(admission.reservation)
+            await close_admission(admission)
 
 
 def claim(request: Any, name: str) -> Admission | None:

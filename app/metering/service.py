@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -56,7 +56,7 @@ from app.metering.scripts import (
 )
 from app.models import User
 from app.observability import metrics
-from app.redis_client import async_redis, sync_redis
+from app.redis_client import async_redis, send_now, sync_redis
 
 logger = logging.getLogger(__name__)
 
@@ -216,6 +216,22 @@ async def commit_and_record(
     day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
     decides the month's usage alerts (`app.metering.alerts`).
     """
+    committed = await send_commit(reservation, call_id=call_id, key_id=key_id, tool=tool, also=also)
+    return await committed()
+
+
+async def send_commit(
+    reservation: Reservation,
+    *,
+    call_id: str,
+    key_id: str | None,
+    tool: str,
+    also: AlsoWrite | None = None,
+) -> Callable[[], Awaitable[int]]:
+    """`commit_and_record`, in two halves: this writes the commit to Redis and returns
+    the reader of its reply (credits used, as `commit_and_record` returns them), which
+    must be awaited once. Once this returns, the commit is on its way: an MCP answer can
+    go out while Redis runs it (what a call pays for is written before it is delivered)."""
     user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
         call_id=call_id,
@@ -241,13 +257,22 @@ async def commit_and_record(
         pipe.rpush(outbox_key(), outbox.encode(event))
         if also is not None:
             also(pipe)
-        (live, used, alert), _length, *_also = await pipe.execute()
-    metrics.reservation_committed(CREDITS_PER_CALL)
-    _note_late_commit(live, reservation)
-    outbox.trigger.poke()
-    if alert:  # this call took the account into warning or to its quota (rare)
-        alerts.announce(user_id, period, reservation.plan, int(alert))
-    return int(used)
+        read_replies = await send_now(pipe)
+
+    async def committed() -> int:
+        replies = await read_replies()
+        for reply in replies:  # as pipe.execute() raises the first error reply
+            if isinstance(reply, Exception):
+                raise reply
+        live, used, alert = replies[0]
+        metrics.reservation_committed(CREDITS_PER_CALL)
+        _note_late_commit(live, reservation)
+        outbox.trigger.poke()
+        if alert:  # this call took the account into warning or to its quota (rare)
+            alerts.announce(user_id, period, reservation.plan, int(alert))
+        return int(used)
+
+    return committed
 
 
 def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,6 +64,10 @@ class Admission:
     settled: bool = False
     # When admission began (time.monotonic()): the call's deadline counts from here.
     started: float = 0.0
+    # Set by an edge that reads the commit's reply itself once the answer is out
+    # (`close_admission`); the answer then has no `credits_used`.
+    answer_before_commit_reply: bool = False
+    commit_reply: Callable[[], Awaitable[int]] | None = None
 
 
 async def admit(
@@ -148,14 +152,37 @@ async def call_tool(
     entry = _log_entry(
         principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
     )
-    used = await metering.commit_and_record(
+    committed = await metering.send_commit(
         reservation,
         call_id=call_id,
         key_id=principal.key_id,
         tool=name,
         also=_and_forget(request_log.writes_for(principal.user_id, entry), call_id),
     )
-    return replace(answer, credits_used=used)
+    if admitted.answer_before_commit_reply:
+        admitted.commit_reply = committed
+        return answer
+    return replace(answer, credits_used=await committed())
+
+
+async def close_admission(admission: Admission) -> None:
+    """For the edge that admitted a call, once its answer is out: read the reply of the
+    commit `call_tool` sent before answering, or release a reservation `call_tool` never
+    settled (the MCP layer refused the request, the client left first). Never raises."""
+    with anyio.CancelScope(shield=True):
+        if admission.commit_reply is not None:
+            try:
+                await admission.commit_reply()
+            except Exception as exc:  # the commit was sent; Redis may or may not have run it
+                logger.error(
+                    "tool call answered, its commit's reply lost (reservation %s: charged if "
+                    "Redis ran it, else it expires unpaid): %s",
+                    admission.reservation.reservation_id,
+                    exc,
+                )
+        elif not admission.settled:
+            admission.settled = True
+            await metering.release(admission.reservation)
 
 
 def _and_forget(also: metering.AlsoWrite, call_id: str | None) -> metering.AlsoWrite:

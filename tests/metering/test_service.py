@@ -9,6 +9,7 @@ import time
 from datetime import timedelta
 
 import pytest
+import redis
 
 from app.billing.plans import Plan
 from app.clock import iso_ms, period_end, period_of, utcnow
@@ -17,7 +18,8 @@ from app.errors import QuotaExceeded
 from app.metering import service
 from app.metering.keys import counter_key, reservations_key
 from app.metering.service import Reservation, release, reserve, usage_state
-from tests.metering.conftest import Accounts, commit
+from app.redis_client import async_redis, send_now
+from tests.metering.conftest import Accounts, call_id, commit
 
 
 async def _try_reserve(user_id: str, plan: Plan = Plan.FREE) -> Reservation | QuotaExceeded:
@@ -148,6 +150,64 @@ class TestReserve:
         assert time.monotonic() - reserved_at >= ttl_s - 0.5  # not before it expired
         await release(outcome)
         assert redis_accounts.used(user_id, period) == quota - 1
+
+
+class TestCommitWrittenBeforeItsReply:
+    """`send_commit` (an MCP answer goes out while Redis runs the commit): the commit is in
+    Redis once it returns; its reply is read later, once, on a connection no one shares."""
+
+    async def test_the_commit_counts_before_its_reply_is_read(
+        self, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        reservation = await reserve(user_id, Plan.FREE)
+
+        committed = await service.send_commit(
+            reservation, call_id=call_id(), key_id=None, tool="geocode"
+        )
+
+        deadline = time.monotonic() + 5
+        while redis_accounts.used(user_id, period) != 1:  # read on another connection
+            assert time.monotonic() < deadline, "the commit never reached Redis"
+            await asyncio.sleep(0.01)
+        assert await committed() == 1
+        assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 0
+
+    async def test_an_error_reply_is_raised_and_the_connection_stays_usable(
+        self, redis_accounts: Accounts
+    ) -> None:
+        key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
+        async with async_redis().pipeline(transaction=False) as pipe:
+            pipe.set(key, "x")
+            pipe.lpush(key, "y")  # WRONGTYPE: a string, not a list
+            pipe.get(key)
+            read_replies = await send_now(pipe)
+        ok, wrong_type, value = await read_replies()
+
+        assert ok in ("OK", True)
+        assert isinstance(wrong_type, redis.ResponseError)
+        assert "WRONGTYPE" in str(wrong_type)
+        assert value == "x"
+        assert await async_redis().get(key) == "x"
+        await async_redis().delete(key)
+
+    async def test_an_abandoned_read_never_hands_its_reply_to_the_next_command(
+        self, redis_accounts: Accounts
+    ) -> None:
+        key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
+        async with async_redis().pipeline(transaction=False) as pipe:
+            pipe.blpop([f"{key}:empty"], timeout=1)  # its reply comes after a second
+            read_replies = await send_now(pipe)
+        reading = asyncio.ensure_future(read_replies())
+        await asyncio.sleep(0)  # the read has started
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+
+        await async_redis().set(key, "mine")
+        # a reused connection would answer with the BLPOP's late reply (None)
+        assert await async_redis().get(key) == "mine"
+        await async_redis().delete(key)
 
 
 class TestPeriodBoundary:
