@@ -62,7 +62,7 @@ CALL_TOOL = "      call_tool"
 RUN_TASK = "        run_task: send and wait"
 SEND_TASK = "          send_task (Celery's publish, blocking)"
 RESULT_WAIT = "          result wait (the worker picks up, runs, stores)"
-COMMIT = "        commit + outbox + request log (one pipeline)"
+COMMIT = "        commit + outbox + request log written (reply read after the answer)"
 BARE_APP = "  bare: the ASGI app (returns after its teardown)"
 ORDER = [
     CLIENT_CALL, CLIENT_HTTP, CLIENT_VALIDATION, API_APP, BARE_APP, ADMIT, RESERVE,
@@ -144,7 +144,7 @@ def serve_api(argv: list[str]) -> None:
         (app.mcp.server, "call_tool", CALL_TOOL),
         (app.queue.results.ResultWaiter, "run_task", RUN_TASK),
         (app.queue.results.ResultWaiter, "_await", RESULT_WAIT),
-        (app.metering.service, "commit_and_record", COMMIT),
+        (app.metering.service, "send_commit", COMMIT),
     ):
         timed(owner, name, label)
     timed_sync(celery_app, "send_task", SEND_TASK)

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -110,32 +111,70 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-async def throughput(
-    make_call: Callable[[], AsyncIterator[Call]], clients: int, seconds: float, pids: list[int]
-) -> tuple[float, float]:
-    """Calls per second of `clients` calling back to back, and the CPU-ms per call of the
-    server processes `pids` meanwhile."""
-    done = 0
-    stop_at = 0.0
+@dataclass
+class Turn:
+    """One stack's slice of the throughput run: its clients call until `ends_at`."""
 
-    async def one_client(ready: asyncio.Event) -> None:
-        nonlocal done
+    ends_at: float
+    clients_left: int
+    over: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def throughputs(
+    factories: dict[str, Callable[[], AsyncIterator[Call]]],
+    clients: int,
+    seconds: float,
+    slices: int,
+    pids: dict[str, list[int]],
+) -> dict[str, tuple[float, float]]:
+    """For each stack: calls per second of `clients` calling back to back, and the CPU-ms
+    per call of its server processes `pids[name]` meanwhile. The stacks take turns in
+    `slices` slices of `seconds / slices` each (a, b, c, a, b, c, ...), so a machine that
+    is slower for a while is slower for all three, as in the sequential rounds."""
+    turns = {name: [asyncio.Queue[Turn | None]() for _ in range(clients)] for name in factories}
+    connected = asyncio.Semaphore(0)
+
+    async def one_client(
+        make_call: Callable[[], AsyncIterator[Call]], queue: asyncio.Queue[Turn | None]
+    ) -> None:
         async for call in make_call():
             await call()  # warm the connection
-            await ready.wait()
-            while time.monotonic() < stop_at:
-                await call()
-                done += 1
+            connected.release()
+            while (turn := await queue.get()) is not None:
+                while time.monotonic() < turn.ends_at:
+                    await call()
+                    done[name_of[id(queue)]] += 1
+                turn.clients_left -= 1
+                if not turn.clients_left:
+                    turn.over.set()
 
-    ready = asyncio.Event()
-    tasks = [asyncio.create_task(one_client(ready)) for _ in range(clients)]
-    await asyncio.sleep(2.0)  # let every client connect
-    stop_at = time.monotonic() + seconds
-    started, cpu_before = time.monotonic(), cpu_seconds(pids)
-    ready.set()
+    name_of = {id(queue): name for name, queues in turns.items() for queue in queues}
+    done = dict.fromkeys(factories, 0)
+    elapsed, cpu = dict.fromkeys(factories, 0.0), dict.fromkeys(factories, 0.0)
+    tasks = [
+        asyncio.create_task(one_client(factories[name], queue))
+        for name, queues in turns.items()
+        for queue in queues
+    ]
+    for _ in tasks:  # every client connected before the first slice
+        await connected.acquire()
+    for _ in range(slices):
+        for name, queues in turns.items():
+            started, cpu_before = time.monotonic(), cpu_seconds(pids[name])
+            turn = Turn(ends_at=started + seconds / slices, clients_left=clients)
+            for queue in queues:
+                queue.put_nowait(turn)
+            await turn.over.wait()  # the slice's last calls are in
+            elapsed[name] += time.monotonic() - started
+            cpu[name] += cpu_seconds(pids[name]) - cpu_before
+    for queues in turns.values():
+        for queue in queues:
+            queue.put_nowait(None)
     await asyncio.gather(*tasks)
-    cpu_ms = (cpu_seconds(pids) - cpu_before) * 1000
-    return done / (time.monotonic() - started), cpu_ms / max(done, 1)
+    return {
+        name: (done[name] / elapsed[name], cpu[name] * 1000 / max(done[name], 1))
+        for name in factories
+    }
 
 
 def mcp_client_factory(
@@ -248,13 +287,11 @@ async def measure(
                 await call()
                 if round_ >= 30:
                     samples[name].append((time.perf_counter() - started) * 1000)
-    results = {
-        name: (samples[name], *await throughput(factory, args.clients, args.seconds, pids[name]))
-        for name, factory in factories.items()
-    }
+    rates = await throughputs(factories, args.clients, args.seconds, args.slices, pids)
+    results = {name: (samples[name], *rates[name]) for name in factories}
     print(
-        f"mcp e2e bench: {args.calls} sequential calls each, "
-        f"then {args.clients} concurrent clients for {args.seconds:g} s"
+        f"mcp e2e bench: {args.calls} sequential calls each, then {args.clients} concurrent "
+        f"clients for {args.seconds:g} s each, in {args.slices} slices taking turns"
     )
     row("(a) bare MCPServer, trivial tool", *results["a"])
     row("(b) bare Celery round trip, same Redis", *results["b"])
@@ -311,6 +348,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--slices", type=int, default=5, help="turns of each stack at --clients")
     parser.add_argument(
         "--worker",
         default="default",
