@@ -7,8 +7,9 @@
       commit and the usage event
 
 Each is measured sequentially (p50, p99 over --calls, after a warm-up; the three
-interleaved call by call), then with --clients concurrent clients for --seconds (calls
-per second). --worker picks the worker's pool, e.g. threads:8 (default: the pool
+interleaved call by call), then with --clients concurrent clients for --seconds each
+(calls per second; the three take turns in --slices slices, so they too see the same
+machine). --worker picks the worker's pool, e.g. threads:8 (default: the pool
 `geosvc worker` picks itself; with every tool embedded, prefork, one process per CPU).
 The rounds run side by side in one process against servers started here: uvicorn for
 (a) and for our api, one `geosvc worker` for (b) and (c), the local Redis (or an
@@ -16,7 +17,7 @@ embedded one) under a throwaway key prefix, and a throwaway SQLite database. The
 geodata indices come from GEOSVC_DATA_DIR (default .geosvc; built on first use).
 
     .venv/bin/python bench/mcp_e2e.py [--calls 300] [--clients 16] [--seconds 10]\
-        [--worker threads:64]
+        [--slices 5] [--worker threads:64]
 """
 
 from __future__ import annotations

@@ -183,22 +183,41 @@ def outbox_stats(store: redis.Redis | None = None) -> OutboxStats:
 
 
 class DrainTrigger:
-    """Asks a worker to drain at most every DRAIN_INTERVAL_S, trailing edge (per loop)."""
+    """Asks a worker to drain at most every DRAIN_INTERVAL_S, trailing edge (per loop).
+
+    The publish runs in a thread, one at a time: Celery's publish blocks, and on a paused
+    (not dead) Redis broker it would block the event loop, and every request with it,
+    until the broker came back."""
 
     def __init__(self) -> None:
         self._scheduled = False
+        self._publishing = False
+        self._poked_meanwhile = False
         self._last = float("-inf")
 
     def poke(self) -> None:
         if self._scheduled:
+            return
+        if self._publishing:  # ask again once this publish is done
+            self._poked_meanwhile = True
             return
         loop = asyncio.get_running_loop()
         self._scheduled = True
         loop.call_later(max(0.0, self._last + DRAIN_INTERVAL_S - loop.time()), self._fire)
 
     def _fire(self) -> None:
-        self._scheduled = False
-        self._last = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        self._scheduled, self._publishing, self._last = False, True, loop.time()
+        loop.run_in_executor(None, self._publish).add_done_callback(self._published)
+
+    def _published(self, _done: asyncio.Future[None]) -> None:
+        self._publishing = False
+        if self._poked_meanwhile:
+            self._poked_meanwhile = False
+            self.poke()
+
+    @staticmethod
+    def _publish() -> None:
         try:
             enqueue(DRAIN_TASK)
         except Exception:  # the events stay in the outbox; beat drains them

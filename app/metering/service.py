@@ -258,6 +258,7 @@ async def send_commit(
         if also is not None:
             also(pipe)
         read_replies = await send_now(pipe)
+    outbox.trigger.poke()  # the event is on its way into the outbox
 
     async def committed() -> int:
         replies = await read_replies()
@@ -267,7 +268,6 @@ async def send_commit(
         live, used, alert = replies[0]
         metrics.reservation_committed(CREDITS_PER_CALL)
         _note_late_commit(live, reservation)
-        outbox.trigger.poke()
         if alert:  # this call took the account into warning or to its quota (rare)
             alerts.announce(user_id, period, reservation.plan, int(alert))
         return int(used)
