@@ -135,25 +135,22 @@ async def throughputs(
     turns = {name: [asyncio.Queue[Turn | None]() for _ in range(clients)] for name in factories}
     connected = asyncio.Semaphore(0)
 
-    async def one_client(
-        make_call: Callable[[], AsyncIterator[Call]], queue: asyncio.Queue[Turn | None]
-    ) -> None:
-        async for call in make_call():
+    async def one_client(name: str, queue: asyncio.Queue[Turn | None]) -> None:
+        async for call in factories[name]():
             await call()  # warm the connection
             connected.release()
             while (turn := await queue.get()) is not None:
                 while time.monotonic() < turn.ends_at:
                     await call()
-                    done[name_of[id(queue)]] += 1
+                    done[name] += 1
                 turn.clients_left -= 1
                 if not turn.clients_left:
                     turn.over.set()
 
-    name_of = {id(queue): name for name, queues in turns.items() for queue in queues}
     done = dict.fromkeys(factories, 0)
     elapsed, cpu = dict.fromkeys(factories, 0.0), dict.fromkeys(factories, 0.0)
     tasks = [
-        asyncio.create_task(one_client(factories[name], queue))
+        asyncio.create_task(one_client(name, queue))
         for name, queues in turns.items()
         for queue in queues
     ]
