@@ -129,7 +129,6 @@ async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[lis
     pool = pipe.connection_pool
     connection = await pool.get_connection()
     commands = [args for args, _options in pipe.command_stack]
-    packed = connection.pack_commands(commands)
 
     async def send() -> None:
         await connection.send_packed_command(packed)
@@ -138,6 +137,7 @@ async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[lis
         await connection.disconnect()
 
     try:
+        packed = connection.pack_commands(commands)  # raises on an argument it cannot encode
         await connection.retry.call_with_retry(send, reconnect)
     except BaseException:
         await pool.release(connection)

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 
 from app.billing.plans import Plan
 from app.clock import iso_ms, period_end, period_of, utcnow
@@ -20,6 +21,7 @@ from app.metering.keys import counter_key, reservations_key
 from app.metering.service import Reservation, release, reserve, usage_state
 from app.redis_client import async_redis, send_now
 from tests.metering.conftest import Accounts, call_id, commit
+from tests.support.services import redis_reachable
 
 
 async def _try_reserve(user_id: str, plan: Plan = Plan.FREE) -> Reservation | QuotaExceeded:
@@ -173,6 +175,10 @@ class TestCommitWrittenBeforeItsReply:
         assert await committed() == 1
         assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 0
 
+    @pytest.mark.skipif(
+        not redis_reachable(),
+        reason="fakeredis's TCP server closes the connection after an error reply",
+    )
     async def test_an_error_reply_is_raised_and_the_connection_stays_usable(
         self, redis_accounts: Accounts
     ) -> None:
@@ -208,6 +214,29 @@ class TestCommitWrittenBeforeItsReply:
         # a reused connection would answer with the BLPOP's late reply (None)
         assert await async_redis().get(key) == "mine"
         await async_redis().delete(key)
+
+    async def test_a_command_that_cannot_be_sent_gives_its_connection_back(
+        self, redis_accounts: Accounts
+    ) -> None:
+        key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
+        shared = async_redis().connection_pool  # its server and options, one connection
+        pool = type(shared)(
+            connection_class=shared.connection_class,
+            max_connections=1,
+            **shared.connection_kwargs,
+        )
+        client = aioredis.Redis(connection_pool=pool)
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.set(key, None)  # type: ignore[arg-type]  # no encoding for None
+                with pytest.raises(redis.DataError):
+                    await send_now(pipe)
+            # the pool's one connection is free again (else: "Too many connections")
+            assert await client.set(key, "x")
+            assert await client.get(key) == "x"
+            await client.delete(key)
+        finally:
+            await client.aclose()
 
 
 class TestPeriodBoundary:
