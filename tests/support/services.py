@@ -47,8 +47,15 @@ def redis_url_for_tests() -> Iterator[tuple[str, bool]]:
 
     from app.embedded_redis import free_port
 
+    class FakeServer(TcpFakeServer):
+        # socketserver listens with a backlog of 5. With its accept thread slow (200
+        # handler threads polling under the GIL on a loaded machine), a burst of 200
+        # connections overflows it, and a dropped SYN is resent after 1 s, then 3 s: past
+        # the client's 2 s connect timeout.
+        request_queue_size = 512
+
     port = free_port()
-    server = TcpFakeServer(("127.0.0.1", port), server_type="redis")
+    server = FakeServer(("127.0.0.1", port), server_type="redis")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
