@@ -37,7 +37,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for_ping(url: str, deadline_s: float = 10.0) -> None:
+def wait_for_ping(url: str, deadline_s: float = 10.0) -> None:
     client = redis.Redis.from_url(url)
     deadline = time.monotonic() + deadline_s
     while True:
@@ -75,7 +75,7 @@ def embedded_redis() -> Iterator[str]:
                 preexec_fn=die_with_parent,
             )
             try:
-                _wait_for_ping(url)
+                wait_for_ping(url)
                 yield url
             finally:
                 process.terminate()
@@ -87,7 +87,7 @@ def embedded_redis() -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True, name="fakeredis")
     thread.start()
     try:
-        _wait_for_ping(url)
+        wait_for_ping(url)
         yield url
     finally:
         server.shutdown()

@@ -10,7 +10,6 @@ import os
 import secrets
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,26 +42,33 @@ def redis_url_for_tests() -> Iterator[tuple[str, bool]]:
         return
     if REQUIRE_SERVICES:
         raise ServiceUnavailable(f"Redis at {REDIS_URL} is not reachable (REQUIRE_SERVICES=1)")
-    from fakeredis import TcpFakeServer
+    from app.embedded_redis import die_with_parent, free_port, wait_for_ping
 
-    from app.embedded_redis import free_port
-
-    class FakeServer(TcpFakeServer):
-        # socketserver listens with a backlog of 5. With its accept thread slow (200
-        # handler threads polling under the GIL on a loaded machine), a burst of 200
-        # connections overflows it, and a dropped SYN is resent after 1 s, then 3 s: past
-        # the client's 2 s connect timeout.
-        request_queue_size = 512
-
+    # In a process of its own, with a longer listen backlog: in this process its handler
+    # threads (one per connection, each polling) took the GIL from the tests' event loop,
+    # and 200 connections opened at once timed out connecting late in a full run.
     port = free_port()
-    server = FakeServer(("127.0.0.1", port), server_type="redis")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    url = f"redis://127.0.0.1:{port}/0"
+    server = subprocess.Popen(
+        [sys.executable, "-c", _FAKE_REDIS_SERVER, str(port)], preexec_fn=die_with_parent
+    )
     try:
-        yield f"redis://127.0.0.1:{port}/0", False
+        wait_for_ping(url)
+        yield url, False
     finally:
-        server.shutdown()
-        server.server_close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+# socketserver's listen backlog is 5: a burst of connections beyond it loses SYNs, resent
+# after 1 s and 3 s, past the clients' 2 s connect timeout.
+_FAKE_REDIS_SERVER = """
+import sys
+from fakeredis import TcpFakeServer
+class Server(TcpFakeServer):
+    request_queue_size = 512
+Server(("127.0.0.1", int(sys.argv[1])), server_type="redis").serve_forever()
+"""
 
 
 def _psycopg_connect(url: str) -> psycopg.Connection:
