@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     # one) per hour: one address cannot be mail-bombed through our forms.
     signup_per_address_per_hour: int = Field(3, ge=1)
     password_reset_per_address_per_hour: int = Field(3, ge=1)
+    # Requests to move an account to another address, per account and per client address
+    # per hour (besides the per-mailbox limit above): no probing many addresses.
+    email_change_per_account_per_hour: int = Field(5, ge=1)
+    email_change_per_ip_per_hour: int = Field(20, ge=1)
 
     # MCP transport security: hosts and origins a hosted deployment answers to.
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]

@@ -35,6 +35,10 @@ class User(SQLModel, table=True):
     # Set when the account was deleted: the row stays (ledger rows name its id) with no
     # e-mail, name or password left.
     deleted_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # Bumped whenever the account may have changed hands or its address changed (a
+    # password reset or change, a confirmation, a deletion): an e-mail link carries the
+    # generation it was made in and dies with it (app/accounts/reclaim.py).
+    generation: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class AuthSession(SQLModel, table=True):
@@ -58,6 +62,8 @@ class EmailToken(SQLModel, table=True):
     user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
     purpose: str = Field(max_length=16)  # verify | change_email | reset
     email: str = Field(max_length=320)  # the address the link was sent to
+    # The account's generation when the link was made: a later one makes it invalid.
+    generation: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
     expires_at: datetime = Field(sa_column=_utc_column())
 

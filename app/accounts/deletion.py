@@ -1,8 +1,9 @@
 """Deleting an account, with its current password.
 
 In one transaction: the subscription ends now (at the payment provider first:
-`app.billing.closure`), every key is revoked (refused everywhere within a second of the
-commit, like any revocation) and loses its name, every session and e-mail link goes,
+`app.billing.closure`), every key and every OAuth grant with its tokens is revoked
+(refused everywhere within a second of the commit, like any revocation; a refresh token
+from the commit on) and each key loses its name, every session and e-mail link goes,
 the request log (which names keys) is dropped, and the account row keeps only its id:
 the e-mail becomes `<id>@deleted.invalid` (a reserved domain nothing is ever sent to),
 the name, password, mailbox and pending address are removed. The ledger (`usage_events`),
@@ -25,6 +26,7 @@ from app.api_keys.service import revoke_all
 from app.billing.closure import end_subscription_now
 from app.clock import utcnow
 from app.models import User
+from app.oauth.grants import revoke_all_grants
 from app.request_log.service import last_used_key, log_key
 
 DELETED_DOMAIN = "deleted.invalid"
@@ -55,6 +57,7 @@ def delete_account(
     lock_account(session, user_id)
     end_subscription_now(session, user_id, now)
     revoked = revoke_all(session, user_id, now=now, erase_names=True)
+    revoke_all_grants(session, user_id, now=now)
     service.end_sessions(session, user_id)
     tokens.discard(session, user_id)
     user = session.get(User, user_id, populate_existing=True) or user

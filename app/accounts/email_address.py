@@ -5,7 +5,13 @@ with verification on, its keys make no data calls (FORBIDDEN, `reason:
 "email_unverified"`). A move (`Purpose.CHANGE_EMAIL`) needs the current password and is
 confirmed by a link sent to the new address; the account keeps the old one until then,
 and the old address is told when it happens. A new address whose mailbox another
-account already uses gets a note instead of a link, and the answer is the same.
+account already uses gets a note instead of a link; the answer, the pending address
+shown by `GET /me` and the limits are the same either way, so nobody learns from a move
+whether an address has an account. Moves are limited per new mailbox, per account and
+per client address.
+
+Following either link ends the account's other links and any pending move (a new
+generation: `app.accounts.reclaim`).
 """
 
 from __future__ import annotations
@@ -16,17 +22,22 @@ from datetime import datetime
 import redis
 from sqlmodel import Session
 
-from app.accounts import service, throttle, tokens
+from app.accounts import reclaim, service, throttle, tokens
+from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.signup import SIGNUP
 from app.accounts.tokens import Purpose
 from app.clock import utcnow
 from app.config import get_settings
-from app.errors import Conflict, InvalidArgument
+from app.errors import Conflict, Forbidden, InvalidArgument
 from app.models import User
 
-CHANGE_EMAIL = "change_email"
+CHANGE_EMAIL = "change_email"  # per new mailbox
+BY_ACCOUNT = "change_email_account"
+BY_CLIENT = "change_email_client"
+YOUR_IP = "address changes from your network address"
+ACCOUNT = "address changes of this account"
 
 
 @dataclass(frozen=True)
@@ -41,11 +52,13 @@ def confirm(session: Session, token: str, *, now: datetime | None = None) -> Con
     now = now or utcnow()
     for purpose in (Purpose.VERIFY, Purpose.CHANGE_EMAIL):
         try:
-            tokens.peek(session, token, purpose, now=now)
+            found = tokens.peek(session, token, purpose, now=now)
         except InvalidArgument:
             continue
+        # Serialised with a reset of the same account: a link it ended stays ended.
+        lock_account(session, found.user_id)
         row = tokens.use(session, token, purpose, now=now)
-        user = session.get(User, row.user_id)
+        user = session.get(User, row.user_id, populate_existing=True)
         if user is None or user.deleted_at is not None:
             raise InvalidArgument(tokens.INVALID_LINK)
         if purpose is Purpose.VERIFY:
@@ -59,8 +72,7 @@ def _verified(session: Session, user: User, address: str, now: datetime) -> Conf
         raise InvalidArgument(tokens.INVALID_LINK)
     if user.email_verified_at is None:
         user.email_verified_at = now
-        session.add(user)
-        session.flush()
+        reclaim.new_generation(session, user)
     return Confirmed(user, None)
 
 
@@ -73,11 +85,8 @@ def _moved(session: Session, user: User, address: str, now: datetime) -> Confirm
     previous = user.email
     user.email = normalise_email(address)
     user.mailbox = mailbox_of(address)
-    user.pending_email = None
     user.email_verified_at = now
-    session.add(user)
-    tokens.discard(session, user.id, Purpose.VERIFY, Purpose.CHANGE_EMAIL, Purpose.RESET)
-    session.flush()
+    reclaim.new_generation(session, user)
     return Confirmed(user, previous)
 
 
@@ -91,19 +100,32 @@ def request_move(
     client_ip: str,
 ) -> Notice:
     """Ask to move to `new_email` (current password required): which notice to send
-    there, after the commit. Flushes only."""
+    there, after the commit (a link, or a note when another account uses the address;
+    nothing else differs). Flushes only."""
+    settings = get_settings()
+    user_id, generation = user.id, user.generation
+    per_client, per_account = (
+        settings.email_change_per_ip_per_hour,
+        settings.email_change_per_account_per_hour,
+    )
+    throttle.refuse_over_address_limit(store, BY_CLIENT, client_ip, per_client, what=YOUR_IP)
+    throttle.refuse_over_address_limit(store, BY_ACCOUNT, user_id, per_account, what=ACCOUNT)
     service.check_current_password(session, store, user, current_password, client_ip)
     new_email = normalise_email(new_email)
     if new_email == user.email:
         raise InvalidArgument("email: this is already the account's address")
-    limit = get_settings().signup_per_address_per_hour
+    limit = settings.signup_per_address_per_hour
     throttle.refuse_over_address_limit(store, CHANGE_EMAIL, mailbox_of(new_email), limit)
+    lock_account(session, user_id)
+    user = session.get(User, user_id, populate_existing=True) or user
+    if user.generation != generation:  # reset or changed meanwhile: the password was old
+        raise Forbidden("currentPassword: the current password is wrong")
     taken = service.account_of_address(session, new_email)
-    if taken is not None and taken.id != user.id:
-        return Notice.ADDRESS_TAKEN
-    user.pending_email = new_email
+    user.pending_email = new_email  # shown by GET /me alike, taken or not
     session.add(user)
     session.flush()
+    if taken is not None and taken.id != user.id:
+        return Notice.ADDRESS_TAKEN
     return Notice.CONFIRM_NEW
 
 

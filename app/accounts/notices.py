@@ -68,7 +68,7 @@ def send_notice(kind: str, user_id: str | None, address: str | None) -> None:
             to = user.pending_email if notice is Notice.CONFIRM_NEW else user.email
             if to is None or (notice is Notice.VERIFY and user.email_verified_at is not None):
                 return
-            token = tokens.issue(session, user.id, LINKS[notice], to)
+            token = tokens.issue(session, user, LINKS[notice], to)
             session.commit()
     if to is None:
         return

@@ -6,11 +6,15 @@ says whether an account uses it. It is throttled like sign-in (the per-IP rate) 
 mailbox: past `password_reset_per_address_per_hour` requests an hour, an address gets
 no more links (still 202), so nobody can flood someone's inbox with them.
 
-A reset link works once, for 30 minutes (`app.accounts.tokens`). Following it sets the
-password and ends every session of the account. It also proves the owner reads the
-address: an account never confirmed is confirmed by it, and the keys made before that
-(by whoever knew the old password, maybe someone who signed up with another person's
-address) are revoked.
+A reset link works once, for 30 minutes (`app.accounts.tokens`). Following it proves
+the owner reads the address, so it confirms an account never confirmed, and, since
+whoever knew the old password may have been someone else (who signed up with another
+person's address, or learnt the password), it ends everything made under the old
+password: sessions, API keys, OAuth grants, a pending move and every other e-mail link
+(`app.accounts.reclaim`).
+
+A password change with the current one keeps keys and grants (the holder is the same)
+but ends the other sessions, any pending move and every e-mail link.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from datetime import datetime
 import redis
 from sqlmodel import Session, select
 
-from app.accounts import passwords, service, throttle, tokens
+from app.accounts import passwords, reclaim, service, throttle, tokens
+from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
 from app.accounts.tokens import Purpose
-from app.api_keys.service import revoke_all
 from app.clock import utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -64,13 +68,14 @@ def send_reset_link(email: str) -> None:
 class PasswordReset:
     user_id: str
     revoked_keys: list[str]
+    revoked_grants: list[str]
 
 
 def reset_password(
     session: Session, token: str, password: str, *, now: datetime | None = None
 ) -> PasswordReset:
-    """Use a reset link: new password, every session ended, the address confirmed (and
-    keys made before any confirmation revoked). InvalidArgument on the token or the
+    """Use a reset link: new password, the address confirmed, and everything made under
+    the old password ended (see module doc). InvalidArgument on the token or the
     password; a refused password leaves the link usable. Flushes only."""
     now = now or utcnow()
     row = tokens.peek(session, token, Purpose.RESET, now=now)
@@ -81,20 +86,16 @@ def reset_password(
     passwords.check_new_password(password, user.email)
     session.rollback()  # no connection held while hashing
     password_hash = service.hash_password(password)
+    lock_account(session, user_id)  # a key, grant or move being made waits, or is ended
     tokens.use(session, token, Purpose.RESET, now=now)
-    user = session.get(User, user_id)
+    user = session.get(User, user_id, populate_existing=True)
     if user is None or user.email != sent_to:
         raise InvalidArgument(tokens.INVALID_LINK)
     user.password_hash = password_hash
-    revoked: list[str] = []
     if user.email_verified_at is None:
         user.email_verified_at = now
-        revoked = revoke_all(session, user.id, now=now)
-    session.add(user)
-    tokens.discard(session, user.id, Purpose.RESET)
-    service.end_sessions(session, user.id)
-    session.flush()
-    return PasswordReset(user.id, revoked)
+    ended = reclaim.end_everything(session, user, now=now)
+    return PasswordReset(user.id, ended.revoked_keys, ended.revoked_grants)
 
 
 def change_password(
@@ -108,14 +109,15 @@ def change_password(
     keep_session: str | None,
 ) -> None:
     """With the current password: set a new one and end the account's other sessions
-    (this one stays signed in). Flushes only."""
+    (this one stays signed in), any pending move and every e-mail link. Flushes only."""
     service.check_current_password(session, store, user, current, client_ip)
     passwords.check_new_password(new, user.email)
     if new == current:
         raise InvalidArgument("newPassword: choose a password other than the current one")
     password_hash = service.hash_password(new)
+    lock_account(session, user.id)
+    user = session.get(User, user.id, populate_existing=True) or user
     user.password_hash = password_hash
-    session.add(user)
-    tokens.discard(session, user.id, Purpose.RESET)
+    reclaim.new_generation(session, user)
     service.end_sessions(session, user.id, keep=keep_session)
     session.flush()

@@ -124,13 +124,16 @@ def count_for_address(store: redis.Redis, kind: str, mailbox: str, limit: int) -
     return None if int(count) <= limit else max(int(ttl), 1)
 
 
-def refuse_over_address_limit(store: redis.Redis, kind: str, mailbox: str, limit: int) -> None:
+def refuse_over_address_limit(
+    store: redis.Redis, kind: str, mailbox: str, limit: int, *, what: str = "this e-mail address"
+) -> None:
     """`count_for_address`, refusing RATE_LIMITED over the limit (says nothing of whether
-    an account uses the address: every address is counted alike)."""
+    an account uses the address: every address is counted alike). `mailbox` may be any
+    other subject of an hourly limit (an account id, a client address), named by `what`."""
     wait = count_for_address(store, kind, mailbox, limit)
     if wait is not None:
         raise RateLimited(
-            f"Too many requests for this e-mail address this hour; retry in {wait} s",
+            f"Too many requests for {what} this hour; retry in {wait} s",
             retryAfterSeconds=wait,
         )
 

@@ -6,6 +6,10 @@ browsers never send to a server, log or put in a Referer; the page posts it back
 JSON or form body. Only its SHA-256 is stored (`email_tokens`), so a database dump
 yields no usable link. A token is used once: using it deletes its row, and of two
 concurrent uses only the one whose delete removed the row goes on.
+
+A token also carries the account's generation when it was made: a password reset, a
+password change, a confirmation or a move bumps it (`app.accounts.reclaim`), and every
+link made before is dead, including one a worker was composing at that moment.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from sqlmodel import Session, col, delete
 
 from app.clock import as_utc, utcnow
 from app.errors import InvalidArgument
-from app.models import EmailToken
+from app.models import EmailToken, User
 
 
 class Purpose(StrEnum):
@@ -44,11 +48,13 @@ def hash_token(token: str) -> str:
 
 
 def issue(
-    session: Session, user_id: str, purpose: Purpose, email: str, *, now: datetime | None = None
+    session: Session, user: User, purpose: Purpose, email: str, *, now: datetime | None = None
 ) -> str:
-    """A new token for `email` (the address the link goes to); returns the plaintext,
-    which only the e-mail will carry. Drops the account's expired tokens. Flushes only."""
+    """A new token for `email` (the address the link goes to), bound to the generation of
+    `user` as read; returns the plaintext, which only the e-mail will carry. Drops the
+    account's expired tokens. Flushes only."""
     now = now or utcnow()
+    user_id, generation = user.id, user.generation
     session.exec(
         delete(EmailToken).where(
             col(EmailToken.user_id) == user_id, col(EmailToken.expires_at) <= now
@@ -61,6 +67,7 @@ def issue(
             user_id=user_id,
             purpose=purpose.value,
             email=email,
+            generation=generation,
             created_at=now,
             expires_at=now + LIFETIMES[purpose],
         )
@@ -77,6 +84,9 @@ def peek(
         raise InvalidArgument(INVALID_LINK)
     row = session.get(EmailToken, hash_token(token))
     if row is None or row.purpose != purpose.value or as_utc(row.expires_at) <= (now or utcnow()):
+        raise InvalidArgument(INVALID_LINK)
+    user = session.get(User, row.user_id, populate_existing=True)
+    if user is None or user.generation != row.generation:  # made before a reclaim
         raise InvalidArgument(INVALID_LINK)
     return row
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, update
+from sqlalchemy import event, or_, update
 from sqlmodel import Session, col, select
 
 from app.clock import as_utc, utcnow
@@ -25,7 +25,7 @@ from app.metering.reports import last_used_by_key
 from app.models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from app.oauth import redirects
 from app.oauth.secrets import new_grant_id, secret_hash
-from app.oauth.verify import note_tokens_revoked
+from app.oauth.verify import note_grant_revoked, note_tokens_revoked
 
 
 def grant_for(session: Session, user_id: str, client_id: str, scope: str) -> OAuthGrant:
@@ -222,6 +222,39 @@ def revoke_grant(session: Session, user_id: str, grant_id: str) -> None:
         .values(revoked_at=now)
     )
     session.flush()
+
+
+def revoke_all_grants(session: Session, user_id: str, *, now: datetime | None = None) -> list[str]:
+    """Disconnect every app of the account (a password reset, a deletion): each grant and
+    every token under it, so no refresh works from the commit on and no access token
+    beyond a second after it (`note_grant_revoked`, run after the commit). Returns the
+    grant ids. Flushes only."""
+    now = now or utcnow()
+    grant_ids = list(
+        session.exec(
+            select(OAuthGrant.id).where(
+                OAuthGrant.user_id == user_id, col(OAuthGrant.revoked_at).is_(None)
+            )
+        )
+    )
+    if not grant_ids:
+        return []
+    session.execute(
+        update(OAuthGrant).where(col(OAuthGrant.id).in_(grant_ids)).values(revoked_at=now)
+    )
+    session.execute(
+        update(OAuthToken)
+        .where(col(OAuthToken.grant_id).in_(grant_ids), col(OAuthToken.revoked_at).is_(None))
+        .values(revoked_at=now)
+    )
+    session.flush()
+    event.listen(session, "after_commit", lambda _s: _note_all(grant_ids), once=True)
+    return grant_ids
+
+
+def _note_all(grant_ids: list[str]) -> None:
+    for grant_id in grant_ids:
+        note_grant_revoked(grant_id)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from alembic.config import Config
 from sqlalchemy import create_engine, text
 from sqlmodel import Session
 
-from app.accounts import recovery, tokens
+from app.accounts import reclaim, recovery, tokens
 from app.accounts.mailbox import mailbox_of
 from app.accounts.service import create_user
 from app.accounts.tokens import Purpose
@@ -48,17 +48,18 @@ def session(use_backend: Backend) -> Iterator[Session]:
         yield db
 
 
-def a_user(session: Session) -> str:
+def a_user(session: Session) -> User:
     user = create_user(session, email=unique_email(), password=PASSWORD, verified=False)
     session.commit()
-    return user.id
+    return user
 
 
 class TestTokens:
     def test_a_reset_link_works_for_30_minutes_and_once(self, session: Session) -> None:
-        user_id = a_user(session)
+        user = a_user(session)
+        user_id = user.id
         now = utcnow()
-        token = tokens.issue(session, user_id, Purpose.RESET, "x@example.com", now=now)
+        token = tokens.issue(session, user, Purpose.RESET, "x@example.com", now=now)
         session.commit()
         stored = session.get(EmailToken, tokens.hash_token(token))
         assert stored is not None
@@ -75,19 +76,33 @@ class TestTokens:
             tokens.use(session, token, Purpose.RESET, now=now)
 
     def test_a_confirmation_link_works_for_two_days(self, session: Session) -> None:
-        user_id = a_user(session)
+        user = a_user(session)
         now = utcnow()
-        token = tokens.issue(session, user_id, Purpose.VERIFY, "x@example.com", now=now)
+        token = tokens.issue(session, user, Purpose.VERIFY, "x@example.com", now=now)
         tokens.peek(session, token, Purpose.VERIFY, now=now + timedelta(hours=47))
         with pytest.raises(InvalidArgument):
             tokens.peek(session, token, Purpose.VERIFY, now=now + timedelta(hours=48))
 
+    def test_a_link_made_before_a_new_generation_is_dead(self, session: Session) -> None:
+        """A worker that read the account before a reset and stores its link after."""
+        user = a_user(session)
+        stale = session.get(User, user.id)
+        assert stale is not None
+        session.expunge(stale)
+        with new_session() as other:
+            current = other.get(User, user.id)
+            assert current is not None
+            reclaim.new_generation(other, current)
+            other.commit()
+        token = tokens.issue(session, stale, Purpose.CHANGE_EMAIL, "w@example.com")
+        session.commit()
+        with pytest.raises(InvalidArgument, match="^token: "):
+            tokens.peek(session, token, Purpose.CHANGE_EMAIL)
+
     def test_an_expired_reset_link_sets_no_password(self, session: Session) -> None:
-        user_id = a_user(session)
-        user = session.get(User, user_id)
-        assert user is not None
+        user = a_user(session)
         sent = utcnow() - timedelta(minutes=31)
-        token = tokens.issue(session, user_id, Purpose.RESET, user.email, now=sent)
+        token = tokens.issue(session, user, Purpose.RESET, user.email, now=sent)
         session.commit()
         with pytest.raises(InvalidArgument, match="expired"):
             recovery.reset_password(session, token, "a new passphrase here")

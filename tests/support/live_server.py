@@ -87,12 +87,15 @@ def service_env(
     return env
 
 
-def launch_live_server(env: dict[str, str], log_path: Path) -> LiveServer:
+def launch_live_server(
+    env: dict[str, str], log_path: Path, *, base_url: str | None = None
+) -> LiveServer:
     """Start uvicorn on a free port over an already migrated database; `wait_until_healthy`
-    next."""
+    next. `base_url`: the public URL it answers as (default: its own), e.g. another
+    server's, to play a second api process behind one load balancer."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**env, "GEOSVC_BASE_URL": url}
+    env = {**env, "GEOSVC_BASE_URL": base_url or url}
     log = log_path.open("wb")
     # uvicorn as `geosvc api` runs it (the bounded protocol, no server header), without
     # the command's migration and metrics process group, which tests set up themselves
