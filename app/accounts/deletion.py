@@ -52,9 +52,10 @@ def delete_account(
 ) -> DeletedAccount:
     """Flushes only: the caller commits (and only then are the keys refused)."""
     now = now or utcnow()
+    generation = user.generation  # as read with the sign-in, before the hash
     service.check_current_password(session, store, user, current_password, client_ip)
     user_id, former_email = user.id, user.email
-    lock_account(session, user_id)
+    lock_account(session, user_id, generation=generation)
     end_subscription_now(session, user_id, now)
     revoked = revoke_all(session, user_id, now=now, erase_names=True)
     revoke_all_grants(session, user_id, now=now)

@@ -30,7 +30,7 @@ from app.accounts.signup import SIGNUP
 from app.accounts.tokens import Purpose
 from app.clock import utcnow
 from app.config import get_settings
-from app.errors import Conflict, Forbidden, InvalidArgument
+from app.errors import Conflict, InvalidArgument
 from app.models import User
 
 CHANGE_EMAIL = "change_email"  # per new mailbox
@@ -116,10 +116,8 @@ def request_move(
         raise InvalidArgument("email: this is already the account's address")
     limit = settings.signup_per_address_per_hour
     throttle.refuse_over_address_limit(store, CHANGE_EMAIL, mailbox_of(new_email), limit)
-    lock_account(session, user_id)
+    lock_account(session, user_id, generation=generation)  # not past a reset meanwhile
     user = session.get(User, user_id, populate_existing=True) or user
-    if user.generation != generation:  # reset or changed meanwhile: the password was old
-        raise Forbidden("currentPassword: the current password is wrong")
     taken = service.account_of_address(session, new_email)
     user.pending_email = new_email  # shown by GET /me alike, taken or not
     session.add(user)

@@ -72,8 +72,10 @@ def _reset(token: str | None, _other: str | None) -> tuple[str, str]:
         "Someone (we hope you) asked to reset the password of the account with this "
         "address. Choose a new one here:\n\n"
         f"{link('/dashboard/reset-password', token or '')}\n\n"
-        "The link works for 30 minutes and once; it signs the account out everywhere. "
-        "If you did not ask for it, ignore this message: your password stays as it is.\n",
+        "The link works for 30 minutes and once. Setting a new password signs the account "
+        "out everywhere, revokes every API key and disconnects every app (whoever knew "
+        "the old password may have made them); make new keys after signing in. "
+        "If you did not ask for it, ignore this message: nothing changes.\n",
     )
 
 
@@ -101,7 +103,8 @@ def _address_taken(_token: str | None, _other: str | None) -> tuple[str, str]:
 def _password_changed(_token: str | None, _other: str | None) -> tuple[str, str]:
     return (
         "Your password was changed",
-        "The password of your account was just changed, and other sign-ins were ended.\n\n"
+        "The password of your account was just changed, and other sign-ins were ended "
+        "(after a reset, also every API key and connected app).\n\n"
         "If this was not you, reset it now: "
         f"{page('/dashboard/forgot-password')}\n",
     )

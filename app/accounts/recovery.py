@@ -110,12 +110,13 @@ def change_password(
 ) -> None:
     """With the current password: set a new one and end the account's other sessions
     (this one stays signed in), any pending move and every e-mail link. Flushes only."""
+    generation = user.generation  # as read with the sign-in, before the hash
     service.check_current_password(session, store, user, current, client_ip)
     passwords.check_new_password(new, user.email)
     if new == current:
         raise InvalidArgument("newPassword: choose a password other than the current one")
     password_hash = service.hash_password(new)
-    lock_account(session, user.id)
+    lock_account(session, user.id, generation=generation)  # not past a reset meanwhile
     user = session.get(User, user.id, populate_existing=True) or user
     user.password_hash = password_hash
     reclaim.new_generation(session, user)

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, or_, select
 
 from app.accounts import passwords, throttle
+from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
 from app.billing.service import has_subscription
@@ -122,6 +123,7 @@ def authenticate(
     throttle.refuse_if_throttled(store, email, client_ip)
     user = session.exec(select(User).where(User.email == email)).first()
     stored_hash = user.password_hash if user else dummy_password_hash()
+    generation = user.generation if user else None
     # Nothing was written: end the read so the connection goes back to the pool while
     # this request waits for a hashing slot (the user row reloads on next access).
     session.rollback()
@@ -130,6 +132,8 @@ def authenticate(
         throttle.note_failure(store, email, client_ip)
         raise Unauthenticated("Wrong e-mail or password")
     throttle.forget_failures(store, email, client_ip)
+    # Held until the session is stored: a reset during the hash refuses the old password.
+    lock_account(session, user.id, generation=generation)
     return user
 
 
@@ -167,13 +171,16 @@ def start_session(session: Session, user: User) -> str:
 def user_for_token(session: Session, token: str | None) -> User:
     if not token:
         raise Unauthenticated("Sign in first: this endpoint needs the svc_session cookie")
-    auth = session.get(AuthSession, hash_token(token))
-    if auth is None or as_utc(auth.expires_at) <= utcnow():
+    # One statement, so the session and the account (its generation: see
+    # app/accounts/locks.py) are read as of one moment, never across a reset.
+    found = session.exec(
+        select(AuthSession, User)
+        .join(User, col(User.id) == col(AuthSession.user_id))
+        .where(AuthSession.token_hash == hash_token(token))
+    ).first()
+    if found is None or as_utc(found[0].expires_at) <= utcnow():
         raise Unauthenticated("Session expired or signed out; sign in again")
-    user = session.get(User, auth.user_id)
-    if user is None:
-        raise Unauthenticated("Session expired or signed out; sign in again")
-    return user
+    return found[1]
 
 
 def end_session(session: Session, token: str | None) -> None:

@@ -24,7 +24,9 @@ def create_api_key(
 ) -> CreateApiKeyResponse:
     """Create a key, optionally expiring at `expiresAt`. The plaintext is in this response
     only; store it now."""
-    key, plaintext = service.create_key(session, user.id, body.name, expires_at=body.expiresAt)
+    key, plaintext = service.create_key(
+        session, user.id, body.name, expires_at=body.expiresAt, generation=user.generation
+    )
     session.commit()
     return CreateApiKeyResponse(plaintext=plaintext, key=service.to_record(key))
 

@@ -73,16 +73,23 @@ def is_expired(key: ApiKey, now: datetime | None = None) -> bool:
 
 
 def create_key(
-    session: Session, user_id: str, name: str, *, expires_at: datetime | None = None
+    session: Session,
+    user_id: str,
+    name: str,
+    *,
+    expires_at: datetime | None = None,
+    generation: int | None = None,
 ) -> tuple[ApiKey, str]:
     """Create an active key (expiring at `expires_at`, if given); returns the row and the
     plaintext (never stored). Flushes only.
 
-    The account row is locked first, so concurrent creations cannot pass the limit.
+    The account row is locked first, so concurrent creations cannot pass the limit, and
+    a key asked for by a sign-in a password reset has ended since (`generation`, as read
+    with the sign-in) is refused rather than made after the reset revoked the others.
     """
     name = _clean_name(name)
     expires_at = _checked_expiry(expires_at, utcnow())
-    lock_account(session, user_id)
+    lock_account(session, user_id, generation=generation)
     limit = get_settings().max_active_keys
     if active_key_count(session, user_id) >= limit:
         raise KeyLimitReached(

@@ -101,7 +101,9 @@ def create_key(
     plaintext never lands in a URL or the history)."""
     try:
         expires_at = expiry_of_form(expires_on)
-        key, plaintext = api_keys.create_key(session, user.id, name, expires_at=expires_at)
+        key, plaintext = api_keys.create_key(
+            session, user.id, name, expires_at=expires_at, generation=user.generation
+        )
     except AppError as exc:
         session.rollback()
         error, on_fields = _form_errors(exc)

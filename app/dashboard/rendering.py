@@ -38,7 +38,10 @@ NOTICES = {
     "cap_removed": "Your monthly credit cap is removed.",
     "app_revoked": "The app was disconnected. Its calls are refused within a second.",
     "app_gone": "That app was already disconnected.",
-    "password_reset": "Your new password is set and every sign-in was ended: sign in with it.",
+    "password_reset": (
+        "Your new password is set; every sign-in, API key and connected app was ended: "
+        "sign in with it and make new keys."
+    ),
     "password_changed": "Your password is changed; your other sign-ins were ended.",
     "email_confirmed": "Your e-mail address is confirmed: your API keys can make data calls.",
     "email_moved": "Your account now uses its new e-mail address.",

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import event, or_, update
 from sqlmodel import Session, col, select
 
+from app.accounts.locks import lock_account
 from app.clock import as_utc, utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -28,8 +29,13 @@ from app.oauth.secrets import new_grant_id, secret_hash
 from app.oauth.verify import note_grant_revoked, note_tokens_revoked
 
 
-def grant_for(session: Session, user_id: str, client_id: str, scope: str) -> OAuthGrant:
-    """The person's active grant to this client (its scope widened), or a new one."""
+def grant_for(
+    session: Session, user_id: str, client_id: str, scope: str, *, generation: int | None = None
+) -> OAuthGrant:
+    """The person's active grant to this client (its scope widened), or a new one.
+    `generation`: the account's as read with the approving sign-in; Unauthenticated if a
+    password reset has since ended it (see app/accounts/locks.py)."""
+    lock_account(session, user_id, generation=generation)
     grant = session.exec(
         select(OAuthGrant)
         .where(OAuthGrant.user_id == user_id, OAuthGrant.client_id == client_id)

@@ -148,7 +148,13 @@ class CodeGrant(AuthorizationCodeGrant):
 
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         user: User = request.user
-        grant = grants.grant_for(self.session, user.id, request.client.client_id, request.scope)
+        grant = grants.grant_for(
+            self.session,
+            user.id,
+            request.client.client_id,
+            request.scope,
+            generation=user.generation,
+        )
         data = request.payload.data
         grants.save_code(
             self.session,
