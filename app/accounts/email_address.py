@@ -104,12 +104,13 @@ def request_move(
     nothing else differs). Flushes only."""
     settings = get_settings()
     user_id, generation = user.id, user.generation
-    per_client, per_account = (
-        settings.email_change_per_ip_per_hour,
-        settings.email_change_per_account_per_hour,
+    # Counted before the password and the lookup: alike for every address.
+    throttle.refuse_over_address_limit(
+        store, BY_CLIENT, client_ip, settings.email_change_per_ip_per_hour, what=YOUR_IP
     )
-    throttle.refuse_over_address_limit(store, BY_CLIENT, client_ip, per_client, what=YOUR_IP)
-    throttle.refuse_over_address_limit(store, BY_ACCOUNT, user_id, per_account, what=ACCOUNT)
+    throttle.refuse_over_address_limit(
+        store, BY_ACCOUNT, user_id, settings.email_change_per_account_per_hour, what=ACCOUNT
+    )
     service.check_current_password(session, store, user, current_password, client_ip)
     new_email = normalise_email(new_email)
     if new_email == user.email:

@@ -20,7 +20,7 @@ from tests.accounts.test_mail_flows import NEW_PASSWORD, new_client
 from tests.fakes.oauth_host import CallbackServer
 from tests.fakes.smtp import FakeSmtp
 from tests.mcp.conftest import Stack
-from tests.oauth.conftest import Host, call_mcp, refused_within, tokens_for
+from tests.oauth.conftest import Host, approve, call_mcp, refused_within, tokens_for
 from tests.support.factories import PASSWORD
 from tests.support.live_server import LiveServer, launch_live_server, wait_until_healthy
 from tests.support.mail_stack import (
@@ -64,6 +64,7 @@ def test_a_squatters_grant_ends_with_the_owners_reset(
         tokens = tokens_for(host, squatter)
         access = f"Bearer {tokens['access_token']}"
         assert call_mcp(mail_stack.server.url, access).status_code == 200
+        pending = approve(squatter, host.authorization_url())  # a code not yet exchanged
 
         assert owner.post("/auth/password-reset", json={"email": victim}).status_code == 202
         token = fake_smtp.wait_for(victim, "Reset your password").token(RESET_PATH)
@@ -75,6 +76,8 @@ def test_a_squatters_grant_ends_with_the_owners_reset(
         assert refused.status_code == 401
         assert time.monotonic() - reset_at < 1.5
         refused_refresh(host, tokens["refresh_token"])
+        unexchanged = host.exchange(pending["code"])
+        assert (unexchanged.status_code, unexchanged.json()["error"]) == (400, "invalid_grant")
         sign_in(owner, victim, NEW_PASSWORD)
         assert "Test Host" not in owner.get("/dashboard/apps").text
 
