@@ -84,7 +84,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "town of a street address) has a lowered `confidence`. Results are sorted by "
             "`confidence` 0-1 (match quality, then prominence: `population`, or an airport's "
             "`type`); a place's own name comes before another place's name in some other "
-            "language. `limit` 1-10 (default 5); "
+            "language. `ambiguous` and `candidates` say when a name fits several well-known "
+            "places ('Springfield', 'Portland'). `limit` 1-10 (default 5); "
             "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
             + _CREDIT,
             schemas.GeocodeArgs,

@@ -133,9 +133,37 @@ class GeocodeMatch(Result):
     )
 
 
+class GeocodeCandidate(Result):
+    name: str = NAME
+    label: str = LABEL
+    kind: Kind = KIND
+    country_code: str | None = COUNTRY_CODE
+    admin1: str | None = ADMIN1
+    lat: float = LAT
+    lon: float = LON
+    confidence: float = Field(ge=0, le=1, description="As in `results`")
+
+    @classmethod
+    def of(cls, match: GeocodeMatch) -> GeocodeCandidate:
+        return cls.model_validate(match.model_dump(include=set(cls.model_fields)))
+
+
 class GeocodeResult(Result):
     query: str = Field(description="The query as received")
     results: list[GeocodeMatch] = Field(description="Matches, best first")
+    ambiguous: bool = Field(
+        False,
+        description="The name fits several well-known places far apart: the runner-up "
+        "matched the same words with at least 0.64 of the first's confidence, over 100 km "
+        "away. Ask the user which one is meant (or say which you picked). Judged on the "
+        "embedded data; upstream answers say false",
+    )
+    candidates: list[GeocodeCandidate] = Field(
+        default_factory=list,
+        description="When `ambiguous`: the competing places, best first: the first result, "
+        "then up to 4 with at least 0.62 of its confidence, each over 100 km from the "
+        "others (past `limit` too); else empty",
+    )
     warnings: list[str] = Field(
         default_factory=list,
         description="What the results are not, e.g. a street address or landmark the "

@@ -44,7 +44,10 @@ def geocode(result: dict[str, Any]) -> str:
     lines = [
         f"{result['query']!r}: {_where(best)}, {best['kind']}, confidence {best['confidence']:g}."
     ]
-    if others:
+    if result.get("ambiguous"):  # the places that compete, in place of the next few
+        rivals = "; ".join(_where(place) for place in result["candidates"][1:])
+        lines.append(f"Ambiguous: it also names {rivals}. Ask which one is meant.")
+    elif others:
         shown = "; ".join(_where(place) for place in others[:MORE_PLACES])
         more = len(others) - MORE_PLACES
         lines.append(f"Also: {shown}" + (f" and {more} more." if more > 0 else "."))

@@ -46,6 +46,8 @@ AUSTIN = {
             "matched": "Austin, TX",
         }
     ],
+    "ambiguous": False,
+    "candidates": [],
     "warnings": [],
     "source": PLACES,
     "dataset": PLACES_DATASET,

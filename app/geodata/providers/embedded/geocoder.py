@@ -13,6 +13,9 @@ A query is split at commas into parts, most specific first as in an address
 is tried as a name, with the parts after it (or the words after it: "Austin TX") as
 context: a country or admin1 that a match must lie in. The leftmost part that matches
 gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas).
+
+When the best matches are several well-known places far apart, the answer says so
+(`ambiguous`, `candidates`; the rule is in `ambiguity`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from app.geodata.indices.store import (
     Q_CODE,
     Q_NAME,
 )
-from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded import ambiguity, attribution
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.query_kinds import (
     beyond_gazetteer,
@@ -129,19 +132,23 @@ class Geocoder:
         candidates.sort(key=lambda c: (c.weak, -c.score, c.feature))
         # less prominent namesakes are less likely meant; confidence never rises down the list
         top_rank = max(candidates[0].rank, 1.0)
-        results, ceiling = [], 1.0
-        for c in candidates[: args.limit]:
+        matches, ceiling = [], 1.0
+        # beyond `limit` too: a place the agent was not shown may still compete
+        for c in candidates[: max(args.limit, ambiguity.SCANNED)]:
             share = min(1.0, c.rank / top_rank) if c.rank > 0 and not c.weak else 0.0
             confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
             ceiling = confidence
-            results.append(self._match(c, confidence))
+            matches.append(self._match(c, confidence))
+        competing = ambiguity.candidates(matches)
         best, warnings = candidates[0], []
         if beyond and (best.matched != args.query or best.alternate):
             partial = best.matched if best.matched != args.query else None
             warnings.append(partial_warning(first_part, beyond, partial))
         return GeocodeResult(
             query=args.query,
-            results=results,
+            results=matches[: args.limit],
+            ambiguous=bool(competing),
+            candidates=competing,
             warnings=warnings,
             source=attribution.PLACES,
             dataset=attribution.places_dataset(self.data.meta),
