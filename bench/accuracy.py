@@ -14,6 +14,8 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
 - `detail` (static_map): the image shows more than a blank canvas (at least 2 % of its
   pixels differ from the dominant colour), or the zoom is refused as INVALID_ARGUMENT.
 - `error_code` (+ `message_contains`): that refusal, saying that.
+- `ambiguous` (geocode): whether the name fits several well-known places far apart; with
+  `candidates_include`, the [country, admin1] of places that must be among `candidates`.
 
 Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
 """
@@ -90,6 +92,15 @@ def _containing_zip(result: dict[str, Any], expect: dict[str, Any]) -> str | Non
     return None
 
 
+def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+    if result.get("ambiguous") != expect["ambiguous"]:
+        found = [c["label"] for c in result.get("candidates", [])]
+        return f"ambiguous {result.get('ambiguous')} {found}"
+    offered = [[c["countryCode"], c["admin1"]] for c in result["candidates"]]
+    missing = [place for place in expect.get("candidates_include", []) if place not in offered]
+    return f"candidates {offered} lack {missing}" if missing else None
+
+
 def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     """None when the case holds, else why not."""
     if "error_code" in expect:
@@ -106,6 +117,8 @@ def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | No
         return None if result["results"] else "empty page"
     if tool == "static_map":
         return _detail(result.get("png"))
+    if tool == "geocode" and "ambiguous" in expect:
+        return _ambiguity(result, expect)
     if tool == "geocode":
         results = result["results"]
         confidences = [r["confidence"] for r in results]

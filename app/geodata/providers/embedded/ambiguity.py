@@ -22,9 +22,9 @@ country ("Austin, TX"), leaves only one place, so it is never ambiguous.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from app.geodata.geometry import haversine_km
-from app.geodata.results import GeocodeCandidate, GeocodeMatch
 
 COMPETES = 0.64  # the runner-up's confidence, as a share of the first's, that makes a question
 LISTED = 0.62  # the confidence share a further place needs to be offered as a choice
@@ -33,31 +33,46 @@ MAX_CANDIDATES = 5
 SCANNED = 10  # how many of the best matches are considered, whatever the `limit`
 
 
-def _nested(a: GeocodeMatch, b: GeocodeMatch) -> bool:
+class Place(NamedTuple):
+    """What the rule reads of a match (cheap: no names or labels are built for it)."""
+
+    confidence: float  # as in the answer: rounded to 3 decimals
+    lat: float
+    lon: float
+    kind: str
+    country: int  # index in the country table, -1 for none
+    admin1: int  # index in the admin1 table, -1 for none
+    matched: str
+
+
+def _nested(a: Place, b: Place) -> bool:
     """One lies in the other: a city in its admin1 or country, an admin1 in its country."""
-    if a.country_code is None or a.country_code != b.country_code:
+    if a.country < 0 or a.country != b.country:
         return False
     kinds = {a.kind, b.kind}
     return "country" in kinds or ("admin1" in kinds and a.admin1 == b.admin1)
 
 
-def _apart(a: GeocodeMatch, b: GeocodeMatch) -> bool:
+def _apart(a: Place, b: Place) -> bool:
     return not _nested(a, b) and haversine_km(a.lat, a.lon, b.lat, b.lon) > FAR_KM
 
 
-def candidates(matches: Sequence[GeocodeMatch]) -> list[GeocodeCandidate]:
-    """The places that compete for the query, best first; empty when it is not ambiguous.
-    `matches` are the best matches sorted by confidence (SCANNED of them suffice)."""
-    if len(matches) < 2 or matches[0].confidence <= 0:
+def candidates(places: Sequence[Place]) -> list[int]:
+    """Positions in `places` (the best matches sorted by confidence; SCANNED suffice) of the
+    places that compete for the query, best first; empty when it is not ambiguous."""
+    if len(places) < 2 or places[0].confidence <= 0:
         return []
-    first = matches[0]
-    alike = [m for m in matches[1:SCANNED] if m.matched == first.matched]
-    if not any(m.confidence >= COMPETES * first.confidence and _apart(first, m) for m in alike):
+    first = places[0]
+    alike = [i for i in range(1, min(len(places), SCANNED)) if places[i].matched == first.matched]
+    if not any(
+        places[i].confidence >= COMPETES * first.confidence and _apart(first, places[i])
+        for i in alike
+    ):
         return []
-    chosen = [first]
-    for match in alike:
-        if len(chosen) == MAX_CANDIDATES or match.confidence < LISTED * first.confidence:
+    chosen = [0]
+    for i in alike:
+        if len(chosen) == MAX_CANDIDATES or places[i].confidence < LISTED * first.confidence:
             break
-        if all(_apart(other, match) for other in chosen):
-            chosen.append(match)
-    return [GeocodeCandidate.of(match) for match in chosen]
+        if all(_apart(places[j], places[i]) for j in chosen):
+            chosen.append(i)
+    return chosen

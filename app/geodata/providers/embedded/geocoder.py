@@ -43,7 +43,7 @@ from app.geodata.providers.embedded.query_kinds import (
     partial_warning,
     unsupported_message,
 )
-from app.geodata.results import GeocodeMatch, GeocodeResult, Kind
+from app.geodata.results import GeocodeCandidate, GeocodeMatch, GeocodeResult, Kind
 from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import key_hash, normalize
 
@@ -132,21 +132,28 @@ class Geocoder:
         candidates.sort(key=lambda c: (c.weak, -c.score, c.feature))
         # less prominent namesakes are less likely meant; confidence never rises down the list
         top_rank = max(candidates[0].rank, 1.0)
-        matches, ceiling = [], 1.0
+        scored, ceiling = [], 1.0
         # beyond `limit` too: a place the agent was not shown may still compete
         for c in candidates[: max(args.limit, ambiguity.SCANNED)]:
             share = min(1.0, c.rank / top_rank) if c.rank > 0 and not c.weak else 0.0
             confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
             ceiling = confidence
-            matches.append(self._match(c, confidence))
-        competing = ambiguity.candidates(matches)
+            scored.append((c, confidence))
+        results = [self._match(c, confidence) for c, confidence in scored[: args.limit]]
+        # only places confident enough to be listed can compete (most queries: one)
+        floor = ambiguity.LISTED * round(scored[0][1], 3)
+        contenders = [self._place(c, conf) for c, conf in scored if round(conf, 3) >= floor]
+        competing = [
+            GeocodeCandidate.of(results[i] if i < len(results) else self._match(*scored[i]))
+            for i in ambiguity.candidates(contenders)
+        ]
         best, warnings = candidates[0], []
         if beyond and (best.matched != args.query or best.alternate):
             partial = best.matched if best.matched != args.query else None
             warnings.append(partial_warning(first_part, beyond, partial))
         return GeocodeResult(
             query=args.query,
-            results=matches[: args.limit],
+            results=results,
             ambiguous=bool(competing),
             candidates=competing,
             warnings=warnings,
@@ -296,6 +303,18 @@ class Geocoder:
         )
 
     # -- output -------------------------------------------------------------------------------
+
+    def _place(self, candidate: _Candidate, confidence: float) -> ambiguity.Place:
+        data, feature = self.data, candidate.feature
+        return ambiguity.Place(
+            round(confidence, 3),
+            float(data.lat[feature]),
+            float(data.lon[feature]),
+            _KINDS[int(data.kind[feature])],
+            int(data.country[feature]),
+            int(data.admin1[feature]),
+            candidate.matched,
+        )
 
     def _match(self, candidate: _Candidate, confidence: float) -> GeocodeMatch:
         data, feature = self.data, candidate.feature
