@@ -50,6 +50,23 @@ def create_user(
     console.print(f"created {user.id} <{user.email}>")
 
 
+@cli.command("server-json")
+def server_json_command(
+    out: Annotated[str, typer.Option("--out", help="where to write it")] = "server.json",
+) -> None:
+    """Write the MCP registry entry (server.json) for GEOSVC_BASE_URL, to publish with
+    `mcp-publisher publish`."""
+    import json
+    from pathlib import Path
+
+    from app.config import get_settings
+    from app.mcp.cards import server_json
+
+    document = server_json(get_settings())
+    Path(out).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    console.print(f"wrote {out}: {document['name']} at {document['remotes'][0]['url']}")
+
+
 @cli.command()
 def api(
     host: str = "127.0.0.1",

@@ -28,6 +28,7 @@ from app.dashboard.pages import router as dashboard_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
+from app.http.discovery import router as discovery_router
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.openapi import EDGE_ERRORS
@@ -94,6 +95,7 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_recovery_router)
     app.include_router(dashboard_assets_router)
     app.include_router(v1_reference_router)
+    app.include_router(discovery_router)
     # First: the data plane is the hot path, and routes are matched in order.
     app.router.routes[0:0] = [
         Route("/mcp", endpoint=mcp_app, include_in_schema=False),
