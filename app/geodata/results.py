@@ -134,14 +134,16 @@ class GeocodeMatch(Result):
 
 
 class GeocodeCandidate(Result):
-    name: str = NAME
-    label: str = LABEL
-    kind: Kind = KIND
-    country_code: str | None = COUNTRY_CODE
-    admin1: str | None = ADMIN1
-    lat: float = LAT
-    lon: float = LON
-    confidence: float = Field(ge=0, le=1, description="As in `results`")
+    """One of the places an ambiguous name fits; fields as in `results`."""
+
+    name: str
+    label: str
+    kind: Kind
+    country_code: str | None
+    admin1: str | None
+    lat: float
+    lon: float
+    confidence: float
 
     @classmethod
     def of(cls, match: GeocodeMatch) -> GeocodeCandidate:
@@ -153,16 +155,14 @@ class GeocodeResult(Result):
     results: list[GeocodeMatch] = Field(description="Matches, best first")
     ambiguous: bool = Field(
         False,
-        description="The name fits several well-known places far apart: the runner-up "
-        "matched the same words with at least 0.64 of the first's confidence, over 100 km "
-        "away. Ask the user which one is meant (or say which you picked). Judged on the "
-        "embedded data; upstream answers say false",
+        description="The name fits several well-known places far apart: ask the user which "
+        "one is meant, or say which you chose. (The runner-up matched alike with at least "
+        "0.64 of the first's confidence, over 100 km away; judged offline only)",
     )
     candidates: list[GeocodeCandidate] = Field(
         default_factory=list,
-        description="When `ambiguous`: the competing places, best first: the first result, "
-        "then up to 4 with at least 0.62 of its confidence, each over 100 km from the "
-        "others (past `limit` too); else empty",
+        description="When `ambiguous`: the places that compete, best first (up to 5, also "
+        "past `limit`), each with the fields of `results` it names; else empty",
     )
     warnings: list[str] = Field(
         default_factory=list,

@@ -105,7 +105,8 @@ SUMMARIES: dict[str, Summary] = {
 def _item(tool: str, result: dict[str, Any]) -> str:
     if tool == "geocode":
         best = result["results"][0]
-        return f"{result['query']!r}: {_where(best)}"
+        ambiguous = " (ambiguous: see candidates)" if result.get("ambiguous") else ""
+        return f"{result['query']!r}: {_where(best)}{ambiguous}"
     return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
 
 

@@ -87,6 +87,18 @@ class TestAmbiguousNames:
         assert second.startswith("Ambiguous: it also names Portland, Maine, US (43.6")
         assert second.endswith("Ask which one is meant.")
 
+    def test_a_batch_summary_marks_the_ambiguous_answer(self) -> None:
+        body = {
+            "credits": 2,
+            "results": [
+                {"status": 200, "result": geocode("Victoria")},
+                {"status": 200, "result": geocode("Austin, TX")},
+            ],
+        }
+        answers = summarize("geocode", body).splitlines()[1].split("; ")
+        assert answers[0].endswith("(ambiguous: see candidates)")
+        assert "ambiguous" not in answers[1]
+
 
 class TestUnambiguousNames:
     @pytest.mark.parametrize(
