@@ -136,14 +136,14 @@ class GeocodeMatch(Result):
 class GeocodeCandidate(Result):
     """One of the places an ambiguous name fits; fields as in `results`."""
 
-    name: str
-    label: str
-    kind: Kind
-    country_code: str | None
-    admin1: str | None
-    lat: float
-    lon: float
-    confidence: float
+    name: str = NAME
+    label: str = LABEL
+    kind: Kind = KIND
+    country_code: str | None = COUNTRY_CODE
+    admin1: str | None = ADMIN1
+    lat: float = LAT
+    lon: float = LON
+    confidence: float = Field(ge=0, le=1, description="As in `results`")
 
     @classmethod
     def of(cls, match: GeocodeMatch) -> GeocodeCandidate:
@@ -162,7 +162,7 @@ class GeocodeResult(Result):
     candidates: list[GeocodeCandidate] = Field(
         default_factory=list,
         description="When `ambiguous`: the places that compete, best first (up to 5, also "
-        "past `limit`), each with the fields of `results` it names; else empty",
+        "past `limit`); else empty",
     )
     warnings: list[str] = Field(
         default_factory=list,
