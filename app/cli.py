@@ -148,6 +148,7 @@ def worker(
         typer.Option(help="CPU niceness (default: 10 for tools.free,tools.heavy only, else 0)"),
     ] = None,
     loglevel: str = "info",
+    quiet: Annotated[bool, typer.Option(help="no start-up banner")] = False,
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger.
 
@@ -184,6 +185,10 @@ def worker(
     # No gossip, mingle or worker heartbeat events: nothing here uses them, and their
     # broadcast consumers are where kombu's Redis reconnect race crashed workers.
     argv = ["worker", "--queues", queues, "--pool", pool, "--loglevel", loglevel]
+    if quiet:
+        argv = ["--quiet", *argv]
+    if settings.is_development:
+        quiet_root_warning()
     argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
@@ -205,6 +210,20 @@ def worker(
         celery_app.worker_main(argv)
 
 
+def quiet_root_warning() -> None:
+    """Celery warns at every start when the worker runs as root. In development (`geosvc
+    dev` in a container or as root on a laptop) that is the person's choice: said once, at
+    debug. Production runs the worker as an unprivileged user (Dockerfile)."""
+    import logging
+    import warnings
+
+    from celery.exceptions import SecurityWarning
+
+    if os.geteuid() == 0:
+        logging.getLogger(__name__).debug("the worker runs as root (development)")
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+
+
 @cli.command("worker-health")
 def worker_health(
     max_age: Annotated[float, typer.Option(help="seconds since the last heartbeat")] = 15.0,
@@ -221,7 +240,10 @@ def worker_health(
 
 
 @cli.command()
-def beat(loglevel: str = "info") -> None:
+def beat(
+    loglevel: str = "info",
+    quiet: Annotated[bool, typer.Option(help="no start-up banner")] = False,
+) -> None:
     """Run Celery beat: monthly period rollover and ledger reconciliation (one per deployment)."""
     from app.config import get_settings
     from app.queue import celery_app
@@ -231,7 +253,8 @@ def beat(loglevel: str = "info") -> None:
     data_dir = get_settings().data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     schedule = str(data_dir / "celerybeat-schedule")
-    celery_app.start(["beat", "--loglevel", loglevel, "--schedule", schedule])
+    argv = ["beat", "--loglevel", loglevel, "--schedule", schedule]
+    celery_app.start(["--quiet", *argv] if quiet else argv)
 
 
 @cli.command()

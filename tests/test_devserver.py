@@ -9,9 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from app.embedded_redis import free_port
@@ -127,3 +129,158 @@ def test_ctrl_c_during_the_first_index_build_stops_everything(
 def port_is_free(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+class DevServer:
+    """A real `geosvc dev` on `data_dir`; its output (stdout and stderr) read by a thread."""
+
+    def __init__(self, data_dir: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
+        env["GEOSVC_DATA_DIR"] = str(data_dir)
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "dev", "--port", str(self.port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for_announcement(self, deadline_s: float = 90.0) -> list[str]:
+        """The lines printed up to the end of the announcement ("Stop  Ctrl-C")."""
+        deadline = time.monotonic() + deadline_s
+        while not any(line.startswith("Stop ") for line in self.lines):
+            assert self.process.poll() is None, "\n".join(self.lines)
+            assert time.monotonic() < deadline, "\n".join(self.lines)
+            time.sleep(0.05)
+        return list(self.lines)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        deadline = time.monotonic() + 10
+        while processes_in_group(self.process.pid):
+            assert time.monotonic() < deadline, processes_in_group(self.process.pid)
+            time.sleep(0.05)
+
+
+def field(lines: list[str], label: str) -> str:
+    found = [line.removeprefix(label).strip() for line in lines if line.startswith(label)]
+    assert found, "\n".join(lines)
+    return found[0]
+
+
+def geocode_status(port: int, key: str) -> int:
+    response = httpx.get(
+        f"http://127.0.0.1:{port}/v1/geocode",
+        params={"query": "Austin, TX", "limit": "1"},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    return response.status_code
+
+
+@pytest.fixture
+def dev_data_dir(tmp_path: Path, geodata_dir: Path) -> Path:
+    """A data dir whose indices are the session's build (no minute-long build per start)."""
+    from app.geodata.indices.store import index_root
+
+    index_root(tmp_path).symlink_to(index_root(geodata_dir).resolve(), target_is_directory=True)
+    return tmp_path
+
+
+class TestTheFirstStart:
+    def test_says_only_what_a_person_needs_and_keeps_a_private_copy(
+        self, dev_data_dir: Path
+    ) -> None:
+        dev = DevServer(dev_data_dir)
+        try:
+            lines = dev.wait_for_announcement()
+            key = field(lines, "Demo key")
+            before_key = lines[: next(i for i, line in enumerate(lines) if key in line)]
+            assert len(before_key) <= 20, "\n".join(lines)
+            assert len(lines) <= 20, "\n".join(lines)
+            text = "\n".join(lines)
+            for noise in ("celery@", "-------------- ", "superuser", "Uvicorn running", "INFO"):
+                assert noise not in text
+            assert text.count("GEOSVC_SMTP_URL") == 1  # where mail goes, said once
+            assert f"http://127.0.0.1:{dev.port}/mcp" in field(lines, "MCP URL")
+            assert "Ctrl-C" in field(lines, "Stop")
+
+            copy = dev_data_dir / "demo.txt"
+            assert copy.stat().st_mode & 0o777 == 0o600
+            assert key in copy.read_text()
+            assert geocode_status(dev.port, key) == 200
+
+            # The access log goes to the log file, not over the key.
+            log = dev_data_dir / "dev.log"
+            deadline = time.monotonic() + 10
+            while "GET /v1/geocode" not in log.read_text():
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            assert not [line for line in dev.lines if "GET /v1/geocode" in line]
+        finally:
+            dev.stop()
+
+
+class TestARestart:
+    def test_keeps_the_demo_key_and_password(self, dev_data_dir: Path) -> None:
+        first = DevServer(dev_data_dir)
+        try:
+            lines = first.wait_for_announcement()
+        finally:
+            first.stop()
+        key, sign_in = field(lines, "Demo key"), field(lines, "Dashboard")
+
+        second = DevServer(dev_data_dir)
+        try:
+            again = second.wait_for_announcement()
+            assert field(again, "Demo key") == key
+            assert field(again, "Dashboard").split("(")[1] == sign_in.split("(")[1]
+            assert "the same as the last start" in "\n".join(again)
+            assert geocode_status(second.port, key) == 200
+            password = sign_in.split(" / ")[1].rstrip(")")
+            signed_in = httpx.post(
+                f"http://127.0.0.1:{second.port}/auth/signin",
+                json={"email": "demo@example.com", "password": password},
+                headers={"Origin": f"http://127.0.0.1:{second.port}"},
+                timeout=30,
+            )
+            assert signed_in.status_code == 200, signed_in.text
+        finally:
+            second.stop()
+        # The database holds the key's HMAC, never its secret.
+        secret = key.rsplit("_", 1)[1].encode()
+        for stored in dev_data_dir.glob("geosvc.db*"):
+            assert secret not in stored.read_bytes()
+
+    def test_without_the_copy_gets_a_new_key_and_revokes_the_old(self, dev_data_dir: Path) -> None:
+        first = DevServer(dev_data_dir)
+        try:
+            old_key = field(first.wait_for_announcement(), "Demo key")
+        finally:
+            first.stop()
+        (dev_data_dir / "demo.txt").unlink()
+
+        second = DevServer(dev_data_dir)
+        try:
+            new_key = field(second.wait_for_announcement(), "Demo key")
+            assert new_key != old_key
+            assert geocode_status(second.port, new_key) == 200
+            assert geocode_status(second.port, old_key) == 401
+        finally:
+            second.stop()
