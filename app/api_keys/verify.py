@@ -55,6 +55,8 @@ class ApiKeyPrincipal:
     user_id: str
     scopes: frozenset[str]
     kind: str = "api_key"
+    # Where the call came in ("mcp" or "v1"), set by that edge for the request log.
+    surface: str | None = None
 
 
 @dataclass(frozen=True)

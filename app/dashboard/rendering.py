@@ -70,10 +70,11 @@ def readable_datetime(value: datetime | str | None) -> str:
 
 
 def readable_time(value: datetime | str | None) -> str:
-    """23 Nov 2026, 09:40:12 UTC (the request log, where seconds matter)"""
+    """23 Nov 2026, 09:40:12 (the request log, where seconds matter; its page says the
+    times are UTC once rather than in every row)"""
     if value is None:
         return "–"
-    return _moment(value).strftime("%-d %b %Y, %H:%M:%S UTC")
+    return _moment(value).strftime("%-d %b %Y, %H:%M:%S")
 
 
 def readable_date(value: date | datetime | str | None) -> str:

@@ -17,6 +17,7 @@ Every refusal carries a JSON-RPC error body naming the reason, for people readin
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
@@ -28,6 +29,7 @@ from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import error_body, send_error
 from app.oauth.metadata import resource_metadata_url
 from app.oauth.verify import averify_access_token
+from app.request_log.service import MCP_SURFACE
 
 REQUIRED_SCOPE = "read:data"
 
@@ -70,7 +72,7 @@ class BearerAuth:
             principal = await _token_principal(credential, send)
         if principal is None:
             return
-        scope.setdefault("state", {})["principal"] = principal
+        scope.setdefault("state", {})["principal"] = replace(principal, surface=MCP_SURFACE)
         await self.app(scope, receive, send)
 
 

@@ -29,7 +29,7 @@ WINDOW_S = 1.0
 MAX_OPEN_WINDOWS = 10_000
 MAX_PENDING_WRITES = 1_000
 
-Kind = tuple[str, str, str, str, str]
+Kind = tuple[str, str, str, str, str, str]
 
 
 class _Window:
@@ -50,7 +50,14 @@ class RefusalLog:
         self._pending: set[asyncio.Task[None]] = set()
 
     def add(self, user_id: str, entry: CallEntry) -> None:
-        kind = (user_id, entry.principal_type, entry.principal_id, entry.tool, entry.outcome)
+        kind = (
+            user_id,
+            entry.principal_type,
+            entry.principal_id,
+            entry.tool,
+            entry.outcome,
+            entry.surface or "",
+        )
         window = self._open.get(kind)
         if window is not None:
             window.first = window.first or entry

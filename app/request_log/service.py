@@ -48,6 +48,9 @@ CANCELLED = "CANCELLED"  # the client went away before the answer
 FAILED = "ERROR"  # the filter that matches every outcome but OK
 API_KEY = "api_key"
 OAUTH_APP = "oauth_app"  # a connected app: its grant id (app_...) stands where a keyId would
+MCP_SURFACE = "mcp"  # where a call came in: /mcp
+V1_SURFACE = "v1"  # or the HTTP API at /v1
+SURFACES = (MCP_SURFACE, V1_SURFACE)
 # A principal's latest call time is kept this long after its last call (a few dozen
 # fields per account); past it, the ledger's latest charged call is what is known.
 LAST_USED_TTL_MS = 400 * 24 * 3600 * 1000
@@ -88,16 +91,21 @@ class CallEntry(NamedTuple):
     credits: int
     call_id: str | None  # None when refused before it got one
     calls: int = 1  # identical refusals within a second share one entry (`refusals`)
+    surface: str | None = None  # "mcp" or "v1"; None in entries written before it was kept
 
     def encode(self) -> str:
         return json.dumps(list(self), separators=(",", ":"))
 
     @classmethod
     def from_fields(cls, fields: Any) -> CallEntry | None:
-        """The entry of a decoded JSON array, or None when it is not one of ours."""
-        if not isinstance(fields, list) or len(fields) != 9:
+        """The entry of a decoded JSON array, or None when it is not one of ours (nine
+        fields: written before the surface was kept)."""
+        if not isinstance(fields, list) or len(fields) not in (9, 10):
             return None
-        at, kind, ident, tool, outcome, latency, credits, call_id, calls = fields
+        at, kind, ident, tool, outcome, latency, credits, call_id, calls = fields[:9]
+        surface = fields[9] if len(fields) == 10 else None
+        if surface is not None and surface not in SURFACES:
+            return None
         texts = (kind, ident, tool, outcome)
         if not all(isinstance(value, str) for value in texts) or not isinstance(at, int):
             return None
@@ -105,7 +113,7 @@ class CallEntry(NamedTuple):
             return None
         if call_id is not None and not isinstance(call_id, str) or not isinstance(calls, int):
             return None
-        return cls(at, kind, ident, tool, outcome, latency, credits, call_id, calls)
+        return cls(at, kind, ident, tool, outcome, latency, credits, call_id, calls, surface)
 
 
 def _decode_all(raw: list[str]) -> list[CallEntry]:
@@ -149,6 +157,7 @@ def entry_for(
     credits: int,
     call_id: str | None,
     principal_type: str = API_KEY,
+    surface: str | None = None,
 ) -> CallEntry:
     """The entry of a call that began at `started` (time.monotonic()) and ends now."""
     latency_s = max(0.0, time.monotonic() - started)
@@ -161,6 +170,7 @@ def entry_for(
         latency_ms=round(latency_s * 1000, 2),
         credits=credits,
         call_id=call_id,
+        surface=surface,
     )
 
 
@@ -272,6 +282,7 @@ def call_log(
                 latencyMs=entry.latency_ms,
                 credits=entry.credits,
                 calls=entry.calls,
+                surface=entry.surface,
             )
         )
     settings = get_settings()

@@ -90,6 +90,7 @@ def _entry(
     entry = entry_for(
         principal_id=principal.key_id,
         principal_type=principal_type(principal.kind),
+        surface=principal.surface,
         tool=name,
         failure=failure,
         started=started,

@@ -221,6 +221,7 @@ def _log_entry(
     return request_log.entry_for(
         principal_id=principal.key_id,
         principal_type=request_log.principal_type(principal.kind),
+        surface=principal.surface,
         tool=name if name in geodata.TOOL_SPECS else "other",
         failure=failure,
         started=started,

@@ -16,6 +16,7 @@ import base64
 import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -30,6 +31,7 @@ from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
 from app.metering.service import Reservation
 from app.observability import metrics
+from app.request_log.service import V1_SURFACE
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
@@ -42,7 +44,8 @@ CLIENT_CLOSED = 499
 
 
 async def _principal(request: Request) -> ApiKeyPrincipal:
-    return await averify_data_key(request.headers.get("authorization"))
+    principal = await averify_data_key(request.headers.get("authorization"))
+    return replace(principal, surface=V1_SURFACE)
 
 
 Principal = Annotated[ApiKeyPrincipal, Depends(_principal)]

@@ -213,8 +213,74 @@ def assert_fits(page: Page) -> None:
     assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths}"
 
 
+# Every word of every visible table cell, measured in the page: a word drawn on more than
+# one line was broken mid-token; one reaching past the cell's content box overflows it.
+# Words end at spaces and after a hyphen ("eu-west" may wrap as a dictionary would).
+# A number with its unit (td.num) or a `.nowrap` cell is one unit: all on one line. And no
+# table is wider than the box it sits in.
+BROKEN_WORDS_JS = """() => {
+  // Rects on one line overlap vertically (mixed type sizes have different tops).
+  const lineCount = (rects) => {
+    let count = 0, bottom = -Infinity;
+    for (const r of [...rects].sort((a, b) => a.top - b.top)) {
+      if (r.top >= bottom - 1) count += 1;
+      bottom = Math.max(bottom, r.bottom);
+    }
+    return count;
+  };
+  const problems = [];
+  for (const cell of document.querySelectorAll("td, th")) {
+    const box = cell.getBoundingClientRect();
+    if (box.width === 0) continue;  // not shown (the phone layout hides the header row)
+    const style = getComputedStyle(cell);
+    const left = box.left + parseFloat(style.paddingLeft) - 0.5;
+    const right = box.right - parseFloat(style.paddingRight) + 0.5;
+    const whole = cell.matches(".num, .nowrap");
+    const cellRects = [];
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/[^\\s-]*-|[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+        if (!rects.length) continue;  // inside something closed (a key's edit form)
+        cellRects.push(...rects);
+        const lines = lineCount(rects);
+        const drawn = range.getBoundingClientRect();
+        const where = `<${cell.tagName.toLowerCase()}> "${cell.innerText.trim().slice(0, 60)}"`;
+        if (lines > 1) {
+          problems.push(`"${word[0]}" broken over ${lines} lines in ${where}`);
+        } else if (drawn.left < left || drawn.right > right) {
+          problems.push(
+            `"${word[0]}" (${drawn.width.toFixed(1)} px) overflows ${where} ` +
+            `(${(right - left - 1).toFixed(1)} px)`
+          );
+        }
+      }
+    }
+    if (whole && lineCount(cellRects) > 1) problems.push(`"${cell.innerText.trim()}" wraps`);
+  }
+  for (const table of document.querySelectorAll("table")) {
+    const outer = table.parentElement.getBoundingClientRect();
+    const style = getComputedStyle(table.parentElement);
+    const room = outer.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+    const right = table.getBoundingClientRect().right;
+    if (right > room + 0.5) problems.push(`a table reaches ${(right - room).toFixed(1)} px past its box`);
+  }
+  return problems;
+}"""
+
+
+def assert_no_broken_words(page: Page) -> None:
+    """No table cell breaks a word mid-token or lets one overflow it (issue 38, item 3)."""
+    problems = page.evaluate(BROKEN_WORDS_JS)
+    assert problems == [], f"{page.url} at {page.viewport_size}: {problems}"
+
+
 def look(page: Page, shot: Shot, screen: str) -> None:
     assert_fits(page)
+    assert_no_broken_words(page)
     shot(page, screen)
 
 

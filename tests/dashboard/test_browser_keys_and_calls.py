@@ -148,7 +148,7 @@ def test_the_request_log_filters_by_key_and_outcome(
     page.get_by_role("button", name="Filter").click()
     expect(rows).to_have_count(2)
     for n in range(2):
-        expect(rows.nth(n).get_by_role("cell").last).to_have_text("1")  # one credit each
+        expect(rows.nth(n).get_by_role("cell").nth(-2)).to_have_text("1")  # one credit each
 
     page.get_by_label("Key").select_option(label="backup")
     page.get_by_role("button", name="Filter").click()
@@ -156,3 +156,32 @@ def test_the_request_log_filters_by_key_and_outcome(
     page.get_by_role("link", name="Clear").click()
     expect(rows).to_have_count(4)
     look(page, shot, "calls-all")
+
+
+def test_the_request_log_shows_each_calls_id_and_surface(
+    page: Page, dashboard_server: DashboardServer, dashboard_worker: CeleryWorker, shot: Shot
+) -> None:
+    sign_up(page, shot, "Ed")
+    key = create_key(page, "production agent (eu-west)")
+    url, auth = dashboard_server.url, {"Authorization": f"Bearer {key}"}
+    assert mcp_call(url, key, "get_average_income", {"postal_code": "10001"}) == "OK"
+    v1 = httpx.get(f"{url}/v1/population", params={"postal_code": "10001"}, headers=auth)
+    assert v1.status_code == 200, v1.text
+    refused = httpx.get(f"{url}/v1/population", params={"postal_code": "1"}, headers=auth)
+    assert refused.status_code == 400
+    deadline = time.monotonic() + 10
+    while len(logged := page.request.get("/usage/calls").json()["calls"]) < 3:
+        assert time.monotonic() < deadline, "the calls never reached the log"
+        time.sleep(0.05)
+
+    page.goto("/dashboard/calls")
+    rows = page.get_by_test_id("calls").locator("tbody tr")
+    expect(rows).to_have_count(3)
+    # Newest first: the refusal (no id), the /v1 call, the MCP call; ids as in the JSON.
+    assert [call["surface"] for call in logged] == ["v1", "v1", "mcp"]
+    expect(page.get_by_test_id("surface")).to_have_text(["HTTP /v1", "HTTP /v1", "MCP"])
+    assert logged[0]["callId"] is None
+    expect(page.get_by_test_id("call-id")).to_have_text(
+        ["none", logged[1]["callId"], logged[2]["callId"]]
+    )
+    look(page, shot, "calls-ids")

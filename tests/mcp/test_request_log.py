@@ -71,6 +71,7 @@ class TestRequestLog:
         assert calls[0]["callId"].startswith("call_")  # reached a worker
         assert calls[1]["callId"] is None  # refused before it got one
         assert calls[0]["at"] >= calls[1]["at"] >= calls[2]["at"]
+        assert {call["surface"] for call in calls} == {"mcp"}  # a refusal at the edge too
 
     async def test_refusals_at_the_edge_are_logged_and_filters_narrow(
         self, stack: Stack, account: Account

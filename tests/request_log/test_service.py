@@ -4,6 +4,7 @@ what a failed write does (nothing to the call)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections.abc import Iterator
@@ -91,6 +92,18 @@ class TestRecord:
         sync_redis().lpush(request_log.log_key(user_id), "not json", "[1,2]")
 
         assert len(request_log.recent_calls(user_id).entries) == 1
+
+    async def test_an_entry_from_before_the_surface_was_kept_reads_as_none(
+        self, user_id: str
+    ) -> None:
+        at = now_ms()
+        old = [at, "api_key", "key1", "geocode", "OK", 1.5, 1, "call_x", 1]  # nine fields
+        sync_redis().lpush(request_log.log_key(user_id), json.dumps(old))
+        await request_log.record(user_id, entry(at + 1)._replace(surface="v1"))
+
+        log = request_log.recent_calls(user_id)
+
+        assert [(call.at_ms, call.surface) for call in log.entries] == [(at + 1, "v1"), (at, None)]
 
     async def test_last_used_keeps_each_keys_latest_call(self, user_id: str) -> None:
         start = now_ms()

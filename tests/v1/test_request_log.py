@@ -36,6 +36,7 @@ class TestRequestLog:
         ]
         assert calls[1]["callId"].startswith("call_")
         assert calls[0]["principal"]["id"] == client.key_id
+        assert [c["surface"] for c in calls] == ["v1", "v1"]
 
     def test_a_batch_is_one_entry_per_outcome(self, client: Client) -> None:
         items = [{"query": "Denver"}] * (FREE_QUOTA - 1) + [{"query": "zzzzqqqq nowhere"}]
@@ -50,6 +51,7 @@ class TestRequestLog:
             ("geocode", "OK", FREE_QUOTA - 1, FREE_QUOTA - 1),
             ("geocode", "QUOTA_EXCEEDED", 2, 0),
         ]
+        assert {c["surface"] for c in calls} == {"v1"}
         ran = {c["callId"] for c in calls if c["outcome"] != "QUOTA_EXCEEDED"}
         assert len(ran) == 1  # the batch's task
         assert next(iter(ran)).startswith("call_")
