@@ -266,7 +266,9 @@ BROKEN_WORDS_JS = """() => {
     const style = getComputedStyle(table.parentElement);
     const room = outer.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
     const right = table.getBoundingClientRect().right;
-    if (right > room + 0.5) problems.push(`a table reaches ${(right - room).toFixed(1)} px past its box`);
+    if (right > room + 0.5) {
+      problems.push(`a table reaches ${(right - room).toFixed(1)} px past its box`);
+    }
   }
   return problems;
 }"""
