@@ -24,10 +24,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from app.devserver.demo import DemoAccount, demo_account, write_copy
+from app.devserver.demo import DEMO_FILE, DemoAccount, demo_account, write_copy
 from app.devserver.output import DevOutput
 from app.embedded_redis import die_with_parent
 
+# Two pools, as in production: paying calls; free and heavy calls and billing (niced).
+WORKER_POOLS = [("tools", "dev@%h"), ("tools.free,tools.heavy,billing", "dev-bulk@%h")]
 # How long the first index build took on 2 cores (issue 38: 45 s on a fresh clone).
 INDEX_BUILD_EXPECTED = "about a minute on 2 cores"
 
@@ -39,8 +41,6 @@ def start_worker_and_beat(output: DevOutput) -> list[subprocess.Popen[bytes]]:
     command = [sys.executable, "-m", "app.cli"]
     worker = [*command, "worker", "--quiet", "--pool", "threads", "--concurrency", "4"]
     beat = [*command, "beat", "--quiet", "--loglevel", "warning"]
-    # Two pools, as in production: paying calls; free and heavy calls and billing (niced).
-    pools = [("tools", "dev@%h"), ("tools.free,tools.heavy,billing", "dev-bulk@%h")]
     children = [
         *(
             subprocess.Popen(
@@ -49,7 +49,7 @@ def start_worker_and_beat(output: DevOutput) -> list[subprocess.Popen[bytes]]:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
             )
-            for queues, name in pools
+            for queues, name in WORKER_POOLS
         ),
         subprocess.Popen(
             beat, preexec_fn=die_with_parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
@@ -93,13 +93,14 @@ class DevServerRefused(Exception):
     pass
 
 
-def _wait_for_worker(deadline_s: float = 30.0) -> bool:
+def _wait_for_workers(deadline_s: float = 30.0) -> bool:
+    """Both pools answer a ping (so their start-up lines come before the key, not after)."""
     from app.queue import celery_app
 
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         try:
-            if celery_app.control.ping(timeout=0.5):
+            if len(celery_app.control.ping(timeout=0.5)) >= len(WORKER_POOLS):
                 return True
         except Exception:  # broker not answering yet: keep asking until the deadline
             time.sleep(0.2)
@@ -148,10 +149,11 @@ def announcement(demo: DemoAccount, base: str, data_dir: Path, output: DevOutput
         )
     else:
         mail = startup_line(settings).removeprefix("mail: ")
+    copy = shown_path(data_dir / DEMO_FILE)
     kept = (
-        "the same as the last start"
+        f"the same as on the last start (kept while {copy} holds it and it works)"
         if demo.kept
-        else "new (a demo key or password of an earlier start no longer works)"
+        else f"new on this start; kept on the next ones while {copy} holds it"
     )
     return [
         f"Dashboard  {base}/   (demo sign-in: {demo.email} / {demo.password})",
@@ -159,10 +161,10 @@ def announcement(demo: DemoAccount, base: str, data_dir: Path, output: DevOutput
         f"HTTP API   {base}/v1   (reference: {base}/v1/docs)",
         f"Demo key   {demo.api_key}",
         f"           send it as  Authorization: Bearer {demo.api_key}",
-        f"           {kept}; kept across restarts on {shown_path(data_dir)}",
+        f"           {kept}",
         f"Mail       {mail}",
         f"Logs       {log} (the api's requests, workers, beat); warnings also show here",
-        f"Saved      these lines in {shown_path(data_dir / 'demo.txt')} (readable by you only)",
+        f"Saved      these lines in {copy} (readable by you only)",
         "Stop       Ctrl-C",
     ]
 
@@ -199,7 +201,7 @@ def serve(*, host: str, port: int, console: Console) -> None:
     def announce() -> None:
         """Once the workers answer and uvicorn listens; the routine lines before it went
         to the log file only."""
-        if not _wait_for_worker():
+        if not _wait_for_workers():
             console.print(f"[yellow]The workers did not answer in 30 s[/]: see {output.path}")
         while not server.started and not server.should_exit:
             time.sleep(0.05)
