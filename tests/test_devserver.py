@@ -233,6 +233,9 @@ class TestTheFirstStart:
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.05)
             assert not [line for line in dev.lines if "GET /v1/geocode" in line]
+            # No Celery banner and no root warning, not even in the log file.
+            for noise in ("-------------- ", "superuser privileges", "celery beat v"):
+                assert noise not in log.read_text()
             # Where mail goes is said once: the workers' own start-up lines came before
             # the key (both pools answered first), so they went to the log file only.
             assert "\n".join(dev.lines).count("GEOSVC_SMTP_URL") == 1, dev.lines
