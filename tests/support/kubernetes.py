@@ -1,0 +1,217 @@
+"""The Kubernetes manifests (deploy/kubernetes) as objects: rendered by `kubectl kustomize`,
+with each container's environment resolved, and judged by a written set of policy rules.
+
+The rules are the high-severity ones of the usual scanners (checkov, kube-score, Pod
+Security "restricted"), for what these manifests use: nothing privileged, non-root,
+read-only root filesystems, dropped capabilities, requests and limits, probes, pinned
+images, a default-deny NetworkPolicy. A rule returns findings as "<object>: <what>".
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+PRODUCTION = ROOT / "overlays" / "production"
+MIGRATE = PRODUCTION / "migrate"
+OVERLAYS = (PRODUCTION, MIGRATE)
+SECRETS_EXAMPLE = ROOT / "secrets.env.example"
+SECRET_NAME = "geosvc-secrets"
+KUBECTL = shutil.which("kubectl")
+
+Obj = dict[str, Any]
+WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+# Containers that need no probe, and why (a stated exception, not an oversight).
+NO_PROBE = {
+    "geosvc-beat/beat": "Celery beat has no health endpoint; it exits on a fatal error",
+    "geosvc-migrate/migrate": "a Job: it runs to completion",
+}
+
+
+def render(directory: Path) -> list[Obj]:
+    """`kubectl kustomize <directory>`, as objects."""
+    assert KUBECTL is not None
+    done = subprocess.run(
+        [KUBECTL, "kustomize", str(directory)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return [obj for obj in yaml.safe_load_all(done.stdout) if obj]
+
+
+def name_of(obj: Obj) -> str:
+    return f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def pod_spec(obj: Obj) -> Obj | None:
+    if obj["kind"] not in WORKLOADS:
+        return None
+    spec = obj["spec"]
+    if obj["kind"] == "CronJob":
+        spec = spec["jobTemplate"]["spec"]
+    return spec["template"]["spec"]  # type: ignore[no-any-return]
+
+
+def containers(spec: Obj) -> Iterator[tuple[Obj, bool]]:
+    """(container, whether it is an init container)."""
+    for container in spec.get("initContainers", []):
+        yield container, True
+    for container in spec.get("containers", []):
+        yield container, False
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """KEY=value lines, as `kubectl create secret --from-env-file` reads them."""
+    values = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value
+    return values
+
+
+def container_env(container: Obj, objects: list[Obj], secrets: dict[str, str]) -> dict[str, str]:
+    """What the container's process sees: its ConfigMaps from the render, the Secret
+    geosvc-secrets (made outside the manifests) from `secrets`, then its own `env`."""
+    config_maps = {
+        o["metadata"]["name"]: o.get("data", {}) for o in objects if o["kind"] == "ConfigMap"
+    }
+
+    def secret(name: str) -> dict[str, str]:
+        assert name == SECRET_NAME, f"unknown Secret {name}"
+        return secrets
+
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        if "configMapRef" in source:
+            env.update(config_maps[source["configMapRef"]["name"]])
+        else:
+            env.update(secret(source["secretRef"]["name"]))
+    for variable in container.get("env", []):
+        if "value" in variable:
+            env[variable["name"]] = variable["value"]
+        elif "configMapKeyRef" in (ref := variable["valueFrom"]):
+            env[variable["name"]] = config_maps[ref["configMapKeyRef"]["name"]][
+                ref["configMapKeyRef"]["key"]
+            ]
+        else:
+            env[variable["name"]] = secret(ref["secretKeyRef"]["name"])[ref["secretKeyRef"]["key"]]
+    return env
+
+
+# --- policy rules -----------------------------------------------------------------------
+
+
+def policy_findings(objects: list[Obj]) -> list[str]:
+    findings: list[str] = []
+    served = served_pods(objects)
+    for obj in objects:
+        spec = pod_spec(obj)
+        if spec is None:
+            continue
+        labels = template_labels(obj)
+        findings += [f"{name_of(obj)}: {what}" for what in pod_rules(spec)]
+        for container, init in containers(spec):
+            where = f"{name_of(obj)} container {container['name']}"
+            findings += [f"{where}: {what}" for what in container_rules(container)]
+            if not init:
+                key = f"{obj['metadata']['name']}/{container['name']}"
+                findings += [
+                    f"{where}: {what}" for what in probe_rules(container, key, labels in served)
+                ]
+    findings += network_rules(objects)
+    return findings
+
+
+def template_labels(obj: Obj) -> frozenset[tuple[str, str]]:
+    template = obj["spec"].get("template") or obj["spec"]["jobTemplate"]["spec"]["template"]
+    return frozenset(template["metadata"].get("labels", {}).items())
+
+
+def served_pods(objects: list[Obj]) -> set[frozenset[tuple[str, str]]]:
+    """Template labels of the workloads some Service sends traffic to."""
+    selectors = [
+        set(o["spec"].get("selector", {}).items()) for o in objects if o["kind"] == "Service"
+    ]
+    return {
+        template_labels(o)
+        for o in objects
+        if pod_spec(o) is not None
+        and any(sel and sel <= set(template_labels(o)) for sel in selectors)
+    }
+
+
+def pod_rules(spec: Obj) -> Iterator[str]:
+    context = spec.get("securityContext", {})
+    if context.get("runAsNonRoot") is not True:
+        yield "runAsNonRoot is not true"
+    if not context.get("runAsUser"):
+        yield "no non-zero runAsUser"
+    if context.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+        yield "seccompProfile is not RuntimeDefault"
+    for field in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(field):
+            yield f"{field} is set"
+    if spec.get("automountServiceAccountToken") is not False:
+        yield "mounts a service account token"
+    for volume in spec.get("volumes", []):
+        if "hostPath" in volume:
+            yield f"volume {volume['name']} is a hostPath"
+
+
+def container_rules(container: Obj) -> Iterator[str]:
+    context = container.get("securityContext", {})
+    if context.get("privileged"):
+        yield "privileged"
+    if context.get("allowPrivilegeEscalation") is not False:
+        yield "allowPrivilegeEscalation is not false"
+    if context.get("readOnlyRootFilesystem") is not True:
+        yield "root filesystem is writable"
+    capabilities = context.get("capabilities", {})
+    if "ALL" not in capabilities.get("drop", []):
+        yield "capabilities not dropped (drop: [ALL])"
+    if capabilities.get("add"):
+        yield f"adds capabilities {capabilities['add']}"
+    resources = container.get("resources", {})
+    for kind in ("requests", "limits"):
+        for resource in ("cpu", "memory"):
+            if resource not in resources.get(kind, {}):
+                yield f"no {resource} {kind[:-1]}"
+    image = container.get("image", "")
+    tag = image.rsplit("/", 1)[-1].partition(":")[2]
+    if "@sha256:" not in image and tag in ("", "latest"):
+        yield f"image {image!r} is not pinned to a tag or digest"
+
+
+def probe_rules(container: Obj, key: str, served: bool) -> Iterator[str]:
+    if key in NO_PROBE:
+        return
+    if "livenessProbe" not in container:
+        yield "no livenessProbe"
+    if served and "readinessProbe" not in container:
+        yield "behind a Service without a readinessProbe"
+
+
+def network_rules(objects: list[Obj]) -> Iterator[str]:
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    if not any(workload for workload in objects if pod_spec(workload) is not None):
+        return
+    default_deny = [
+        p
+        for p in policies
+        if p["spec"]["podSelector"] == {}
+        and set(p["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}
+        and not p["spec"].get("ingress")
+        and not p["spec"].get("egress")
+    ]
+    if not default_deny:
+        yield "no default-deny NetworkPolicy (ingress and egress) for the namespace"
+    for policy in policies:
+        for rule in policy["spec"].get("ingress", []):
+            if not rule.get("from"):
+                yield f"{name_of(policy)}: an ingress rule admits every source"

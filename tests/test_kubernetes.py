@@ -1,0 +1,414 @@
+"""The Kubernetes manifests (deploy/kubernetes, issue 43): every overlay renders with
+`kubectl kustomize`, every object validates against the Kubernetes schemas
+(kubernetes-validate), the policy rules find nothing, the worker pools cover every queue,
+and every process starts under GEOSVC_ENV=production with the settings they give it."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from pydantic import ValidationError
+
+from app.config import Settings
+from app.observability.exposition import require_metrics_protection
+from app.queue.celery import BULK_TOOL_QUEUES, QUEUES, TOOLS_QUEUE
+from tests.support.kubernetes import (
+    KUBECTL,
+    MIGRATE,
+    OVERLAYS,
+    PRODUCTION,
+    ROOT,
+    SECRET_NAME,
+    SECRETS_EXAMPLE,
+    Obj,
+    container_env,
+    containers,
+    env_file,
+    name_of,
+    pod_spec,
+    policy_findings,
+    render,
+)
+from tests.support.services import REQUIRE_SERVICES
+
+# The oldest Kubernetes these manifests are for (autoscaling/v2, policy/v1 PDBs, Pod
+# Security Admission labels, PDB-safe topology spread) and the newest schemas shipped.
+KUBERNETES_VERSIONS = ("1.30.0", kubernetes_validate.latest_version())
+# Custom resources, which the Kubernetes schemas do not cover.
+CUSTOM_RESOURCE_GROUPS = ("keda.sh/",)
+WORKER_COMPONENTS = ("worker", "worker-bulk", "worker-billing")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kubectl() -> None:
+    if KUBECTL is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("kubectl (with its built-in kustomize) is required")
+        pytest.skip("kubectl not installed")
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[Path, list[Obj]]:
+    return {overlay: render(overlay) for overlay in OVERLAYS}
+
+
+@pytest.fixture(scope="module")
+def namespace(rendered: dict[Path, list[Obj]]) -> list[Obj]:
+    """Everything the two production kustomizations put in the namespace."""
+    return rendered[PRODUCTION] + rendered[MIGRATE]
+
+
+@pytest.fixture(scope="module")
+def hpa_fallback(tmp_path_factory: pytest.TempPathFactory) -> list[Obj]:
+    """Production with the CPU autoscalers instead of KEDA (components/worker-hpa)."""
+    directory = tmp_path_factory.mktemp("worker-hpa")
+
+    def there(path: Path) -> str:  # kustomize takes relative paths only
+        return os.path.relpath(path, directory)
+
+    (directory / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources: [{there(ROOT / 'base' / 'app')}]\n"
+        f"components: [{there(ROOT / 'components' / 'worker-hpa')}, "
+        f"{there(PRODUCTION / 'release')}]\n"
+    )
+    return render(directory)
+
+
+def by_kind(objects: list[Obj], kind: str) -> dict[str, Obj]:
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
+
+
+def component(obj: Obj) -> str:
+    return str(obj["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
+def worker_queues(objects: list[Obj]) -> dict[str, list[str]]:
+    """Deployment name -> the queues its `geosvc worker --queues` takes."""
+    found = {}
+    for name, deployment in by_kind(objects, "Deployment").items():
+        args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        if args[:2] == ["geosvc", "worker"]:
+            found[name] = args[args.index("--queues") + 1].split(",")
+    return found
+
+
+class TestRender:
+    def test_every_overlay_renders_into_the_namespace(
+        self, rendered: dict[Path, list[Obj]]
+    ) -> None:
+        for overlay, objects in rendered.items():
+            assert objects, overlay
+            for obj in objects:
+                if obj["kind"] != "Namespace":
+                    assert obj["metadata"].get("namespace") == "geosvc", name_of(obj)
+
+    def test_the_app_and_the_migration_run_one_image_and_one_config(
+        self, rendered: dict[Path, list[Obj]]
+    ) -> None:
+        """A rollout migrates with exactly the image and settings it then runs."""
+        images = {
+            overlay: {c["image"] for o in objects if (s := pod_spec(o)) for c, _ in containers(s)}
+            for overlay, objects in rendered.items()
+        }
+        assert len(images[PRODUCTION]) == 1
+        assert images[MIGRATE] == images[PRODUCTION]
+        config = {overlay: by_kind(objects, "ConfigMap") for overlay, objects in rendered.items()}
+        assert config[MIGRATE] == config[PRODUCTION]
+
+
+class TestSchemas:
+    @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+    def test_every_builtin_object_validates(
+        self, namespace: list[Obj], hpa_fallback: list[Obj], version: str
+    ) -> None:
+        checked = 0
+        for obj in namespace + hpa_fallback:
+            if obj["apiVersion"].startswith(CUSTOM_RESOURCE_GROUPS):
+                continue  # KEDA's: TestQueueScaling checks those
+            kubernetes_validate.validate(obj, version, strict=True)
+            checked += 1
+        assert checked >= 30
+
+    def test_a_wrong_field_is_refused(self, namespace: list[Obj]) -> None:
+        """The validator is strict: a misspelt field fails (so a pass means something)."""
+        deployment = copy.deepcopy(by_kind(namespace, "Deployment")["geosvc-api"])
+        deployment["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {}
+        with pytest.raises(kubernetes_validate.ValidationError):
+            kubernetes_validate.validate(deployment, KUBERNETES_VERSIONS[0], strict=True)
+
+
+class TestPolicy:
+    def test_no_finding(self, namespace: list[Obj], hpa_fallback: list[Obj]) -> None:
+        assert policy_findings(namespace) == []
+        assert policy_findings(hpa_fallback) == []
+
+    @pytest.mark.parametrize(
+        ("path", "value", "finding"),
+        [
+            (("securityContext", "readOnlyRootFilesystem"), False, "root filesystem is writable"),
+            (("securityContext", "allowPrivilegeEscalation"), True, "allowPrivilegeEscalation"),
+            (("securityContext", "capabilities", "drop"), [], "capabilities not dropped"),
+            (("resources", "limits"), {"cpu": "1"}, "no memory limit"),
+            (("image",), "registry.example.com/geosvc:latest", "not pinned"),
+            (("image",), "registry.example.com/geosvc", "not pinned"),
+        ],
+    )
+    def test_a_weakened_container_is_found(
+        self, namespace: list[Obj], path: tuple[str, ...], value: Any, finding: str
+    ) -> None:
+        objects = copy.deepcopy(namespace)
+        target = by_kind(objects, "Deployment")["geosvc-worker"]["spec"]["template"]["spec"]
+        place = target["containers"][0]
+        for key in path[:-1]:
+            place = place[key]
+        place[path[-1]] = value
+        findings = policy_findings(objects)
+        assert len(findings) == 1
+        assert "geosvc-worker container worker" in findings[0]
+        assert finding in findings[0]
+
+    def test_a_served_pod_without_readiness_and_a_missing_default_deny_are_found(
+        self, namespace: list[Obj]
+    ) -> None:
+        objects = copy.deepcopy(namespace)
+        api = by_kind(objects, "Deployment")["geosvc-api"]["spec"]["template"]["spec"]
+        del api["containers"][0]["readinessProbe"]
+        objects = [o for o in objects if name_of(o) != "NetworkPolicy/default-deny"]
+        findings = policy_findings(objects)
+        assert any("geosvc-api" in f and "readinessProbe" in f for f in findings)
+        assert any("default-deny" in f for f in findings)
+
+    def test_the_namespace_enforces_the_restricted_pod_security_profile(
+        self, namespace: list[Obj]
+    ) -> None:
+        labels = by_kind(namespace, "Namespace")["geosvc"]["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+    def test_only_the_api_admits_the_ingress_controller(self, namespace: list[Obj]) -> None:
+        admitting = [
+            p["spec"]["podSelector"]
+            for p in by_kind(namespace, "NetworkPolicy").values()
+            for rule in p["spec"].get("ingress", [])
+            for source in rule.get("from", [])
+            if source.get("namespaceSelector", {})
+            .get("matchLabels", {})
+            .get("kubernetes.io/metadata.name")
+            == "ingress-nginx"
+        ]
+        assert admitting == [
+            {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "geosvc",
+                    "app.kubernetes.io/component": "api",
+                }
+            }
+        ]
+        backends = [
+            path["backend"]["service"]["name"]
+            for rule in by_kind(namespace, "Ingress")["geosvc"]["spec"]["rules"]
+            for path in rule["http"]["paths"]
+        ]
+        assert backends == ["geosvc-api"]
+
+    def test_the_data_services_admit_only_our_pods_and_their_operators(
+        self, namespace: list[Obj]
+    ) -> None:
+        policies = by_kind(namespace, "NetworkPolicy")
+        for name in ("geosvc-db-ingress", "geosvc-rabbitmq-ingress", "geosvc-redis-ingress"):
+            for rule in policies[name]["spec"]["ingress"]:
+                for source in rule["from"]:
+                    assert "ipBlock" not in source, name
+                    if "namespaceSelector" not in source:
+                        assert source["podSelector"]["matchLabels"] in (
+                            {"app.kubernetes.io/part-of": "geosvc"},
+                            policies[name]["spec"]["podSelector"]["matchLabels"],
+                        ), name
+
+    def test_every_writer_has_its_writable_paths(self, namespace: list[Obj]) -> None:
+        """With a read-only root, /tmp (metrics files, the worker heartbeat) and
+        GEOSVC_DATA_DIR (indices, the beat schedule) must be volumes of the api,
+        worker and beat containers."""
+        secrets = env_file(SECRETS_EXAMPLE)
+        for obj in namespace:
+            if (spec := pod_spec(obj)) is None:
+                continue
+            for container, _ in containers(spec):
+                mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
+                assert "/tmp" in mounts, name_of(obj)
+                data_dir = container_env(container, namespace, secrets)["GEOSVC_DATA_DIR"]
+                if container["args"][1] in ("api", "worker", "beat", "data"):
+                    assert data_dir in mounts, name_of(obj)
+
+
+class TestQueueScaling:
+    def test_the_worker_pools_take_every_queue_once_and_paying_calls_alone(
+        self, namespace: list[Obj]
+    ) -> None:
+        pools = worker_queues(namespace)
+        taken = [queue for queues in pools.values() for queue in queues]
+        assert sorted(taken) == sorted(QUEUES)
+        paying = next(queues for queues in pools.values() if TOOLS_QUEUE in queues)
+        assert paying == [TOOLS_QUEUE]
+        bulk = next(queues for queues in pools.values() if BULK_TOOL_QUEUES[0] in queues)
+        assert sorted(bulk) == sorted(BULK_TOOL_QUEUES)
+
+    def test_keda_scales_each_pool_on_each_of_its_queues(self, namespace: list[Obj]) -> None:
+        scaled = by_kind(namespace, "ScaledObject")
+        authentication = by_kind(namespace, "TriggerAuthentication")
+        secret_keys = env_file(SECRETS_EXAMPLE)
+        for deployment, queues in worker_queues(namespace).items():
+            owners = [
+                s for s in scaled.values() if s["spec"]["scaleTargetRef"]["name"] == deployment
+            ]
+            assert len(owners) == 1, deployment
+            spec = owners[0]["spec"]
+            assert spec["minReplicaCount"] >= 1  # the billing pool drains the outbox
+            assert spec["fallback"]["replicas"] >= spec["minReplicaCount"]
+            assert sorted(t["metadata"]["queueName"] for t in spec["triggers"]) == sorted(queues)
+            for trigger in spec["triggers"]:
+                assert trigger["type"] == "rabbitmq"
+                auth = authentication[trigger["authenticationRef"]["name"]]
+                for ref in auth["spec"]["secretTargetRef"]:
+                    assert ref["name"] == SECRET_NAME
+                    assert ref["key"] in secret_keys
+        assert len(scaled) == len(worker_queues(namespace))
+
+    def test_without_keda_each_pool_has_a_cpu_autoscaler(self, hpa_fallback: list[Obj]) -> None:
+        targets = {
+            h["spec"]["scaleTargetRef"]["name"]
+            for h in by_kind(hpa_fallback, "HorizontalPodAutoscaler").values()
+        }
+        assert targets == {"geosvc-api", *worker_queues(hpa_fallback)}
+        assert not by_kind(hpa_fallback, "ScaledObject")
+
+    def test_every_worker_pod_builds_the_indices_before_its_worker_starts(
+        self, namespace: list[Obj]
+    ) -> None:
+        """Every `geosvc worker` loads the geodata indices at start (workers/tools.py):
+        built by an init container into the data volume, not in the worker's memory limit."""
+        secrets = env_file(SECRETS_EXAMPLE)
+        for name in worker_queues(namespace):
+            spec = by_kind(namespace, "Deployment")[name]["spec"]["template"]["spec"]
+            worker = spec["containers"][0]
+            data_dir = container_env(worker, namespace, secrets)["GEOSVC_DATA_DIR"]
+            volume = next(m["name"] for m in worker["volumeMounts"] if m["mountPath"] == data_dir)
+            builds = [
+                c
+                for c in spec.get("initContainers", [])
+                if c["args"] == ["geosvc", "data", "build", "--data-dir", data_dir]
+                and {"name": volume, "mountPath": data_dir} in c["volumeMounts"]
+            ]
+            assert len(builds) == 1, name
+
+    def test_exactly_one_beat(self, namespace: list[Obj]) -> None:
+        beats = [
+            d
+            for d in by_kind(namespace, "Deployment").values()
+            if d["spec"]["template"]["spec"]["containers"][0]["args"][:2] == ["geosvc", "beat"]
+        ]
+        assert len(beats) == 1
+        beat = beats[0]
+        assert beat["spec"]["replicas"] == 1
+        assert beat["spec"]["strategy"] == {"type": "Recreate"}
+        scalers = [
+            *by_kind(namespace, "HorizontalPodAutoscaler").values(),
+            *by_kind(namespace, "ScaledObject").values(),
+        ]
+        assert all(s["spec"]["scaleTargetRef"]["name"] != beat["metadata"]["name"] for s in scalers)
+
+    def test_scaled_deployments_spread_across_nodes_and_have_a_disruption_budget(
+        self, namespace: list[Obj]
+    ) -> None:
+        budgets = [
+            p["spec"]["selector"]["matchLabels"]
+            for p in by_kind(namespace, "PodDisruptionBudget").values()
+        ]
+        for deployment in by_kind(namespace, "Deployment").values():
+            if component(deployment) not in ("api", *WORKER_COMPONENTS):
+                continue
+            spec = deployment["spec"]["template"]["spec"]
+            keys = {c["topologyKey"] for c in spec["topologySpreadConstraints"]}
+            assert "kubernetes.io/hostname" in keys, name_of(deployment)
+            assert deployment["spec"]["selector"]["matchLabels"] in budgets, name_of(deployment)
+
+
+def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
+    """What a `geosvc <args>` process given `env` (and nothing else) would refuse to start
+    with: the production rules of Settings (app/production.py), the metrics token of the
+    api and worker, and Flower's password (app/cli.py)."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("GEOSVC_")}
+    for key in saved:
+        del os.environ[key]
+    os.environ.update(env)
+    try:
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        return [str(error["msg"]) for error in exc.errors()]
+    finally:
+        for key in env:
+            os.environ.pop(key, None)
+        os.environ.update(saved)
+    refusals = []
+    if args[1] in ("api", "worker"):
+        try:
+            require_metrics_protection(settings)
+        except Exception as exc:  # noqa: BLE001 - any refusal is the finding
+            refusals.append(str(exc))
+    if args[1] == "flower" and settings.flower_auth is None:
+        refusals.append("GEOSVC_FLOWER_AUTH must be set for geosvc flower in production")
+    return refusals
+
+
+def geosvc_containers(objects: list[Obj]) -> list[tuple[str, Obj]]:
+    return [
+        (f"{name_of(o)}/{c['name']}", c)
+        for o in objects
+        if (spec := pod_spec(o)) is not None
+        for c, _ in containers(spec)
+        if c["args"][0] == "geosvc"
+    ]
+
+
+class TestProductionSettings:
+    """The manifests give every process what production requires: the rules are the
+    app's own (Settings and the processes' start-up checks), not a list copied here."""
+
+    def test_every_process_would_start(self, namespace: list[Obj]) -> None:
+        secrets = env_file(SECRETS_EXAMPLE)
+        found = geosvc_containers(namespace)
+        assert {c["args"][1] for _, c in found} >= {"api", "worker", "beat", "flower", "migrate"}
+        for where, container in found:
+            env = container_env(container, namespace, secrets)
+            assert env["GEOSVC_ENV"] == "production", where
+            assert process_refusals(env, container["args"]) == [], where
+
+    def test_a_setting_production_requires_missing_from_the_manifests_is_caught(
+        self, namespace: list[Obj]
+    ) -> None:
+        """Each setting whose absence production refuses is named by the refusal, and
+        there are such settings (the check above has teeth)."""
+        secrets = env_file(SECRETS_EXAMPLE)
+        where, api = next((w, c) for w, c in geosvc_containers(namespace) if c["args"][1] == "api")
+        env = container_env(api, namespace, secrets)
+        required = []
+        for name in env:
+            refusals = process_refusals({k: v for k, v in env.items() if k != name}, api["args"])
+            if refusals:
+                assert any(name in refusal for refusal in refusals), (name, refusals)
+                required.append(name)
+        assert "GEOSVC_SECRET_PEPPER" in required, where
+        assert len(required) >= 8
+
+    def test_every_setting_given_is_one_the_app_reads(self, namespace: list[Obj]) -> None:
+        """Settings ignores unknown GEOSVC_ variables: a misspelt name would be lost."""
+        secrets = env_file(SECRETS_EXAMPLE)
+        known = {f"GEOSVC_{field.upper()}" for field in Settings.model_fields}
+        for where, container in geosvc_containers(namespace):
+            unknown = set(container_env(container, namespace, secrets)) - known
+            assert unknown == set(), where
