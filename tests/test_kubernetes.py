@@ -12,8 +12,10 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import typer
 from pydantic import ValidationError
 
+from app.cli import cli
 from app.config import Settings
 from app.observability.exposition import require_metrics_protection
 from app.queue.celery import BULK_TOOL_QUEUES, QUEUES, TOOLS_QUEUE
@@ -244,6 +246,24 @@ class TestPolicy:
                 data_dir = container_env(container, namespace, secrets)["GEOSVC_DATA_DIR"]
                 if container["args"][1] in ("api", "worker", "beat", "data"):
                     assert data_dir in mounts, name_of(obj)
+
+
+class TestMigration:
+    def test_the_job_migrates_and_the_api_leaves_it_to_the_job_when_it_can(
+        self, rendered: dict[Path, list[Obj]]
+    ) -> None:
+        """The Job runs `geosvc migrate`; once `geosvc api` can skip its own migration
+        (--no-migrate), the api pods must, so a rollout never migrates from many pods."""
+        job = by_kind(rendered[MIGRATE], "Job")["geosvc-migrate"]
+        assert job["spec"]["template"]["spec"]["containers"][0]["args"] == ["geosvc", "migrate"]
+        options = {
+            option
+            for param in typer.main.get_command(cli).commands["api"].params  # type: ignore[attr-defined]
+            for option in (*param.opts, *param.secondary_opts)
+        }
+        api = by_kind(rendered[PRODUCTION], "Deployment")["geosvc-api"]
+        args = api["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert ("--no-migrate" in args) == ("--no-migrate" in options)
 
 
 class TestQueueScaling:
