@@ -13,11 +13,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import typer
-from pydantic import ValidationError
 
 from app.cli import cli
 from app.config import Settings
-from app.observability.exposition import require_metrics_protection
 from app.queue.celery import BULK_TOOL_QUEUES, QUEUES, TOOLS_QUEUE
 from tests.support.kubernetes import (
     KUBECTL,
@@ -31,9 +29,11 @@ from tests.support.kubernetes import (
     container_env,
     containers,
     env_file,
+    geosvc_containers,
     name_of,
     pod_spec,
     policy_findings,
+    process_refusals,
     render,
 )
 from tests.support.services import REQUIRE_SERVICES
@@ -356,43 +356,6 @@ class TestQueueScaling:
             keys = {c["topologyKey"] for c in spec["topologySpreadConstraints"]}
             assert "kubernetes.io/hostname" in keys, name_of(deployment)
             assert deployment["spec"]["selector"]["matchLabels"] in budgets, name_of(deployment)
-
-
-def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
-    """What a `geosvc <args>` process given `env` (and nothing else) would refuse to start
-    with: the production rules of Settings (app/production.py), the metrics token of the
-    api and worker, and Flower's password (app/cli.py)."""
-    saved = {k: v for k, v in os.environ.items() if k.startswith("GEOSVC_")}
-    for key in saved:
-        del os.environ[key]
-    os.environ.update(env)
-    try:
-        settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    except ValidationError as exc:
-        return [str(error["msg"]) for error in exc.errors()]
-    finally:
-        for key in env:
-            os.environ.pop(key, None)
-        os.environ.update(saved)
-    refusals = []
-    if args[1] in ("api", "worker"):
-        try:
-            require_metrics_protection(settings)
-        except Exception as exc:  # noqa: BLE001 - any refusal is the finding
-            refusals.append(str(exc))
-    if args[1] == "flower" and settings.flower_auth is None:
-        refusals.append("GEOSVC_FLOWER_AUTH must be set for geosvc flower in production")
-    return refusals
-
-
-def geosvc_containers(objects: list[Obj]) -> list[tuple[str, Obj]]:
-    return [
-        (f"{name_of(o)}/{c['name']}", c)
-        for o in objects
-        if (spec := pod_spec(o)) is not None
-        for c, _ in containers(spec)
-        if c["args"][0] == "geosvc"
-    ]
 
 
 class TestProductionSettings:

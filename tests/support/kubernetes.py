@@ -9,6 +9,7 @@ images, a default-deny NetworkPolicy. A rule returns findings as "<object>: <wha
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -16,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
+
+from app.config import Settings
+from app.observability.exposition import require_metrics_protection
 
 ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 PRODUCTION = ROOT / "overlays" / "production"
@@ -102,6 +107,46 @@ def container_env(container: Obj, objects: list[Obj], secrets: dict[str, str]) -
         else:
             env[variable["name"]] = secret(ref["secretKeyRef"]["name"])[ref["secretKeyRef"]["key"]]
     return env
+
+
+# --- what the processes would refuse ---------------------------------------------------
+
+
+def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
+    """What a `geosvc <args>` process given `env` (and nothing else) would refuse to start
+    with: the production rules of Settings (app/production.py), the metrics token of the
+    api and worker, and Flower's password (app/cli.py)."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("GEOSVC_")}
+    for key in saved:
+        del os.environ[key]
+    os.environ.update(env)
+    try:
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        return [str(error["msg"]) for error in exc.errors()]
+    finally:
+        for key in env:
+            os.environ.pop(key, None)
+        os.environ.update(saved)
+    refusals = []
+    if args[1] in ("api", "worker"):
+        try:
+            require_metrics_protection(settings)
+        except Exception as exc:  # noqa: BLE001 - any refusal is the finding
+            refusals.append(str(exc))
+    if args[1] == "flower" and settings.flower_auth is None:
+        refusals.append("GEOSVC_FLOWER_AUTH must be set for geosvc flower in production")
+    return refusals
+
+
+def geosvc_containers(objects: list[Obj]) -> list[tuple[str, Obj]]:
+    return [
+        (f"{name_of(o)}/{c['name']}", c)
+        for o in objects
+        if (spec := pod_spec(o)) is not None
+        for c, _ in containers(spec)
+        if c["args"][0] == "geosvc"
+    ]
 
 
 # --- policy rules -----------------------------------------------------------------------
