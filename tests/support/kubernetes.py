@@ -1,5 +1,6 @@
 """The Kubernetes manifests (deploy/kubernetes) as objects: rendered by `kubectl kustomize`,
-with each container's environment resolved, and judged by a written set of policy rules.
+with each container's environment resolved (and what its process would refuse to start
+with), and judged by a written set of policy rules.
 
 The rules are the high-severity ones of the usual scanners (checkov, kube-score, Pod
 Security "restricted"), for what these manifests use: nothing privileged, non-root,
