@@ -21,7 +21,7 @@ from app.billing.plans import Plan, limits_for
 from app.clock import period_of, utcnow
 from app.config import get_settings
 from app.errors import AppError
-from app.metering import alerts, outbox
+from app.metering import alerts, outbox, recent_refusals
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
@@ -68,6 +68,11 @@ async def reserve_batch(
     now: datetime | None = None,
 ) -> BatchReservation:
     """Admit up to `items` calls of cost 1 in one Lua call (see `RESERVE_BATCH`)."""
+    if key_id is not None:  # refused a moment ago: none admitted, no Redis call
+        try:
+            recent_refusals.check(user_id, key_id, plan, calls=items)
+        except AppError as exc:
+            return BatchReservation([], exc)
     period = period_of(now or utcnow())
     limits = limits_for(plan)
     limit = credit_limit(plan, credit_cap)
@@ -96,6 +101,8 @@ async def reserve_batch(
     status, count, used, in_flight, wait_ms, key_tokens, account_tokens = map(int, reply)
     refused = None
     if status != GRANTED:
+        if key_id is not None:  # its wait is for one more token
+            recent_refusals.remember(user_id, key_id, status, wait_ms, 1)
         refused = refusal(
             status,
             plan,

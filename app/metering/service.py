@@ -34,7 +34,7 @@ from app.clock import period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
 from app.errors import NotFound
-from app.metering import alerts, outbox
+from app.metering import alerts, outbox, recent_refusals
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
@@ -101,6 +101,8 @@ async def reserve(
     rate buckets (`cost` tokens), the account's concurrency, then the credit limit
     (free: used + in flight < quota; any plan: < the account's own cap). A refusal
     (RateLimited, QuotaExceeded) holds and charges nothing."""
+    if key_id is not None:  # refused a moment ago: the same answer, no Redis call
+        recent_refusals.check(user_id, key_id, plan)
     period = period_of(now or utcnow())
     limits = limits_for(plan)
     limit = credit_limit(plan, credit_cap)
@@ -130,6 +132,8 @@ async def reserve(
     reply = await run_admission(reserve_script, user_id, period, keys, args)
     status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
+        if key_id is not None:
+            recent_refusals.remember(user_id, key_id, status, wait_ms, cost)
         raise refusal(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost=cost)
     metrics.reservation_opened()
     return Reservation(

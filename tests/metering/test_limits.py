@@ -15,7 +15,8 @@ import pytest
 from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.errors import QuotaExceeded, RateLimited
-from app.metering.keys import outbox_key, reservations_key
+from app.metering.batch import reserve_batch
+from app.metering.keys import key_bucket_key, outbox_key, reservations_key
 from app.metering.service import Reservation, release, reserve
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts, commit
@@ -291,3 +292,62 @@ async def test_no_refusal_holds_or_charges_anything(
     assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 1  # `held` only
     assert redis_accounts.store.llen(outbox_key()) == outbox_before
     await release(held)
+
+
+class TestRecentRefusals:
+    """A key Redis has just refused is refused in-process until its retryAfterSeconds,
+    without asking Redis (issue 36, item 5): a flood that ignores Retry-After costs no
+    Redis round trip per call, and only that key is held back."""
+
+    @pytest.fixture
+    def refilling(self, limits: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+        limits.setenv("GEOSVC_FREE_RATE_PER_S", "2")  # one token in 0.5 s
+        reload_settings()
+        return limits
+
+    async def test_a_refused_key_is_refused_again_without_redis_until_its_wait(
+        self, refilling: pytest.MonkeyPatch, redis_accounts: Accounts
+    ) -> None:
+        user_id = redis_accounts.new_id()
+        await admitted_then_released(user_id, Plan.FREE, 3, "k1")
+        first = await attempt(user_id)
+        assert limit_of(first) == "key_rate"
+        assert isinstance(first, RateLimited)
+        refused_at, wait_s = time.monotonic(), first.details["retryAfterSeconds"]
+        # A full bucket in Redis: only a refusal that never asks Redis still refuses.
+        redis_accounts.store.delete(key_bucket_key(user_id, "k1"))
+
+        again = await attempt(user_id)
+
+        assert time.monotonic() - refused_at < wait_s, "too slow to tell"
+        assert limit_of(again) == "key_rate"
+        assert isinstance(again, RateLimited)
+        assert 0 < again.details["retryAfterSeconds"] <= wait_s
+        assert "No credit was charged" in again.message
+        # per key: another key of the same account is admitted at once
+        other = await attempt(user_id, key_id="k2")
+        assert isinstance(other, Reservation), other
+        await release(other)
+        # and once the wait is over the key asks Redis again (its bucket is full now)
+        deadline = refused_at + wait_s + 5
+        while isinstance(outcome := await attempt(user_id), RateLimited):
+            assert time.monotonic() < deadline, "still refused long after its wait"
+            await asyncio.sleep(0.02)
+        assert time.monotonic() - refused_at >= wait_s - 0.01
+        assert isinstance(outcome, Reservation)
+        await release(outcome)
+
+    async def test_a_refused_batch_admits_nothing_until_the_wait(
+        self, refilling: pytest.MonkeyPatch, redis_accounts: Accounts
+    ) -> None:
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        await admitted_then_released(user_id, Plan.FREE, 3, "k1")
+        assert limit_of(await attempt(user_id)) == "key_rate"
+        redis_accounts.store.delete(key_bucket_key(user_id, "k1"))
+
+        batch = await reserve_batch(user_id, Plan.FREE, 3, key_id="k1")
+
+        assert batch.admitted == []
+        assert isinstance(batch.refused, RateLimited)
+        assert batch.refused.details["limit"] == "key_rate"
+        assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 0
