@@ -6,11 +6,13 @@ The file is the one compose mounts; only what differs outside a container is rew
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,3 +168,46 @@ def test_headers_that_stall_are_cut_off(proxy: Proxy) -> None:
         except (ConnectionResetError, ssl.SSLError):
             pass
     assert time.monotonic() - started < 20
+
+
+def _flood(proxy: Proxy, source: str, credential: str, requests: int) -> list[httpx.Response]:
+    """`requests` calls of /healthz with `credential`, 10 at a time, from address `source`."""
+
+    async def run() -> list[httpx.Response]:
+        transport = httpx.AsyncHTTPTransport(local_address=source, verify=False)
+        headers = {"Authorization": f"Bearer {credential}"}
+        async with httpx.AsyncClient(
+            base_url=proxy.https_url, transport=transport, headers=headers, timeout=30
+        ) as client:
+            gate = asyncio.Semaphore(10)
+
+            async def one() -> httpx.Response:
+                async with gate:
+                    return await client.get("/healthz")
+
+            return list(await asyncio.gather(*(one() for _ in range(requests))))
+
+    return asyncio.run(run())
+
+
+def test_one_credential_from_many_addresses_is_shed_at_the_proxy(proxy: Proxy) -> None:
+    """Issue 36, item 5: five addresses, each under the per-address limit, sending one key
+    together pass the per-key limit (100/s, bursts of 200): the proxy refuses the excess
+    itself, in the API's envelope, while another key from another address goes through."""
+    flooded = "svc_live_ak_flood1_" + "A" * 8 + os.urandom(12).hex()
+    other = "svc_live_ak_quiet1_" + "B" * 8 + os.urandom(12).hex()
+    answers: list[httpx.Response] = []
+    for number in range(3, 8):  # 127.0.0.3-7, 150 each: within the per-address burst
+        answers += _flood(proxy, f"127.0.0.{number}", flooded, 150)
+
+    refused = [answer for answer in answers if answer.status_code == 429]
+    assert len(refused) >= 100, Counter(answer.status_code for answer in answers)
+    assert {answer.status_code for answer in answers} == {200, 429}
+    assert refused[0].json()["error"]["code"] == "RATE_LIMITED"
+    assert refused[0].json()["error"]["retryAfterSeconds"] == 1
+    assert refused[0].headers["retry-after"] == "1"
+    quiet = _flood(proxy, "127.0.0.2", other, 20)
+    assert [answer.status_code for answer in quiet] == [200] * 20
+    # another credential sharing the key id but not the secret is not in the flood's bucket
+    guessed = "svc_live_ak_flood1_" + "C" * 8 + os.urandom(12).hex()
+    assert {answer.status_code for answer in _flood(proxy, "127.0.0.8", guessed, 20)} == {200}
