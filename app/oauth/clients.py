@@ -71,9 +71,36 @@ def _client_uri(value: object) -> str | None:
     return value if parts.scheme == "https" and parts.hostname else None
 
 
+# RFC 7591 section 2 (and 2.3's software_statement): the type of each field a client may
+# send. Checked before anything reads them (Authlib's claims crashed on some: 500s).
+_STRINGS = (
+    "client_name client_uri logo_uri scope tos_uri policy_uri jwks_uri software_id "
+    "software_version software_statement token_endpoint_auth_method client_secret"
+).split()
+_STRING_LISTS = ("redirect_uris", "grant_types", "response_types", "contacts")
+
+
+def check_types(metadata: Mapping[str, Any]) -> None:
+    """Each known field, when present and not null, has the type RFC 7591 gives it."""
+    for name, value in metadata.items():
+        if value is None:
+            continue
+        if name in _STRINGS and not isinstance(value, str):
+            raise ClientMetadataError(f"{name} must be a string")
+        if name in _STRING_LISTS and not (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        ):
+            raise ClientMetadataError(
+                f"{name} must be a list of strings", redirect_uri=name == "redirect_uris"
+            )
+        if name == "jwks" and not isinstance(value, dict):
+            raise ClientMetadataError("jwks must be a JSON object")
+
+
 def check_metadata(metadata: Mapping[str, Any], *, document: bool) -> CheckedMetadata:
     """Our rules on top of RFC 7591's: what a client may register, or a metadata document
     may say (`document`: a public client, no secret)."""
+    check_types(metadata)
     uris = metadata.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
         raise ClientMetadataError("redirect_uris must list at least one URI", redirect_uri=True)

@@ -10,6 +10,7 @@ info, no control characters or spaces.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -22,6 +23,10 @@ _UNSAFE_SCHEMES = frozenset(
     | {"ws", "wss", "ftp", "mailto", "tel", "sms", "chrome", "view-source"}
 )
 _FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x20\x7f\\]")
+# A DNS label as a host name has it (RFC 1123; an IDN as its xn-- A-label), which is also
+# all a CSP host-source may hold: the consent page's policy names this host.
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", re.IGNORECASE)
+MAX_HOST_NAME = 253
 
 
 def registration_error(uri: object) -> str | None:
@@ -44,8 +49,13 @@ def registration_error(uri: object) -> str | None:
         return "a redirect URI must not have a fragment"
     if "@" in parts.netloc:
         return "a redirect URI must not carry user information"
+    if scheme in ("http", "https") and not is_host(_host_part(parts.netloc)):
+        return (
+            f"{uri!r} has no valid host: a host name (letters, digits, hyphens; an "
+            "international name as xn--), an IPv4 address or a bracketed IPv6 address"
+        )
     if scheme == "https":
-        return None if parts.hostname else f"{uri!r} has no host"
+        return None
     if scheme == "http":
         if parts.hostname in LOOPBACK_HOSTS:
             return None
@@ -53,6 +63,28 @@ def registration_error(uri: object) -> str | None:
     if scheme in _UNSAFE_SCHEMES:
         return f"the {scheme}: scheme cannot be a redirect URI"
     return None  # a private-use scheme of a native app
+
+
+def _host_part(netloc: str) -> str:
+    """The authority without its port (`[::1]:8080` -> `[::1]`)."""
+    if netloc.endswith("]") or ":" not in netloc:
+        return netloc
+    return netloc.rsplit(":", 1)[0]
+
+
+def is_host(host: str) -> bool:
+    """Whether `host` (as in a URL's authority, without the port) is a host name or an IP
+    literal, and nothing else: no wildcard, no `;`, quote or space a policy could read."""
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        return True
+    name = host[:-1] if host.endswith(".") else host
+    if not name or len(name) > MAX_HOST_NAME:
+        return False
+    return all(_LABEL.fullmatch(label) for label in name.split("."))
 
 
 def is_loopback(uri: str) -> bool:

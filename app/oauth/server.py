@@ -217,12 +217,26 @@ class Revocation(RevocationEndpoint):
         self.server.revoked_access_hashes.extend(hashes)
 
 
+def _metadata_error(exc: clients.ClientMetadataError) -> OAuth2Error:
+    if exc.redirect_uri:
+        return InvalidRedirectURIError(plain(str(exc)))
+    return InvalidClientMetadataError(plain(str(exc)))
+
+
 class Registration(ClientRegistrationEndpoint):
     """Open dynamic registration (RFC 7591 section 3): no initial access token; the edge
     limits it per client address."""
 
     def authenticate_token(self, request: JsonRequest) -> bool:
         return True
+
+    def extract_client_metadata(self, request: JsonRequest) -> dict[str, Any]:
+        """Authlib's, once every field has its type (Authlib's claims fail on some)."""
+        try:
+            clients.check_types(request.payload.data)
+        except clients.ClientMetadataError as exc:
+            raise _metadata_error(exc) from exc
+        return dict(super().extract_client_metadata(request))
 
     def create_registration_response(self, request: JsonRequest) -> tuple[int, Any, Any]:
         """Authlib's, answering the metadata as stored (defaults filled in, RFC 7591
@@ -252,9 +266,7 @@ class Registration(ClientRegistrationEndpoint):
         try:
             checked = clients.check_metadata(client_metadata, document=False)
         except clients.ClientMetadataError as exc:
-            if exc.redirect_uri:
-                raise InvalidRedirectURIError(plain(str(exc))) from exc
-            raise InvalidClientMetadataError(plain(str(exc))) from exc
+            raise _metadata_error(exc) from exc
         # What was accepted, as stored (a default filled in, whitespace in the name folded).
         client_metadata.update(
             client_name=checked.client_name,
