@@ -66,20 +66,21 @@ def limit_headers(state: Metering) -> dict[str, str]:
     to_reset = max(0, math.ceil((end - utcnow()).total_seconds()))
     if limit is not None:
         policies.append(f'"credits";q={limit};w={int((end - start).total_seconds())}')
-    current: list[str] = []
+    # One entry per policy: a bucket that refused (a batch's later items) says r=0 and
+    # the wait, in place of what admission saw before it ran dry.
+    entries: dict[str, str] = {}
     refused = state.refused
     refused_bucket = refused.details.get("limit") if isinstance(refused, RateLimited) else None
     if refused is not None and refused_bucket in ("key_rate", "account_rate"):
         name = "key" if refused_bucket == "key_rate" else "account"
         wait = math.ceil(float(refused.details.get("retryAfterSeconds", 1)))
-        current.append(f'"{name}";r=0;t={wait}')
+        entries[name] = f'"{name}";r=0;t={wait}'
     if state.key_tokens is not None and state.account_tokens is not None:
         key_t = _refill_s(limits.burst, limits.rate_per_s, state.key_tokens)
         account_t = _refill_s(limits.account_burst, limits.account_rate_per_s, state.account_tokens)
-        current += [
-            f'"key";r={state.key_tokens};t={key_t}',
-            f'"account";r={state.account_tokens};t={account_t}',
-        ]
+        entries.setdefault("key", f'"key";r={state.key_tokens};t={key_t}')
+        entries.setdefault("account", f'"account";r={state.account_tokens};t={account_t}')
+    current = list(entries.values())
     headers = {"RateLimit-Policy": ", ".join(policies)}
     if state.used is not None or isinstance(refused, QuotaExceeded):
         allotment = limit if limit is not None else quota_for(state.plan)

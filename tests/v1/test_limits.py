@@ -70,6 +70,11 @@ def test_a_batch_past_the_rate_answers_the_burst_and_refuses_the_rest(tenant: Cl
     assert results[-1]["error"]["limit"] == "key_rate"
     assert response.json()["credits"] == FREE_BURST
     assert tenant.usage()["used"] == FREE_BURST
+    # each policy once (issue 36, item 9: "key" was listed twice), the refusing one empty
+    entries = [entry.split(";") for entry in response.headers["ratelimit"].split(", ")]
+    names = [entry[0] for entry in entries]
+    assert sorted(names) == sorted(set(names)), response.headers["ratelimit"]
+    assert entries[names.index('"key"')][1] == "r=0"
 
 
 def test_a_call_whose_client_reset_the_connection_is_not_charged(
