@@ -27,7 +27,8 @@ from app.dashboard.deps import OptionalUser, SignedInUser
 from app.dashboard.rendering import render
 from app.http.deps import SessionDep
 from app.http.guards import CONTENT_SECURITY_POLICY
-from app.oauth import redirects
+from app.models import User
+from app.oauth import grants, redirects
 from app.oauth.clients import ClientView
 from app.oauth.metadata import AUTHORIZE_PATH
 from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
@@ -57,9 +58,36 @@ def _redirect(answer: OAuthResponse) -> Response:
     return RedirectResponse(answer.location, 303, headers={"Cache-Control": "no-store"})
 
 
-def _error_page(request: Request, error: OAuth2Error) -> Response:
+def _error_page(
+    request: Request, error: OAuth2Error, *, not_sent_to: str | None = None
+) -> Response:
     message = error.description or error.error
-    return render(request, "oauth_error.html", status=400, message=message, code=error.error)
+    return render(
+        request,
+        "oauth_error.html",
+        status=400,
+        message=message,
+        code=error.error,
+        not_sent_to=not_sent_to,
+    )
+
+
+def _error_answer(
+    request: Request,
+    server: OAuthServer,
+    error: OAuth2Error,
+    user: User | None,
+    client_id: str | None,
+) -> Response:
+    """An error of a request shown to nobody yet (GET): sent back to the client's redirect
+    URI only if the signed-in person has connected this client before; otherwise our own
+    page, so that an app anyone can register cannot use this endpoint as an open redirect
+    (issue 36, item 7; docs/OAUTH.md)."""
+    if not error.redirect_uri:  # the redirect URI is not validated for the client
+        return _error_page(request, error)
+    if user and client_id and grants.has_approved(server.session, user.id, client_id):
+        return _redirect(server.error_redirect(error))
+    return _error_page(request, error, not_sent_to=redirects.host_of(error.redirect_uri))
 
 
 def _csp_for(redirect_uri: str) -> str:
@@ -93,9 +121,7 @@ def authorize(
         grant, _http = _validated(request, server, pairs, user)
     except OAuth2Error as error:
         session.commit()  # a metadata document fetched on the way is kept
-        if error.redirect_uri:
-            return _redirect(server.error_redirect(error))
-        return _error_page(request, error)
+        return _error_answer(request, server, error, user, dict(pairs).get("client_id"))
     session.commit()
     if user is None or not svc_session:
         next_path = AUTHORIZE_PATH + "?" + request.url.query

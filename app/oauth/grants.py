@@ -312,3 +312,16 @@ def connected_apps(session: Session, user_id: str) -> list[ConnectedApp]:
             )
         )
     return apps
+
+
+def has_approved(session: Session, user_id: str, client_id: str) -> bool:
+    """Whether this person has an active grant to this client: only then may the
+    authorization endpoint send their browser to the client's redirect URI without a
+    click of theirs (an error answer; docs/OAUTH.md, "Errors and clients nobody vetted")."""
+    found = session.exec(
+        select(OAuthGrant.id)
+        .where(OAuthGrant.user_id == user_id, OAuthGrant.client_id == client_id)
+        .where(col(OAuthGrant.revoked_at).is_(None))
+        .limit(1)
+    ).first()
+    return found is not None

@@ -201,6 +201,14 @@ class RotatingRefreshGrant(RefreshTokenGrant):
 class Revocation(RevocationEndpoint):
     CLIENT_AUTH_METHODS = AUTH_METHODS
 
+    def authenticate_token(self, request: OAuth2Request, client: Any) -> _Token | None:
+        """Authlib's, but another client's token is answered as an unknown one is: 200,
+        nothing revoked (RFC 7009 section 2.2; Authlib answered 400 invalid_grant, which
+        also told the caller the token was real)."""
+        self.check_params(request, client)
+        token = self.query_token(request.form["token"], request.form.get("token_type_hint"))
+        return token if token is not None and token.check_client(client) else None
+
     def query_token(self, token_string: str, token_type_hint: str | None) -> _Token | None:
         session: Session = self.server.session
         row = grants.find_token(session, token_string)

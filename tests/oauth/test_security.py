@@ -156,6 +156,7 @@ class TestAuthorizationRequest:
     def test_errors_after_the_redirect_uri_is_known_go_back_with_state_and_iss(
         self, host: Host, person: httpx.Client, overrides: dict, error: str
     ) -> None:
+        approve(person, host.authorization_url())  # only a connected client's (issue 36)
         response = person.get(host.authorization_url(**overrides))
 
         assert response.status_code == 303
