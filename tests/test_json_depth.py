@@ -108,6 +108,21 @@ class TestDeepBodies:
         assert answer["id"] is None
         assert answer["error"]["code"] == -32700
 
+    @pytest.mark.parametrize("path", ["/auth/signin", "/api-keys"])
+    def test_the_control_plane_answers_the_spec_envelope(
+        self, live_server: LiveServer, path: str
+    ) -> None:
+        body = '{"email": ' + nested(DEEP) + "}"
+        response = httpx.post(
+            live_server.url + path,
+            content=body,
+            headers={"Content-Type": "application/json", "Origin": live_server.url},
+            timeout=30,
+        )
+
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == "MALFORMED_JSON"
+
     def test_a_shallow_body_still_reaches_its_route(
         self, live_server: LiveServer, api_key: str
     ) -> None:

@@ -55,11 +55,6 @@ def refused(status: int, plan: Plan, wait_ms: int) -> RateLimited:
     return rate_limited(status, plan, limits_for(plan), wait_ms)
 
 
-def forget_all() -> None:
-    """Tests that change the plans' limits start from nothing remembered."""
-    _refused.clear()
-
-
 def _evict() -> None:
     now = time.monotonic()
     for key in [key for key, (until, _) in _refused.items() if until <= now]:
