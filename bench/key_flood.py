@@ -328,6 +328,8 @@ def main() -> None:
         help="the standard plan's calls/s per key (bursts of twice that); see below",
     )
     args = parser.parse_args()
+    if args.rate >= args.key_rate:
+        parser.error("--rate must stay below --key-rate: the victim keeps within its plan")
     geodata_dir = Path(os.environ.get("GEOSVC_DATA_DIR", ROOT / ".geosvc"))
     build_geodata(geodata_dir)  # a no-op when the indices are current
     limits = {
