@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.oauth.clients import ClientMetadataError, check_metadata
 from app.oauth.redirects import registration_error
 
 GOOD_URI = "https://app.example/callback"
@@ -122,3 +123,14 @@ class TestRedirectUriHosts:
         response = register(live_server.url, redirect_uris=[uri])
         assert response.status_code == 400, response.text
         assert response.json()["error"] == "invalid_redirect_uri"
+
+    @pytest.mark.parametrize("uri", ["https://a;script-src/cb", "https://*/cb"])
+    def test_a_metadata_document_naming_it_is_refused(self, uri: str) -> None:
+        document = {"client_name": "App", "redirect_uris": [uri]}
+        with pytest.raises(ClientMetadataError, match="no valid host"):
+            check_metadata(document, document=True)
+
+    def test_a_metadata_document_of_the_wrong_types_is_refused(self) -> None:
+        document = {"redirect_uris": [GOOD_URI], "grant_types": [["authorization_code"]]}
+        with pytest.raises(ClientMetadataError, match="list of strings"):
+            check_metadata(document, document=True)
