@@ -170,22 +170,29 @@ def test_headers_that_stall_are_cut_off(proxy: Proxy) -> None:
     assert time.monotonic() - started < 20
 
 
-def _flood(proxy: Proxy, source: str, credential: str, requests: int) -> list[httpx.Response]:
-    """`requests` calls of /healthz with `credential`, 10 at a time, from address `source`."""
+def _flood(
+    proxy: Proxy, sources: list[str], credential: str, requests: int
+) -> list[httpx.Response]:
+    """`requests` calls of /healthz with `credential` from each address of `sources`, all
+    at once (30 at a time per address, under the per-address connection limit)."""
 
-    async def run() -> list[httpx.Response]:
+    async def from_address(source: str) -> list[httpx.Response]:
         transport = httpx.AsyncHTTPTransport(local_address=source, verify=False)
         headers = {"Authorization": f"Bearer {credential}"}
         async with httpx.AsyncClient(
             base_url=proxy.https_url, transport=transport, headers=headers, timeout=30
         ) as client:
-            gate = asyncio.Semaphore(10)
+            gate = asyncio.Semaphore(30)
 
             async def one() -> httpx.Response:
                 async with gate:
                     return await client.get("/healthz")
 
             return list(await asyncio.gather(*(one() for _ in range(requests))))
+
+    async def run() -> list[httpx.Response]:
+        answers = await asyncio.gather(*(from_address(source) for source in sources))
+        return [answer for per_address in answers for answer in per_address]
 
     return asyncio.run(run())
 
@@ -196,18 +203,23 @@ def test_one_credential_from_many_addresses_is_shed_at_the_proxy(proxy: Proxy) -
     itself, in the API's envelope, while another key from another address goes through."""
     flooded = "svc_live_ak_flood1_" + "A" * 8 + os.urandom(12).hex()
     other = "svc_live_ak_quiet1_" + "B" * 8 + os.urandom(12).hex()
-    answers: list[httpx.Response] = []
-    for number in range(3, 8):  # 127.0.0.3-7, 150 each: within the per-address burst
-        answers += _flood(proxy, f"127.0.0.{number}", flooded, 150)
+    started = time.monotonic()
+    # 127.0.0.3-7, 190 each: within the per-address burst (200), 950 for the one key
+    answers = _flood(proxy, [f"127.0.0.{n}" for n in range(3, 8)], flooded, 190)
+    elapsed = time.monotonic() - started
 
+    passed = sum(1 for answer in answers if answer.status_code == 200)
     refused = [answer for answer in answers if answer.status_code == 429]
-    assert len(refused) >= 100, Counter(answer.status_code for answer in answers)
-    assert {answer.status_code for answer in answers} == {200, 429}
+    statuses = Counter(answer.status_code for answer in answers)
+    assert set(statuses) <= {200, 429}, statuses
+    # what the key's bucket allows in that time, whatever the speed of this machine
+    assert passed <= 201 + 100 * elapsed + 10, (statuses, elapsed)
+    assert refused, (statuses, elapsed)
     assert refused[0].json()["error"]["code"] == "RATE_LIMITED"
     assert refused[0].json()["error"]["retryAfterSeconds"] == 1
     assert refused[0].headers["retry-after"] == "1"
-    quiet = _flood(proxy, "127.0.0.2", other, 20)
+    quiet = _flood(proxy, ["127.0.0.2"], other, 20)
     assert [answer.status_code for answer in quiet] == [200] * 20
     # another credential sharing the key id but not the secret is not in the flood's bucket
     guessed = "svc_live_ak_flood1_" + "C" * 8 + os.urandom(12).hex()
-    assert {answer.status_code for answer in _flood(proxy, "127.0.0.8", guessed, 20)} == {200}
+    assert {answer.status_code for answer in _flood(proxy, ["127.0.0.8"], guessed, 20)} == {200}
