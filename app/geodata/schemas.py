@@ -216,21 +216,31 @@ class Marker(Arguments):
     @field_validator("color", mode="after")
     @classmethod
     def _color(cls, value: str) -> str:
-        value = value.strip().lower()
-        if value in NAMED_COLORS:
-            return NAMED_COLORS[value]
-        if _COLOR.match(value):
-            return value
-        raise ValueError("must be #RRGGBB or one of " + ", ".join(NAMED_COLORS))
+        return color(value)
+
+
+def color(value: str) -> str:
+    """#rrggbb of a colour given as #RRGGBB or by name."""
+    value = value.strip().lower()
+    if value in NAMED_COLORS:
+        return NAMED_COLORS[value]
+    if _COLOR.match(value):
+        return value
+    raise ValueError("must be #RRGGBB or one of " + ", ".join(NAMED_COLORS))
 
 
 # The embedded basemap has country and state borders and place labels, no streets: past a
 # town-sized view it would draw markers on an empty background.
 MAX_MAP_ZOOM = 12
+MAX_MARKERS = 50
+MAX_PATH_POINTS = 500
+MAX_PATH_WIDTH = 12
 
 
 class StaticMapArgs(Arguments):
-    center: LatLon | None = Field(None, description="Map centre; fitted to markers/bbox if absent")
+    center: LatLon | None = Field(
+        None, description="Map centre; fitted to markers/path/bbox if absent"
+    )
     zoom: int | None = Field(
         None,
         strict=True,
@@ -241,13 +251,41 @@ class StaticMapArgs(Arguments):
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
     markers: list[Marker] = Field(
-        default_factory=list, max_length=50, description="Up to 50 points to mark"
+        default_factory=list, max_length=MAX_MARKERS, description="Up to 50 points to mark"
+    )
+    path: list[LatLon] = Field(
+        default_factory=list,
+        max_length=MAX_PATH_POINTS,
+        description=f"Up to {MAX_PATH_POINTS} points drawn as one line in this order (a route, "
+        "a track, an outline); across the antimeridian it goes the short way",
+    )
+    path_color: str = Field(
+        "blue", strict=True, max_length=16, description="The path's colour, #RRGGBB or a name"
+    )
+    path_width: int = Field(
+        3,
+        strict=True,
+        ge=1,
+        le=MAX_PATH_WIDTH,
+        description=f"The path's width, 1-{MAX_PATH_WIDTH} px",
     )
     width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
 
+    @field_validator("path_color", mode="after")
+    @classmethod
+    def _path_color(cls, value: str) -> str:
+        return color(value)
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _a_line(cls, value: list[LatLon]) -> list[LatLon]:
+        if len(value) == 1:
+            raise ValueError("a path needs at least 2 points (a single point: use markers)")
+        return value
+
     @model_validator(mode="after")
     def _something_to_show(self) -> StaticMapArgs:
-        if self.center is None and self.bbox is None and not self.markers:
-            raise ValueError("give center (with zoom), markers or bbox")
+        if self.center is None and self.bbox is None and not self.markers and not self.path:
+            raise ValueError("give center (with zoom), markers, path or bbox")
         return self

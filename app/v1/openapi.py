@@ -16,9 +16,10 @@ from app.config import Settings
 from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
 from app.geodata.catalogue import arguments_schema, call_description, spec_for
+from app.geodata.schemas import MAX_PATH_POINTS
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
-from app.v1.query import MARKERS_FORM
+from app.v1.query import MARKERS_FORM, PATH_FORM
 from app.v1.routes import ROUTES, V1Route
 
 REF = "#/components/schemas/{model}"
@@ -72,7 +73,8 @@ HEADERS: dict[str, dict[str, Any]] = {
 }
 COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
     "center": {
-        "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/bbox if absent",
+        "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/path/bbox "
+        "if absent",
         "schema": {"type": "string", "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*$"},
     },
     "bbox": {
@@ -85,6 +87,16 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
         "style": "form",
         "explode": True,
+    },
+    "path": {
+        "description": f"A line through the points in order, as {PATH_FORM} (at least 2, up "
+        f"to {MAX_PATH_POINTS}, as many as fit in the URL's 8 KiB); drawn the short way across "
+        "the antimeridian; included in a fit",
+        "schema": {
+            "type": "string",
+            "maxLength": 8192,
+            "pattern": r"^(\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
+        },
     },
 }
 DESCRIPTION = f"""The tools of the MCP server as plain HTTP: the same catalogue, the same

@@ -9,6 +9,10 @@ they check an MCP call's JSON).
 - `markers=LAT,LON[,COLOR[,LABEL]]`, repeated for each marker (e.g.
   `markers=40.71,-74.0,red,Office&markers=40.75,-73.99`); COLOR is a name or `#RRGGBB`
   (`%23RRGGBB` in a URL); LABEL is the rest of the value, commas included.
+- `path=LAT,LON|LAT,LON|...`, the points in order, once (e.g.
+  `path=40.71,-74.0|40.75,-73.99|40.78,-73.97`); `path_color` and `path_width` are plain
+  parameters. The URL's limit (8 KiB, docs/OPERATIONS.md) holds about 350 points at five
+  decimals; the tool's own limit (500) over MCP.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from app.geodata.catalogue import spec_for
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
+PATH_FORM = "LAT,LON|LAT,LON|..."
 COMPACT_FORMS = {
     "center": ("lat", "lon"),
     "bbox": ("west", "south", "east", "north"),
@@ -58,6 +63,9 @@ def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
             continue
         if len(values) > 1:
             raise InvalidArgument(f"{name}: give it once")
+        if name == "path":
+            arguments[name] = [_point(value) for value in values[0].split("|")]
+            continue
         arguments[name] = _read(name, values[0], types[name])
     return arguments
 
@@ -101,3 +109,10 @@ def _marker(text: str) -> dict[str, Any]:
     if len(values) > 3:
         marker["label"] = values[3]
     return marker
+
+
+def _point(text: str) -> dict[str, Any]:
+    values = [_number(v.strip()) for v in text.split(",")]
+    if len(values) != 2 or isinstance(values[0], str) or isinstance(values[1], str):
+        raise InvalidArgument(f"path: must be {PATH_FORM}, e.g. 40.71,-74.0|40.75,-73.99")
+    return {"lat": values[0], "lon": values[1]}

@@ -46,10 +46,24 @@ CALLS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
     ),
     (
         "/v1/static-map",
-        {"markers": "30.27,-97.74,red,HQ", "width": 320, "height": 200},
+        {
+            "markers": "30.27,-97.74,red,HQ",
+            "path": "30.27,-97.74|30.5,-97.6| 30.2 , -97.9",
+            "path_color": "#ff00ff",
+            "path_width": "4",
+            "width": 320,
+            "height": 200,
+        },
         "static_map",
         {
             "markers": [{"lat": 30.27, "lon": -97.74, "color": "red", "label": "HQ"}],
+            "path": [
+                {"lat": 30.27, "lon": -97.74},
+                {"lat": 30.5, "lon": -97.6},
+                {"lat": 30.2, "lon": -97.9},
+            ],
+            "path_color": "#ff00ff",
+            "path_width": 4,
             "width": 320,
             "height": 200,
         },
@@ -165,6 +179,10 @@ class TestErrors:
             ("/v1/reverse-geocode", {"lat": "nan", "lon": "0"}, "finite number"),
             ("/v1/static-map", {"center": "40.7"}, "center: must be LAT,LON"),
             ("/v1/static-map", {"markers": "north,south"}, "markers: each must be"),
+            ("/v1/static-map", {"path": "40.7,-74.0|40.8"}, "path: must be LAT,LON|LAT,LON"),
+            ("/v1/static-map", {"path": "40.7,-74.0"}, "at least 2 points"),
+            ("/v1/static-map", {"path": "40.7,-74|40.8,-74", "path_width": "13"}, "path_width"),
+            ("/v1/static-map", {"path": "40.7,-74|40.8,-74", "path_color": "teal"}, "path_color"),
         ],
     )
     def test_bad_input_is_400_and_free(

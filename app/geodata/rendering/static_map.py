@@ -14,7 +14,7 @@ from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
 from app.geodata.rendering import png
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.mercator import world_x, world_y
-from app.geodata.rendering.view import View
+from app.geodata.rendering.view import Reach, View, path_xs
 
 OCEAN = (170, 211, 223)
 LAND = (242, 239, 233)
@@ -57,12 +57,20 @@ class MapMarker:
     label: str | None = None
 
 
+@dataclass(frozen=True)
+class MapPath:
+    points: Sequence[tuple[float, float]]  # (lat, lon)
+    color: str  # "#rrggbb"
+    width: int
+
+
 def render(
     basemap: Basemap,
     view: View,
     markers: Sequence[MapMarker],
     place_names: Names | None,
     attribution: str,
+    path: MapPath | None = None,
 ) -> bytes:
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
@@ -77,6 +85,8 @@ def render(
         taken.append(_marker_box(view, marker))
     if place_names is not None:
         _draw_places(draw, basemap, view, place_names, taken)
+    if path is not None and len(path.points) >= 2:
+        _draw_path(draw, view, path)
     for marker in markers:
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
@@ -156,6 +166,39 @@ def _marker_box(view: View, marker: MapMarker) -> tuple[float, float, float, flo
     px, py = _marker_pixel(view, marker)
     r = MARKER_RADIUS + 2
     return (px - r, py - r, px + r, py + r)
+
+
+def marker_reach(marker: MapMarker) -> Reach:
+    """How far a marker's disc (with its halo) and label reach from its point."""
+    r = MARKER_RADIUS + 2
+    if not marker.label:
+        return Reach(r, r, r, r)
+    left, top, right, bottom = _marker_label_extent(marker.label)
+    x, y = MARKER_RADIUS + 4, -7  # where the label starts, from the point
+    return Reach(r, max(r, -(y + top)), max(r, x + right), max(r, y + bottom))
+
+
+@lru_cache(maxsize=4096)
+def _marker_label_extent(label: str) -> tuple[int, int, int, int]:
+    draw = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    extent = draw.textbbox((0, 0), label, font=font(12), stroke_width=2)
+    return cast(tuple[int, int, int, int], extent)
+
+
+def path_reach(width: int) -> float:
+    return width / 2 + 1
+
+
+def _draw_path(draw: ImageDraw.ImageDraw, view: View, path: MapPath) -> None:
+    """The path as one line, in every world copy the view shows of it."""
+    xs = path_xs([lon for _lat, lon in path.points])
+    ys = [world_y(lat) for lat, _lon in path.points]
+    x0, _y0, x1, _y1 = view.world_bounds()
+    for shift in range(math.floor(x0 - max(xs)), math.ceil(x1 - min(xs)) + 1):
+        if max(xs) + shift < x0 or min(xs) + shift > x1:
+            continue
+        pixels = [view.to_pixel(x + shift, y) for x, y in zip(xs, ys, strict=True)]
+        draw.line(pixels, fill=path.color, width=path.width, joint="curve")
 
 
 def _draw_marker(draw: ImageDraw.ImageDraw, view: View, marker: MapMarker) -> None:

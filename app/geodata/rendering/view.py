@@ -13,11 +13,13 @@ from app.geodata.rendering.mercator import (
     world_x,
     world_y,
 )
-from app.geodata.schemas import MAX_MAP_ZOOM
 
-MAX_ZOOM = MAX_MAP_ZOOM  # a fit to close markers stops at the basemap's detail
+# A fit stops where the basemap runs out of detail (docs/STATIC_MAP.md: measured): past
+# it, two close markers would sit on an empty canvas.
+FIT_MAX_ZOOM = 10
 DEFAULT_ZOOM = 12  # a centre alone: a town-sized view
-FIT_PADDING_PX = 28  # room for marker symbols at the edges
+FIT_MARGIN_PX = 10  # between the edges and the nearest symbol (marker, label, path)
+ATTRIBUTION_PX = 14  # the credit line's strip along the bottom
 
 
 @dataclass(frozen=True)
@@ -62,20 +64,32 @@ class View:
         return world_to_lon(self.cx - math.floor(self.cx)), world_to_lat(self.cy)
 
 
-def _unwrap(xs: Sequence[float]) -> list[float]:
-    """Shift points across the antimeridian when that makes the set narrower."""
-    if not xs:
-        return []
-    plain = list(xs)
-    shifted = [x + 1.0 if x < 0.5 else x for x in xs]
-    return shifted if max(shifted) - min(shifted) < max(plain) - min(plain) else plain
-
-
 def _clamp_cy(cy: float, zoom: int, height: int) -> float:
     half = height / 2 / world_pixels(zoom)
     if half >= 0.5:
         return 0.5
     return min(max(cy, half), 1.0 - half)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How far a symbol drawn at a point reaches beyond it, in pixels (a marker's disc and
+    label, half a path's width): a fit keeps all of it inside the margin."""
+
+    left: float = 0.0
+    top: float = 0.0
+    right: float = 0.0
+    bottom: float = 0.0
+
+
+def path_xs(lons: Sequence[float]) -> list[float]:
+    """World x of a path's points, each step the short way round (across the antimeridian
+    when that is shorter): x may leave [0, 1]."""
+    xs: list[float] = []
+    for lon in lons:
+        x = world_x(lon)
+        xs.append(_near(x, xs[-1]) if xs else x)
+    return xs
 
 
 def fit(
@@ -86,45 +100,126 @@ def fit(
     center: tuple[float, float] | None = None,
     zoom: int | None = None,
     bbox: tuple[float, float, float, float] | None = None,
+    reach: Sequence[Reach] = (),
+    path: Sequence[tuple[float, float]] = (),
+    path_reach: float = 0.0,
 ) -> View:
-    """A view of `points` ((lat, lon) pairs), `bbox` (west, south, east, north; west > east
-    crosses the antimeridian) and/or `center` at `zoom`; what is None gets fitted."""
-    if bbox is not None:
-        west, south, east, north = bbox
-        box_x = [world_x(west), world_x(east) + (1.0 if west > east else 0.0)]
-        middle = sum(box_x) / 2
-        xs = box_x + [_near(world_x(lon), middle) for _lat, lon in points]
-        ys = [world_y(south), world_y(north)] + [world_y(lat) for lat, _lon in points]
-    else:
-        xs = _unwrap([world_x(lon) for _lat, lon in points])
-        ys = [world_y(lat) for lat, _lon in points]
+    """A view of `points` ((lat, lon) pairs, each with its `reach` if given), the `path`
+    ((lat, lon) pairs), `bbox` (west, south, east, north; west > east crosses the
+    antimeridian) and/or `center` at `zoom`; what is None gets fitted, leaving every point
+    with its reach at least FIT_MARGIN_PX inside the edges (the attribution's strip too)."""
+    reaches = list(reach) + [Reach()] * (len(points) - len(reach))
+    xs, ys = _world_points(points, bbox, path)
+    reaches += [Reach(path_reach, path_reach, path_reach, path_reach)] * len(path)
+    reaches += [Reach()] * (len(xs) - len(reaches))  # the bbox's corners
     if center is not None:
         cx, cy = world_x(center[1]), world_y(center[0])
         if xs:
-            cx = _near(cx, sum(xs) / len(xs))
-        span_x = 2 * max((abs(x - cx) for x in xs), default=0.0)
-        span_y = 2 * max((abs(y - cy) for y in ys), default=0.0)
-    else:
-        cx, cy = (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
-        span_x, span_y = max(xs) - min(xs), max(ys) - min(ys)
-    if zoom is None:
-        zoom = DEFAULT_ZOOM if span_x == span_y == 0 else _zoom_for(span_x, span_y, width, height)
+            cx = _near(cx, (min(xs) + max(xs)) / 2)
+    if zoom is None and not xs:
+        zoom = DEFAULT_ZOOM
+    elif zoom is None:
+        zoom = _fit_zoom(xs, ys, reaches, width, height, (cx, cy) if center else None)
+    if center is None:
+        cx, cy = _middle(xs, ys, reaches, world_pixels(zoom))
     return View(cx=cx, cy=_clamp_cy(cy, zoom, height), zoom=zoom, width=width, height=height)
+
+
+def _world_points(
+    points: Sequence[tuple[float, float]],
+    bbox: tuple[float, float, float, float] | None,
+    path: Sequence[tuple[float, float]],
+) -> tuple[list[float], list[float]]:
+    """World x and y of the points, then the path's, then the bbox's corners, each point
+    in the world copy that keeps the set narrowest."""
+    marks = [world_x(lon) for _lat, lon in points]
+    line = path_xs([lon for _lat, lon in path])
+    ys = [world_y(lat) for lat, _lon in points] + [world_y(lat) for lat, _lon in path]
+    if bbox is not None:
+        west, south, east, north = bbox
+        box = [world_x(west), world_x(east) + (1.0 if west > east else 0.0)]
+        middle = sum(box) / 2
+        marks = [_near(x, middle) for x in marks]
+        if line:
+            line = _shifted(line, middle)
+        return marks + line + box, ys + [world_y(south), world_y(north)]
+    if not line:
+        plain = marks
+        shifted = [x + 1.0 if x < 0.5 else x for x in marks]
+    else:
+        middle = (min(line) + max(line)) / 2
+        plain = marks + line
+        shifted = [_near(x, middle) for x in marks] + line
+    if not plain:
+        return [], ys
+    narrowest = min((plain, shifted), key=lambda xs: max(xs) - min(xs))
+    return narrowest, ys
+
+
+def _shifted(line: list[float], reference: float) -> list[float]:
+    """The path moved by whole worlds so its middle is nearest `reference`."""
+    middle = (min(line) + max(line)) / 2
+    offset = round(reference - middle)
+    return [x + offset for x in line]
+
+
+def _middle(
+    xs: Sequence[float], ys: Sequence[float], reaches: Sequence[Reach], scale: float
+) -> tuple[float, float]:
+    """The centre of the points' pixel extent at `scale`, the attribution strip left out."""
+    if not xs:
+        return 0.5, 0.5
+    left = min(x * scale - r.left for x, r in zip(xs, reaches, strict=True))
+    right = max(x * scale + r.right for x, r in zip(xs, reaches, strict=True))
+    top = min(y * scale - r.top for y, r in zip(ys, reaches, strict=True))
+    bottom = max(y * scale + r.bottom for y, r in zip(ys, reaches, strict=True))
+    return (left + right) / 2 / scale, (top + bottom + ATTRIBUTION_PX) / 2 / scale
+
+
+def _fit_zoom(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    reaches: Sequence[Reach],
+    width: int,
+    height: int,
+    center: tuple[float, float] | None,
+) -> int:
+    """The highest zoom, up to FIT_MAX_ZOOM, at which everything fits with its reach and
+    margin; else the highest at which the bare points do; else 0."""
+    bare = [Reach()] * len(reaches)
+    for candidates in (reaches, bare):
+        for zoom in range(FIT_MAX_ZOOM, -1, -1):
+            if _fits(xs, ys, candidates, width, height, center, world_pixels(zoom)):
+                return zoom
+    return 0
+
+
+def _fits(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    reaches: Sequence[Reach],
+    width: int,
+    height: int,
+    center: tuple[float, float] | None,
+    scale: float,
+) -> bool:
+    room_w = width - 2 * FIT_MARGIN_PX
+    room_h = height - 2 * FIT_MARGIN_PX - ATTRIBUTION_PX
+    left = min(x * scale - r.left for x, r in zip(xs, reaches, strict=True))
+    right = max(x * scale + r.right for x, r in zip(xs, reaches, strict=True))
+    top = min(y * scale - r.top for y, r in zip(ys, reaches, strict=True))
+    bottom = max(y * scale + r.bottom for y, r in zip(ys, reaches, strict=True))
+    if center is None:
+        return right - left <= room_w and bottom - top <= room_h
+    cx, cy = center[0] * scale, center[1] * scale
+    half_w, half_h = width / 2 - FIT_MARGIN_PX, height / 2 - FIT_MARGIN_PX
+    return (
+        max(cx - left, right - cx) <= half_w
+        and cy - top <= half_h
+        and bottom - cy <= half_h - ATTRIBUTION_PX
+    )
 
 
 def _near(x: float, reference: float) -> float:
     """x, or its copy one world away, whichever is closer to reference."""
     return min((x - 1.0, x, x + 1.0), key=lambda c: abs(c - reference))
-
-
-def _zoom_for(span_x: float, span_y: float, width: int, height: int) -> int:
-    room_w = max(width - 2 * FIT_PADDING_PX, width / 2)
-    room_h = max(height - 2 * FIT_PADDING_PX, height / 2)
-    best = 0
-    for zoom in range(MAX_ZOOM + 1):
-        scale = world_pixels(zoom)
-        if span_x * scale <= room_w and span_y * scale <= room_h:
-            best = zoom
-        else:
-            break
-    return best

@@ -8,7 +8,13 @@ from app.geodata.providers.embedded import attribution, demographics, nearest
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
-from app.geodata.rendering.static_map import MapMarker, render
+from app.geodata.rendering.static_map import (
+    MapMarker,
+    MapPath,
+    marker_reach,
+    path_reach,
+    render,
+)
 from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
     GeocodeResult,
@@ -81,12 +87,18 @@ class EmbeddedProvider:
             center=(args.center.lat, args.center.lon) if args.center else None,
             zoom=args.zoom,
             bbox=(box.west, box.south, box.east, box.north) if box else None,
+            reach=[marker_reach(m) for m in _markers(args)],
+            path=[(p.lat, p.lon) for p in args.path],
+            path_reach=path_reach(args.path_width),
         )
 
     def static_map(self, args: StaticMapArgs) -> StaticMapResult:
         view = self.map_view(args)
-        markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
-        png = render(self.basemap, view, markers, self.place_names, attribution.MAP_ATTRIBUTION)
+        markers = _markers(args)
+        path = MapPath([(p.lat, p.lon) for p in args.path], args.path_color, args.path_width)
+        png = render(
+            self.basemap, view, markers, self.place_names, attribution.MAP_ATTRIBUTION, path
+        )
         west, south, east, north = view.bbox()
         lon, lat = view.center_lonlat()
         result = StaticMapResult(
@@ -102,3 +114,7 @@ class EmbeddedProvider:
             dataset=attribution.basemap_dataset(self.data.meta),
         )
         return result.with_png(png)
+
+
+def _markers(args: StaticMapArgs) -> list[MapMarker]:
+    return [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
