@@ -9,7 +9,8 @@ Sets of views:
   world 1280x1280      the world at zoom 2 (bench/noisy_neighbour.py's big map)
   600x400, N views     random centres on land and at sea, zooms 2-12 (p50 and p90 over views)
   1280x1280, N views   the same at the largest size
-  perform()            the whole task body of the worker (fit, render, result, base64)
+  perform()            the whole task body of the worker (fit, render, result, base64),
+                       also for a fit to a 500-point path
 
     .venv/bin/python bench/static_map_cost.py [--views 30] [--repeats 5]
 """
@@ -75,7 +76,7 @@ def renderers(request: dict[str, Any]) -> tuple[Callable[[], bytes], Callable[[]
         return reference.render(old_basemap(), view, old_markers, names, credit)
 
     def after() -> bytes:
-        return render(embedded.basemap, view, new_markers, names, credit)
+        return render(embedded.basemap, view, new_markers, names, credit, None, embedded.countries)
 
     return before, after
 
@@ -120,7 +121,12 @@ def main() -> None:
         label = f"{width}x{height}, {options.views} views"
         row(f"{label}: p50", statistics.median(before), statistics.median(after))
         row(f"{label}: p90", *(statistics.quantiles(ms, n=10)[-1] for ms in (before, after)))
-    for request, label in ((WORLD, "world 1280x1280"), (views(1, 600, 400, 1)[0], "600x400")):
+    track = [{"lat": 45 + i / 100, "lon": 7 + ((i % 20) - 10) / 50} for i in range(500)]
+    for request, label in (
+        (WORLD, "world 1280x1280"),
+        (views(1, 600, 400, 1)[0], "600x400"),
+        ({"path": track}, "600x400, 500-point path"),
+    ):
         perform("static_map", request)
         ms = cpu_ms(partial(perform, "static_map", request), options.repeats)
         print(f"  perform() after, {label:18} {ms:8.1f} ms (the worker's whole task body)")

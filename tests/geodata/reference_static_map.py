@@ -1,9 +1,14 @@
 """static_map's renderer as it was before its caches (commit 5293224), pinned for
 tests/geodata/test_static_map_pixels.py: whatever the renderer caches or skips, every
-pixel of a map must stay what this code draws for the same view. Do not optimise it."""
+pixel of a map must stay what this code draws for the same view. Do not optimise it.
+
+Since issue 42 the rules of where names go (app/geodata/rendering/labels.py: countries,
+capitals first, markers' labels kept clear) are shared: what stays pinned here is what
+the caches must not change, the rings drawn and the places found in view."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -16,6 +21,7 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
 from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
+from app.geodata.rendering import labels, static_map
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
 
@@ -68,6 +74,7 @@ class Basemap:
         arrays: Mapping[str, npt.NDArray[np.generic]],
         place_lat: npt.NDArray[np.float64],
         place_lon: npt.NDArray[np.float64],
+        capitals: npt.ArrayLike = (),
     ) -> None:
         self.xy = np.asarray(arrays["bm_xy"], dtype=np.float64)
         self.offsets = np.asarray(arrays["bm_ring_off"])
@@ -75,6 +82,7 @@ class Basemap:
         self.layer = np.asarray(arrays["bm_ring_layer"])
         self.level = np.asarray(arrays["bm_ring_level"])
         self.place_x, self.place_y = lonlat_to_world(place_lon, place_lat)
+        self.capitals = np.asarray(capitals, dtype=np.intp)
 
 
 def render(
@@ -83,6 +91,7 @@ def render(
     markers: Sequence[MapMarker],
     place_names: Names | None,
     attribution: str,
+    countries: labels.Countries | None = None,
 ) -> bytes:
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
@@ -94,7 +103,8 @@ def render(
     for marker in markers:
         taken.append(_marker_box(view, marker))
     if place_names is not None:
-        _draw_places(draw, basemap, view, place_names, taken)
+        candidates = _places_in_view(basemap, view)
+        labels.place_labels(draw, view, basemap, candidates, place_names, countries, taken)
     for marker in markers:
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
@@ -147,17 +157,8 @@ def _draw_rings(
             draw.line(flat + flat[:2], fill=outline, width=1)
 
 
-def _draw_places(
-    draw: ImageDraw.ImageDraw,
-    basemap: Basemap,
-    view: View,
-    names: Names,
-    taken: list[tuple[float, float, float, float]],
-) -> None:
+def _places_in_view(basemap: Basemap, view: View) -> list[tuple[int, int]]:
     x0, y0, x1, y1 = view.world_bounds()
-    label_font = font(11)
-    budget = max(3, min(30, view.width * view.height // 20000))
-    drawn = 0
     candidates: list[tuple[int, int]] = []  # (place, world copy); places are most populous first
     for shift in _world_copies(view):
         in_view = np.nonzero(
@@ -167,23 +168,7 @@ def _draw_places(
             & (basemap.place_y <= y1)
         )[0][:LABEL_CANDIDATES]
         candidates.extend((int(i), shift) for i in in_view)
-    for index, shift in sorted(candidates)[:LABEL_CANDIDATES]:
-        if drawn >= budget:
-            return
-        px, py = view.to_pixel(float(basemap.place_x[index]) + shift, float(basemap.place_y[index]))
-        name = names[index]
-        left, top, right, bottom = draw.textbbox((px + 5, py - 6), name, font=label_font)
-        box = (px - 3.0, float(top) - 1, float(right) + 1, float(bottom) + 1)
-        if right > view.width - 2 or bottom > view.height - 16 or top < 2 or px < 3:
-            continue
-        if any(_overlaps(box, other) for other in taken):
-            continue
-        taken.append(box)
-        draw.ellipse((px - 2, py - 2, px + 2, py + 2), fill=LABEL)
-        draw.text(
-            (px + 5, py - 6), name, font=label_font, fill=LABEL, stroke_width=2, stroke_fill=HALO
-        )
-        drawn += 1
+    return sorted(candidates)[:LABEL_CANDIDATES]
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -203,9 +188,7 @@ def marker_pixel(view: View, lat: float, lon: float) -> tuple[int, int]:
 
 
 def _marker_box(view: View, marker: MapMarker) -> tuple[float, float, float, float]:
-    px, py = _marker_pixel(view, marker)
-    r = MARKER_RADIUS + 2
-    return (px - r, py - r, px + r, py + r)
+    return static_map.marker_box(view, static_map.MapMarker(*dataclasses.astuple(marker)))
 
 
 def _draw_marker(draw: ImageDraw.ImageDraw, view: View, marker: MapMarker) -> None:

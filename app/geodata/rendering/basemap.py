@@ -57,7 +57,9 @@ class Basemap:
         arrays: Mapping[str, npt.NDArray[np.generic]],
         place_lat: npt.NDArray[np.float64],
         place_lon: npt.NDArray[np.float64],
+        capitals: npt.ArrayLike = (),
     ) -> None:
+        self.capitals = np.asarray(capitals, dtype=np.intp)  # places that are capitals
         self.xy = np.asarray(arrays["bm_xy"], dtype=np.float64)
         offsets = np.asarray(arrays["bm_ring_off"], dtype=np.int64)
         bbox = np.asarray(arrays["bm_ring_bbox"], dtype=np.float64)

@@ -6,13 +6,23 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, cast
+from typing import cast
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
 from app.geodata.rendering import png
 from app.geodata.rendering.basemap import Basemap
+from app.geodata.rendering.labels import (
+    HALO,
+    LABEL,
+    Box,
+    Countries,
+    Names,
+    font,
+    place_labels,
+    world_copies,
+)
 from app.geodata.rendering.mercator import world_x, world_y
 from app.geodata.rendering.view import Reach, View, path_xs
 
@@ -20,26 +30,9 @@ OCEAN = (170, 211, 223)
 LAND = (242, 239, 233)
 COUNTRY_BORDER = (150, 130, 150)
 STATE_BORDER = (190, 180, 190)
-LABEL = (40, 40, 40)
-HALO = (255, 255, 255)
 
 MARKER_RADIUS = 7
 LABEL_CANDIDATES = 300  # most populous places in view considered for a label
-
-Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
-
-
-class Names(Protocol):
-    def __getitem__(self, index: int, /) -> str: ...
-
-
-@lru_cache(maxsize=8)
-def font(size: int) -> Font:
-    """DejaVu Sans where installed (it has accented glyphs), else Pillow's built-in font."""
-    try:
-        return ImageFont.truetype("DejaVuSans.ttf", size)
-    except OSError:
-        return ImageFont.load_default(size=size)
 
 
 @dataclass(frozen=True)
@@ -71,83 +64,34 @@ def render(
     place_names: Names | None,
     attribution: str,
     path: MapPath | None = None,
+    countries: Countries | None = None,
+    taken: list[Box] | None = None,
 ) -> bytes:
+    """The map as a PNG; `taken` (if given) receives the boxes of the markers and of the
+    names drawn."""
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
-    for shift in _world_copies(view):
+    for shift in world_copies(view):
         for polygon in basemap.polygons(view, shift, LAYER_COUNTRY):
             draw.polygon(polygon, fill=LAND, outline=COUNTRY_BORDER)
-    for shift in _world_copies(view):
+    for shift in world_copies(view):
         for polygon in basemap.polygons(view, shift, LAYER_STATE):
             draw.line(polygon + polygon[:2], fill=STATE_BORDER, width=1)
-    taken: list[tuple[float, float, float, float]] = []
-    for marker in markers:
-        taken.append(_marker_box(view, marker))
+    taken = [] if taken is None else taken
+    taken.extend(marker_box(view, marker) for marker in markers)
     if place_names is not None:
-        _draw_places(draw, basemap, view, place_names, taken)
+        candidates: list[tuple[int, int]] = []  # (place, world copy), most populous first
+        for shift in world_copies(view):
+            in_view = basemap.places_in_view(view, shift, LABEL_CANDIDATES)
+            candidates.extend((int(i), shift) for i in in_view)
+        candidates = sorted(candidates)[:LABEL_CANDIDATES]
+        place_labels(draw, view, basemap, candidates, place_names, countries, taken)
     if path is not None and len(path.points) >= 2:
         _draw_path(draw, view, path)
     for marker in markers:
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
     return png.encode_rgb(image)
-
-
-def _world_copies(view: View) -> range:
-    x0, _y0, x1, _y1 = view.world_bounds()
-    return range(math.floor(x0), math.floor(x1) + 1)
-
-
-def _draw_places(
-    draw: ImageDraw.ImageDraw,
-    basemap: Basemap,
-    view: View,
-    names: Names,
-    taken: list[tuple[float, float, float, float]],
-) -> None:
-    label_font = font(11)
-    budget = max(3, min(30, view.width * view.height // 20000))
-    drawn = 0
-    candidates: list[tuple[int, int]] = []  # (place, world copy); places are most populous first
-    for shift in _world_copies(view):
-        in_view = basemap.places_in_view(view, shift, LABEL_CANDIDATES)
-        candidates.extend((int(i), shift) for i in in_view)
-    for index, shift in sorted(candidates)[:LABEL_CANDIDATES]:
-        if drawn >= budget:
-            return
-        px, py = view.to_pixel(float(basemap.place_x[index]) + shift, float(basemap.place_y[index]))
-        name = names[index]
-        top, right, bottom = _label_box(draw, name, px + 5, py - 6)
-        box = (px - 3.0, float(top) - 1, float(right) + 1, float(bottom) + 1)
-        if right > view.width - 2 or bottom > view.height - 16 or top < 2 or px < 3:
-            continue
-        if any(_overlaps(box, other) for other in taken):
-            continue
-        taken.append(box)
-        draw.ellipse((px - 2, py - 2, px + 2, py + 2), fill=LABEL)
-        draw.text(
-            (px + 5, py - 6), name, font=label_font, fill=LABEL, stroke_width=2, stroke_fill=HALO
-        )
-        drawn += 1
-
-
-def _label_box(draw: ImageDraw.ImageDraw, name: str, x: float, y: float) -> tuple[float, ...]:
-    """Top, right and bottom of a place label drawn at (x, y): draw.textbbox's answer,
-    measured once per name (the box only moves with the label)."""
-    if "\n" in name:  # lines are laid out from the position: measure in place
-        return draw.textbbox((x, y), name, font=font(11))[1:]
-    _left, top, right, bottom = _label_extent(name)
-    return top + y, right + x, bottom + y
-
-
-@lru_cache(maxsize=16384)
-def _label_extent(name: str) -> tuple[int, int, int, int]:
-    extent = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox((0, 0), name, font=font(11))
-    return cast(tuple[int, int, int, int], extent)
-
-
-def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _marker_pixel(view: View, marker: MapMarker) -> tuple[float, float]:
@@ -162,10 +106,11 @@ def marker_pixel(view: View, lat: float, lon: float) -> tuple[int, int]:
     return round(px), round(py)
 
 
-def _marker_box(view: View, marker: MapMarker) -> tuple[float, float, float, float]:
-    px, py = _marker_pixel(view, marker)
-    r = MARKER_RADIUS + 2
-    return (px - r, py - r, px + r, py + r)
+def marker_box(view: View, marker: MapMarker) -> Box:
+    """The pixels a marker covers with its halo and label: names keep off them."""
+    px, py = marker_pixel(view, marker.lat, marker.lon)
+    reach = marker_reach(marker)
+    return (px - reach.left, py - reach.top, px + reach.right, py + reach.bottom)
 
 
 def marker_reach(marker: MapMarker) -> Reach:

