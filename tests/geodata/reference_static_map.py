@@ -13,7 +13,6 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -22,6 +21,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
 from app.geodata.rendering import labels, static_map
+from app.geodata.rendering.labels import font
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
 
@@ -40,15 +40,6 @@ Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 class Names(Protocol):
     def __getitem__(self, index: int, /) -> str: ...
-
-
-@lru_cache(maxsize=8)
-def font(size: int) -> Font:
-    """DejaVu Sans where installed (it has accented glyphs), else Pillow's built-in font."""
-    try:
-        return ImageFont.truetype("DejaVuSans.ttf", size)
-    except OSError:
-        return ImageFont.load_default(size=size)
 
 
 @dataclass(frozen=True)

@@ -170,10 +170,7 @@ def _middle(
     """The centre of the points' pixel extent at `scale`, the attribution strip left out."""
     if not xs:
         return 0.5, 0.5
-    left = min(x * scale - r.left for x, r in zip(xs, reaches, strict=True))
-    right = max(x * scale + r.right for x, r in zip(xs, reaches, strict=True))
-    top = min(y * scale - r.top for y, r in zip(ys, reaches, strict=True))
-    bottom = max(y * scale + r.bottom for y, r in zip(ys, reaches, strict=True))
+    left, top, right, bottom = _pixel_extent(xs, ys, reaches, scale)
     return (left + right) / 2 / scale, (top + bottom + ATTRIBUTION_PX) / 2 / scale
 
 
@@ -206,10 +203,7 @@ def _fits(
 ) -> bool:
     room_w = width - 2 * FIT_MARGIN_PX
     room_h = height - 2 * FIT_MARGIN_PX - ATTRIBUTION_PX
-    left = min(x * scale - r.left for x, r in zip(xs, reaches, strict=True))
-    right = max(x * scale + r.right for x, r in zip(xs, reaches, strict=True))
-    top = min(y * scale - r.top for y, r in zip(ys, reaches, strict=True))
-    bottom = max(y * scale + r.bottom for y, r in zip(ys, reaches, strict=True))
+    left, top, right, bottom = _pixel_extent(xs, ys, reaches, scale)
     if center is None:
         return right - left <= room_w and bottom - top <= room_h
     cx, cy = center[0] * scale, center[1] * scale
@@ -219,6 +213,17 @@ def _fits(
         and cy - top <= half_h
         and bottom - cy <= half_h - ATTRIBUTION_PX
     )
+
+
+def _pixel_extent(
+    xs: Sequence[float], ys: Sequence[float], reaches: Sequence[Reach], scale: float
+) -> tuple[float, float, float, float]:
+    """Left, top, right and bottom of the points with their reach, in pixels at `scale`."""
+    left = min(x * scale - r.left for x, r in zip(xs, reaches, strict=True))
+    right = max(x * scale + r.right for x, r in zip(xs, reaches, strict=True))
+    top = min(y * scale - r.top for y, r in zip(ys, reaches, strict=True))
+    bottom = max(y * scale + r.bottom for y, r in zip(ys, reaches, strict=True))
+    return left, top, right, bottom
 
 
 def _near(x: float, reference: float) -> float:
