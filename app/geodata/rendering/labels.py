@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
-from app.geodata.rendering.mercator import lonlat_to_world
+from app.geodata.rendering.mercator import lonlat_to_world, world_pixels
 from app.geodata.rendering.view import View
 
 LABEL = (40, 40, 40)
@@ -68,6 +68,17 @@ class Countries:
         # km per world unit at the label's latitude (Mercator stretches by 1 / cos(lat))
         km_per_unit = EQUATOR_KM * np.cos(np.radians(np.asarray(lat, dtype=np.float64)[order]))
         self.area_units = area[order] / np.maximum(km_per_unit, 1.0) ** 2
+        boxes = [_extent(name, COUNTRY_SIZE) for name in self.names]
+        self.box_area = np.array([(r - left) * (b - t) for left, t, r, b in boxes], dtype=float)
+        self._by_zoom: dict[int, npt.NDArray[np.intp]] = {}
+
+    def at_zoom(self, zoom: int) -> npt.NDArray[np.intp]:
+        """The countries large enough at `zoom` for their name (twice its box), largest
+        first; worked out once per zoom."""
+        if zoom not in self._by_zoom:
+            large = self.area_units * world_pixels(zoom) ** 2 >= 2 * self.box_area
+            self._by_zoom[zoom] = np.nonzero(large)[0]
+        return self._by_zoom[zoom]
 
 
 def overlaps(a: Box, b: Box) -> bool:
@@ -154,16 +165,15 @@ def _country_labels(
 ) -> None:
     x0, y0, x1, y1 = view.world_bounds()
     drawn = 0
+    large = countries.at_zoom(view.zoom)
+    at_x, at_y = countries.x[large], countries.y[large]
     for shift in world_copies(view):
-        inside = (countries.x + shift >= x0) & (countries.x + shift <= x1)
-        inside &= (countries.y >= y0) & (countries.y <= y1)
-        for i in np.nonzero(inside)[0].tolist():
+        inside = (at_x + shift >= x0) & (at_x + shift <= x1) & (at_y >= y0) & (at_y <= y1)
+        for i in large[inside].tolist():
             if drawn >= COUNTRY_BUDGET:
                 return
             name = countries.names[i]
             left, top, right, bottom = _extent(name, COUNTRY_SIZE)
-            if countries.area_units[i] * view.scale**2 < (right - left) * (bottom - top) * 2:
-                continue  # the name would cover the country and more
             px, py = view.to_pixel(float(countries.x[i]) + shift, float(countries.y[i]))
             x, y = px - (left + right) / 2, py - (top + bottom) / 2
             box = (x + left - 2, y + top - 2, x + right + 2, y + bottom + 2)
