@@ -95,7 +95,7 @@ def render(
         taken.append(_marker_box(view, marker))
     if place_names is not None:
         candidates = _places_in_view(basemap, view)
-        labels.place_labels(draw, view, basemap, candidates, place_names, countries, taken)
+        labels.place_labels(image, draw, view, basemap, candidates, place_names, countries, taken)
     for marker in markers:
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)

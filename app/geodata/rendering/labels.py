@@ -91,6 +91,7 @@ def world_copies(view: View) -> range:
 
 
 def place_labels(
+    image: Image.Image,
     draw: ImageDraw.ImageDraw,
     view: View,
     places: Places,
@@ -106,31 +107,33 @@ def place_labels(
     capitals = _capitals_in_view(view, places)
     drawn = 0
     for index, shift in capitals:
-        if drawn < budget and _place(draw, view, places, index, shift, names[index], True, taken):
+        if drawn < budget and _place(image, draw, view, places, (index, shift), names, True, taken):
             drawn += 1
     if countries is not None and 1 <= view.zoom <= COUNTRY_MAX_ZOOM:
-        _country_labels(draw, view, countries, taken)
+        _country_labels(image, view, countries, taken)
     listed = set(capitals)
     for index, shift in candidates:
         if drawn >= budget:
             return
         if (index, shift) in listed:
             continue
-        if _place(draw, view, places, index, shift, names[index], False, taken):
+        if _place(image, draw, view, places, (index, shift), names, False, taken):
             drawn += 1
 
 
 def _place(
+    image: Image.Image,
     draw: ImageDraw.ImageDraw,
     view: View,
     places: Places,
-    index: int,
-    shift: int,
-    name: str,
+    place: tuple[int, int],
+    names: Names,
     capital: bool,
     taken: list[Box],
 ) -> bool:
     """Draws a place's symbol and name if the name fits; whether it did."""
+    index, shift = place
+    name = names[index]
     px, py = view.to_pixel(float(places.place_x[index]) + shift, float(places.place_y[index]))
     x = px + (7 if capital else 5)
     extent = _extent(name, PLACE_SIZE)
@@ -144,9 +147,7 @@ def _place(
     if capital:
         draw.ellipse((px - 4, py - 4, px + 4, py + 4), fill=HALO, outline=LABEL, width=1)
     draw.ellipse((px - 2, py - 2, px + 2, py + 2), fill=LABEL)
-    draw.text(
-        (x, py - 6), name, font=font(PLACE_SIZE), fill=LABEL, stroke_width=2, stroke_fill=HALO
-    )
+    paste_text(image, (x, py - 6), name, PLACE_SIZE, LABEL)
     return True
 
 
@@ -160,9 +161,7 @@ def _capitals_in_view(view: View, places: Places) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def _country_labels(
-    draw: ImageDraw.ImageDraw, view: View, countries: Countries, taken: list[Box]
-) -> None:
+def _country_labels(image: Image.Image, view: View, countries: Countries, taken: list[Box]) -> None:
     x0, y0, x1, y1 = view.world_bounds()
     drawn = 0
     large = countries.at_zoom(view.zoom)
@@ -182,14 +181,7 @@ def _country_labels(
             if any(overlaps(box, other) for other in taken):
                 continue
             taken.append(box)
-            draw.text(
-                (x, y),
-                name,
-                font=font(COUNTRY_SIZE),
-                fill=COUNTRY_LABEL,
-                stroke_width=2,
-                stroke_fill=HALO,
-            )
+            paste_text(image, (x, y), name, COUNTRY_SIZE, COUNTRY_LABEL)
             drawn += 1
 
 
@@ -198,3 +190,26 @@ def _extent(name: str, size: int) -> tuple[int, int, int, int]:
     """A name's box drawn at (0, 0), measured once: the box only moves with the label."""
     draw = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     return cast(tuple[int, int, int, int], draw.textbbox((0, 0), name, font=font(size)))
+
+
+def paste_text(
+    image: Image.Image, xy: tuple[float, float], text: str, size: int, ink: tuple[int, int, int]
+) -> None:
+    """`text` in `ink` with a 2 px halo at `xy` (rounded to the pixel), as draw.text would
+    draw it, from a sprite drawn once per name: rasterising a name costs more than the
+    rest of placing it."""
+    sprite, (left, top) = _sprite(text, size, ink)
+    image.paste(sprite, (round(xy[0]) + left, round(xy[1]) + top), sprite)
+
+
+@lru_cache(maxsize=8192)
+def _sprite(text: str, size: int, ink: tuple[int, int, int]) -> tuple[Image.Image, tuple[int, int]]:
+    box = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox(
+        (0, 0), text, font=font(size), stroke_width=2
+    )
+    left, top, right, bottom = (int(v) for v in box)
+    sprite = Image.new("RGBA", (max(1, right - left), max(1, bottom - top)), (*HALO, 0))
+    ImageDraw.Draw(sprite).text(
+        (-left, -top), text, font=font(size), fill=ink, stroke_width=2, stroke_fill=HALO
+    )
+    return sprite, (left, top)

@@ -85,7 +85,7 @@ def render(
             in_view = basemap.places_in_view(view, shift, LABEL_CANDIDATES)
             candidates.extend((int(i), shift) for i in in_view)
         candidates = sorted(candidates)[:LABEL_CANDIDATES]
-        place_labels(draw, view, basemap, candidates, place_names, countries, taken)
+        place_labels(image, draw, view, basemap, candidates, place_names, countries, taken)
     if path is not None and len(path.points) >= 2:
         _draw_path(draw, view, path)
     for marker in markers:
