@@ -128,10 +128,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "A PNG map image (Web Mercator) with place labels and up to 50 markers (optional "
             "label, colour #RRGGBB or a name such as red). Give `center` and `zoom` (0 world - "
             f"{schemas.MAX_MAP_ZOOM} town: the basemap draws borders and place labels, no "
-            "streets), or `markers`, `path` "
-            "and/or `bbox` to fit (with a margin). `path`: up to "
-            f"{schemas.MAX_PATH_POINTS} points drawn as a line (`path_color`, `path_width`), "
-            "e.g. a route. `width`/`height` 64-1280 px (default "
+            "streets), or `markers` "
+            "and/or `bbox` to fit. `width`/`height` 64-1280 px (default "
             "600x400). Returns the image plus its centre, zoom and bounding box." + _CREDIT,
             schemas.StaticMapArgs,
             results.StaticMapResult,

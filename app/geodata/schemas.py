@@ -232,15 +232,12 @@ def color(value: str) -> str:
 # The embedded basemap has country and state borders and place labels, no streets: past a
 # town-sized view it would draw markers on an empty background.
 MAX_MAP_ZOOM = 12
-MAX_MARKERS = 50
 MAX_PATH_POINTS = 500
 MAX_PATH_WIDTH = 12
 
 
 class StaticMapArgs(Arguments):
-    center: LatLon | None = Field(
-        None, description="Map centre; fitted to markers/path/bbox if absent"
-    )
+    center: LatLon | None = Field(None, description="Map centre; fitted to markers/bbox if absent")
     zoom: int | None = Field(
         None,
         strict=True,
@@ -251,24 +248,16 @@ class StaticMapArgs(Arguments):
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
     markers: list[Marker] = Field(
-        default_factory=list, max_length=MAX_MARKERS, description="Up to 50 points to mark"
+        default_factory=list, max_length=50, description="Up to 50 points to mark"
     )
     path: list[LatLon] = Field(
         default_factory=list,
         max_length=MAX_PATH_POINTS,
-        description=f"Up to {MAX_PATH_POINTS} points drawn as one line in this order (a route, "
-        "a track, an outline); across the antimeridian it goes the short way",
+        description=f"Up to {MAX_PATH_POINTS} points drawn as a line (a route, a track); "
+        "included in a fit",
     )
-    path_color: str = Field(
-        "blue", strict=True, max_length=16, description="The path's colour, #RRGGBB or a name"
-    )
-    path_width: int = Field(
-        3,
-        strict=True,
-        ge=1,
-        le=MAX_PATH_WIDTH,
-        description=f"The path's width, 1-{MAX_PATH_WIDTH} px",
-    )
+    path_color: str = Field("blue", strict=True, max_length=16, description="#RRGGBB or a name")
+    path_width: int = Field(3, strict=True, ge=1, le=MAX_PATH_WIDTH, description="Pixels")
     width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
 
