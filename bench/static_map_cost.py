@@ -1,7 +1,9 @@
 """Worker CPU per static_map, before and after the renderer's caches, side by side.
 
 "before" is the renderer as it was (tests/geodata/reference_static_map.py, pinned, with
-Pillow's PNG encoder at compress_level=6); "after" is today's. Both draw the same views
+Pillow's PNG encoder at compress_level=6; since issue 42 it places names with today's
+rules, without country names); "after" is today's. To compare two checkouts, run this in
+each, one after the other, and compare the "after" columns. Both draw the same views
 in the same process, interleaved, and each map's CPU time (time.process_time, so the
 other jobs on a busy machine distort it little) is the median of --repeats renders.
 Sets of views:
