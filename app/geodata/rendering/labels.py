@@ -26,6 +26,7 @@ COUNTRY_MAX_ZOOM = 7  # past it a country's name is mostly off its own map
 COUNTRY_BUDGET = 24
 PLACE_SIZE, COUNTRY_SIZE = 11, 12
 EQUATOR_KM = 40075.0
+SPRITES = 4096  # names kept rasterised: about 3 KiB each, 12 MiB at most
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom in pixels
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
@@ -202,7 +203,7 @@ def paste_text(
     image.paste(sprite, (round(xy[0]) + left, round(xy[1]) + top), sprite)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=SPRITES)
 def _sprite(text: str, size: int, ink: tuple[int, int, int]) -> tuple[Image.Image, tuple[int, int]]:
     box = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox(
         (0, 0), text, font=font(size), stroke_width=2
