@@ -65,6 +65,27 @@ class TestPath:
         off = mercator_pixel(result, 49.5, 6.5)  # Luxembourg: well off the line
         assert tuple(image[off[1], off[0]]) != MAGENTA
 
+    def test_legs_far_beyond_the_image_are_drawn_where_they_cross_it(
+        self, geodata_dir: Path
+    ) -> None:
+        route = [(39.74, -112.0), (39.74, -98.0)]  # across Denver's zoom-12 view
+        result, image = draw(
+            {
+                "path": [{"lat": lat, "lon": lon} for lat, lon in route],
+                "path_color": "#ff00ff",
+                "path_width": 3,
+                "center": {"lat": 39.74, "lon": -104.99},
+                "zoom": 12,
+            }
+        )
+        inside = [
+            (x, y)
+            for x, y in along(result, *route, steps=200_000)
+            if 20 <= x < 580 and 20 <= y < 360
+        ]
+        assert len(inside) > 100
+        assert all(tuple(image[y, x]) == MAGENTA for x, y in inside)
+
     def test_a_path_across_the_antimeridian_goes_the_short_way(self, geodata_dir: Path) -> None:
         route = [(-17.0, 177.0), (-17.5, -178.0)]  # Fiji's Viti Levu to the Lau islands
         result, image = draw(

@@ -143,7 +143,51 @@ def _draw_path(draw: ImageDraw.ImageDraw, view: View, path: MapPath) -> None:
         if max(xs) + shift < x0 or min(xs) + shift > x1:
             continue
         pixels = [view.to_pixel(x + shift, y) for x, y in zip(xs, ys, strict=True)]
-        draw.line(pixels, fill=path.color, width=path.width, joint="curve")
+        for run in _runs_in_view(pixels, view, path.width):
+            draw.line(run, fill=path.color, width=path.width, joint="curve")
+
+
+def _runs_in_view(
+    pixels: Sequence[tuple[float, float]], view: View, width: int
+) -> list[list[tuple[float, float]]]:
+    """The line cut to the image (and its width beyond): Pillow steps a 1 px line pixel by
+    pixel, even off the image, and at zoom 12 a leg can be a million pixels long."""
+    pad = width + 2
+    box = (-pad, -pad, view.width + pad, view.height + pad)
+    runs: list[list[tuple[float, float]]] = []
+    for a, b in zip(pixels, pixels[1:], strict=False):
+        clipped = _clip(a, b, box)
+        if clipped is None:
+            continue
+        if runs and runs[-1][-1] == clipped[0]:
+            runs[-1].append(clipped[1])
+        else:
+            runs.append(list(clipped))
+    return runs
+
+
+def _clip(
+    a: tuple[float, float], b: tuple[float, float], box: tuple[float, float, float, float]
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The part of segment a-b inside box (Liang-Barsky), or None."""
+    (x0, y0), (x1, y1) = a, b
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - box[0]), (dx, box[2] - x0), (-dy, y0 - box[1]), (dy, box[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return None
+    start = a if t0 == 0.0 else (x0 + t0 * dx, y0 + t0 * dy)
+    end = b if t1 == 1.0 else (x0 + t1 * dx, y0 + t1 * dy)
+    return start, end
 
 
 def _draw_marker(draw: ImageDraw.ImageDraw, view: View, marker: MapMarker) -> None:
