@@ -126,7 +126,10 @@ def as_run_here(code: str, server: DocServer) -> str:
 
 
 def run(command: list[str], server: DocServer, cwd: Path) -> subprocess.CompletedProcess[str]:
-    (cwd / ".venv").symlink_to(ROOT / ".venv")  # for `.venv/bin/...` as the docs write it
+    # The docs are written to run from a checkout: `.venv/bin/...` and the read-only folders
+    # they name (deploy/ manifests, docs/) are linked in; what a block writes stays in cwd.
+    for name in (".venv", "deploy", "docs"):
+        (cwd / name).symlink_to(ROOT / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
     env.update(KEY=server.key, PATH=f"{ROOT / '.venv' / 'bin'}:{env.get('PATH', '')}")
     return subprocess.run(
