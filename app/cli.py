@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from app.admin.cli import register as register_admin_commands
+from app.deployment.cli import register as register_deployment_commands
 from app.geodata.cli import register as register_geodata_commands
 
 if TYPE_CHECKING:
@@ -24,12 +25,28 @@ console = Console()
 
 
 @cli.command()
-def migrate() -> None:
-    """Bring the database schema up to date."""
+def migrate(
+    to: Annotated[str, typer.Option("--to", help="upgrade to this revision")] = "head",
+    down_to: Annotated[
+        str | None,
+        typer.Option("--down-to", help="downgrade to this revision (drops what newer ones added)"),
+    ] = None,
+    show: Annotated[
+        bool, typer.Option("--show", help="print the revisions, change nothing")
+    ] = False,
+) -> None:
+    """Bring the database schema up to date: once per release, before its code serves.
+
+    What each downgrade drops: docs/DEPLOYMENT.md, "Upgrades and rollbacks"."""
+    from app.db import downgrade, schema_revisions
     from app.db import migrate as run_migrations
 
-    run_migrations()
-    console.print("database is up to date")
+    if down_to is not None and not show:
+        downgrade(down_to)
+    elif not show:
+        run_migrations(to)
+    current, head = schema_revisions()
+    console.print(f"database at {current or 'no schema'} (this release's schema: {head})")
 
 
 @cli.command("create-user")
@@ -72,19 +89,30 @@ def api(
     host: str = "127.0.0.1",
     port: int = 8000,
     workers: Annotated[int, typer.Option(help="uvicorn worker processes")] = 1,
+    migrate: Annotated[
+        bool,
+        typer.Option(
+            "--migrate/--no-migrate",
+            help="migrate first, or (deployments, after `geosvc migrate`) refuse an old schema",
+        ),
+    ] = True,
 ) -> None:
     """Run the HTTP API (control plane, dashboard, /mcp) against the configured services."""
     import uvicorn
 
     from app.config import get_settings
     from app.db import migrate as run_migrations
+    from app.db import require_current_schema
     from app.http.server import uvicorn_options
     from app.observability.setup import metrics_process_group
     from app.redis_client import require_persistent_redis
 
     with metrics_process_group(get_settings()):
         require_persistent_redis()
-        run_migrations()
+        if migrate:
+            run_migrations()
+        else:
+            require_current_schema()
         uvicorn.run(
             "app.main:create_app",
             factory=True,
@@ -327,6 +355,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
 
 register_geodata_commands(cli)
 register_admin_commands(cli)
+register_deployment_commands(cli)
 
 
 def main() -> None:
@@ -335,10 +364,13 @@ def main() -> None:
     try:
         cli()
     except ValidationError as exc:  # Settings refused (e.g. unsafe in production): say why
-        messages = "; ".join(
-            str(error["msg"]).removeprefix("Value error, ") for error in exc.errors()
-        )
-        console.print(f"[red]geosvc: refusing to start:[/] {messages}", soft_wrap=True)
+        from app.deployment.checks import validation_problems
+
+        problems, _, _ = validation_problems(exc)
+        console.print("[red]geosvc: refusing to start:[/]")
+        for problem in problems:
+            console.print(f"  - {problem}", soft_wrap=True, markup=False, highlight=False)
+        console.print("  (`geosvc check-config` lists every problem of a deployment at once)")
         raise SystemExit(2) from None
 
 

@@ -28,12 +28,15 @@ class Settings(BaseSettings):
         env_prefix="GEOSVC_", env_file=".env", extra="ignore", hide_input_in_errors=True
     )
 
+    # "production" refuses unsafe settings at start-up (app/production.py).
     env: Literal["development", "production"] = "development"
+    # Geodata indices, the development database, pepper and signing key, beat's schedule.
     data_dir: Path = Path(".geosvc")
+    # SQLAlchemy URL (postgresql://user:password@host:5432/db); None: SQLite under data_dir.
     database_url: str | None = None
     # None means "embedded": `geosvc dev` starts a local Redis (or fakeredis) and sets this.
     redis_url: str | None = None
-    base_url: str = "http://127.0.0.1:8000"
+    base_url: str = "http://127.0.0.1:8000"  # public address: links in mail, OAuth, checkout
     # Prefix of every Redis key the service writes (credit counters, the usage outbox,
     # Celery's broker and result keys), so several deployments or test runs can share
     # one Redis without reading each other's counters or taking each other's tasks.
@@ -43,11 +46,13 @@ class Settings(BaseSettings):
     # in development a random one is generated once and kept under data_dir.
     secret_pepper: SecretStr | None = None
 
+    # Credits a month included in the free and the standard plan.
     free_quota: int = Field(1000, ge=1)
     standard_quota: int = Field(100_000, ge=1)
 
-    session_days: int = 30
-    max_active_keys: int = 25
+    session_days: int = 30  # a dashboard sign-in lasts this long
+    max_active_keys: int = 25  # unrevoked API keys per account
+    # Failed sign-ins of one (e-mail, client IP) within the window before it is refused.
     signin_max_failures: int = 10
     signin_failure_window_s: int = 15 * 60
     # Failed sign-ins of one client IP (any e-mail) within the window before it is refused.
@@ -64,7 +69,7 @@ class Settings(BaseSettings):
     auth_rate_window_s: int = Field(60, ge=1)
     # Argon2 hashes at once (0: half the CPUs), so sign-in bursts leave cores for /me, /mcp.
     password_hash_concurrency: int = Field(0, ge=0)
-    key_cache_ttl_s: float = 1.0
+    key_cache_ttl_s: float = 1.0  # how long a process trusts what it read of an API key
     # The request log (app/request_log): each account's latest calls, at most this many
     # and none older than this many days.
     request_log_max_calls: int = Field(1000, ge=1, le=10_000)
@@ -74,10 +79,10 @@ class Settings(BaseSettings):
     # (HMAC-SHA256) and signs the consent form: required in production (at least 32
     # bytes), kept under data_dir in development. Changing it signs every connected app out.
     oauth_signing_key: SecretStr | None = None
-    oauth_access_token_ttl_s: int = Field(3600, ge=60, le=86400)
+    oauth_access_token_ttl_s: int = Field(3600, ge=60, le=86400)  # access token lifetime
     # A refresh token is used once (rotation); its replacement lives this long again.
     oauth_refresh_token_ttl_s: int = Field(30 * 86400, ge=3600)
-    oauth_code_ttl_s: int = Field(60, ge=10, le=600)
+    oauth_code_ttl_s: int = Field(60, ge=10, le=600)  # authorization code, used once
     # Client ID Metadata Documents: one fetch waits at most this long.
     oauth_cimd_timeout_s: float = Field(5.0, gt=0, le=30)
     # Development and tests only: fetch client metadata documents from loopback addresses
@@ -90,8 +95,8 @@ class Settings(BaseSettings):
     # sign-ups are verified at once. With it, an account's keys make data calls only once
     # its e-mail address is confirmed.
     smtp_url: SecretStr | None = None
-    mail_from: str = Field(DEFAULT_MAIL_FROM, max_length=320)
-    smtp_timeout_s: float = Field(10.0, gt=0)
+    mail_from: str = Field(DEFAULT_MAIL_FROM, max_length=320)  # sender; production names its own
+    smtp_timeout_s: float = Field(10.0, gt=0)  # per SMTP connection and command
     # Sign-ups and password-reset requests per mailbox (a +tag and Gmail's dots count as
     # one) per hour: one address cannot be mail-bombed through our forms.
     signup_per_address_per_hour: int = Field(3, ge=1)
@@ -105,6 +110,7 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*"]
 
+    # The longest a tool call may take, end to end (then DEADLINE_EXCEEDED, no credit).
     tool_deadline_s: float = Field(20.0, gt=0)
     # A call's reservation is also its concurrency lease: a process killed mid-call
     # holds its slot (and credit) at most this long.
@@ -125,6 +131,7 @@ class Settings(BaseSettings):
     # many pixels (a 1280x1280 map costs 7) and runs on the `tools.heavy` queue.
     heavy_map_pixels: int = Field(600 * 400, ge=64 * 64)
 
+    # "local": a checkout that takes no money (development); production needs "stripe".
     payment_provider: Literal["local", "stripe"] = "local"
 
     # Tools answered by the upstream HTTP providers instead of the embedded datasets,
@@ -133,13 +140,13 @@ class Settings(BaseSettings):
     # Per-tool provider policy, e.g. GEOSVC_TOOL_PROVIDERS='{"geocode":"embedded-then-upstream"}';
     # it wins over upstream_tools (a shorthand for "upstream").
     tool_providers: dict[UpstreamTool, ToolPolicy] = {}
-    nominatim_url: str = "https://nominatim.openstreetmap.org"
-    overpass_url: str = "https://overpass-api.de/api"
-    census_url: str = "https://api.census.gov/data"
-    census_year: int = 2023
-    census_api_key: SecretStr | None = None
-    upstream_timeout_s: float = Field(5.0, gt=0)
-    upstream_attempts: int = Field(3, ge=1, le=10)
+    nominatim_url: str = "https://nominatim.openstreetmap.org"  # geocode, reverse_geocode
+    overpass_url: str = "https://overpass-api.de/api"  # search_nearby
+    census_url: str = "https://api.census.gov/data"  # get_population, get_average_income
+    census_year: int = 2023  # ACS 5-year release asked of the Census API
+    census_api_key: SecretStr | None = None  # optional; the Census API limits keyless use
+    upstream_timeout_s: float = Field(5.0, gt=0)  # per upstream request attempt
+    upstream_attempts: int = Field(3, ge=1, le=10)  # tries per request (transport, 429, 5xx)
     # Upstream etiquette: the operator's contact (e-mail or URL) in the User-Agent, as the
     # OSM services' usage policies ask; required in production when an upstream is used.
     upstream_contact: str | None = Field(None, pattern=r"^[\w.@+:/?=&%~#-]{3,200}$")
@@ -150,7 +157,7 @@ class Settings(BaseSettings):
     census_rate_per_s: float = Field(10.0, ge=0)
     upstream_rate_wait_s: float = Field(5.0, ge=0)  # longest wait for a slot, then refuse
     upstream_breaker_failures: int = Field(5, ge=1)  # consecutive failed calls that open it
-    upstream_breaker_cooldown_s: float = Field(30.0, gt=0)
+    upstream_breaker_cooldown_s: float = Field(30.0, gt=0)  # open this long, then one probe
     # Worker pool for the `tools` queue. "auto": prefork, one process per CPU, while every
     # tool is answered by the embedded datasets (CPU-bound lookups, one core each); a pool
     # of tools_concurrency threads once some tool goes upstream (calls mostly wait on I/O).
@@ -223,8 +230,8 @@ class Settings(BaseSettings):
     stripe_meter_event: str | None = Field(None, max_length=100)
     # The metered price attached to that meter, added to each checkout when set.
     stripe_overage_price: str | None = Field(None, max_length=255)
-    stripe_api_base: str = "https://api.stripe.com"
-    stripe_timeout_s: float = Field(10.0, gt=0)
+    stripe_api_base: str = "https://api.stripe.com"  # tests point it at a fake
+    stripe_timeout_s: float = Field(10.0, gt=0)  # per request attempt (the library retries twice)
     # The Stripe breaker (app/breaker.py): opens after this many consecutive failed
     # requests (after the library's retries), refuses calls for the cool-down, then probes.
     stripe_breaker_failures: int = Field(3, ge=1)
@@ -243,8 +250,8 @@ class Settings(BaseSettings):
     # Where the processes of one `geosvc api` / `geosvc worker` keep their metric files
     # (prometheus_client multiprocess mode); a fresh temporary directory when unset.
     metrics_dir: Path | None = None
-    log_format: Literal["json", "text"] = "json"
-    log_level: str = "INFO"
+    log_format: Literal["json", "text"] = "json"  # JSON lines on stderr, or text for people
+    log_level: str = "INFO"  # Python logging level name
 
     # Largest request body on any route (413 above it, before the body is read).
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
@@ -269,7 +276,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
-        production.check(self)  # app/production.py: raises ValueError naming the setting
+        production.check(self)  # app/production.py: refuses naming every setting at fault
         return self
 
     @property

@@ -91,9 +91,7 @@ def new_session() -> Session:
     return Session(get_engine(), expire_on_commit=False)
 
 
-def migrate() -> None:
-    """Bring the database to the newest Alembic revision (run on every start)."""
-    from alembic import command
+def _alembic() -> tuple[Any, Engine]:
     from alembic.config import Config
 
     config = Config()
@@ -102,4 +100,44 @@ def migrate() -> None:
     url = normalise_url(get_settings().sqlalchemy_url)
     engine = get_engine() if url.startswith("sqlite") else create_engine(url, poolclass=NullPool)
     config.attributes["engine"] = engine
-    command.upgrade(config, "head")
+    return config, engine
+
+
+def migrate(revision: str = "head") -> None:
+    """Bring the database to `revision` (the newest by default), forward only."""
+    from alembic import command
+
+    config, _ = _alembic()
+    command.upgrade(config, revision)
+
+
+def downgrade(revision: str) -> None:
+    """Take the schema back to `revision` (docs/DEPLOYMENT.md: what each step drops)."""
+    from alembic import command
+
+    config, _ = _alembic()
+    command.downgrade(config, revision)
+
+
+def schema_revisions() -> tuple[str | None, str]:
+    """(the database's Alembic revision, the newest this code knows)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config, engine = _alembic()
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    return current, str(head)
+
+
+def require_current_schema() -> None:
+    """Refuse to serve a database this release's `geosvc migrate` has not run on (or a
+    newer one: a rollback of the code needs the matching `--down-to` first, or none when
+    the newer migration only added; docs/DEPLOYMENT.md)."""
+    current, head = schema_revisions()
+    if current != head:
+        raise SystemExit(
+            f"refusing to start: the database schema is at {current or 'nothing'} and this "
+            f"release needs {head}; run `geosvc migrate` (once, before the new code serves)"
+        )

@@ -1,9 +1,12 @@
-"""What production refuses to start with: each check raises ValueError naming the
-setting (Settings runs them, in this order, after validating the fields)."""
+"""What production refuses to start with. Each check yields one problem per setting, so
+`geosvc check-config` lists them all at once; Settings runs `check` after validating the
+fields and refuses with every problem named (app/cli.py prints them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -11,113 +14,160 @@ if TYPE_CHECKING:
 MIN_PEPPER_BYTES = 32
 # A sender no real mail server should accept: production must name its own.
 DEFAULT_MAIL_FROM = "Geospatial Data Service <no-reply@localhost>"
+# Passwords that ship in images, tutorials and this repository's old docker-compose.yml.
+WELL_KNOWN_PASSWORDS = frozenset({"geosvc", "guest", "postgres", "password", "changeme", "redis"})
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+class ProductionRefused(ValueError):
+    """Every reason production refuses these settings, one setting per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 def check(settings: Settings) -> None:
-    upstream_contact_in_production(settings)
-    refuse_incomplete_stripe_in_production(settings)
-    refuse_trusting_every_forwarder_in_production(settings)
-    refuse_unsafe_production(settings)
+    found = problems(settings)
+    if found:
+        raise ProductionRefused(found)
 
 
-def upstream_contact_in_production(settings: Settings) -> None:
+def problems(settings: Settings) -> list[str]:
+    if settings.env != "production":
+        return []
+    return [
+        *upstream_contact(settings),
+        *incomplete_stripe(settings),
+        *trusting_every_forwarder(settings),
+        *unsafe_payments_and_secrets(settings),
+        *embedded_services(settings),
+        *default_credentials(settings),
+        *no_mail(settings),
+        *short_reservations(settings),
+    ]
+
+
+def upstream_contact(settings: Settings) -> Iterator[str]:
     uses_upstream = bool(settings.upstream_tools) or any(
         chosen != "embedded" for chosen in settings.tool_providers.values()
     )
-    if settings.env == "production" and uses_upstream and not settings.upstream_contact:
-        raise ValueError(
+    if uses_upstream and not settings.upstream_contact:
+        yield (
             "GEOSVC_UPSTREAM_CONTACT must be set in production when GEOSVC_UPSTREAM_TOOLS "
             "or GEOSVC_TOOL_PROVIDERS sends a tool upstream: the upstream providers' usage "
             "policies require a contact (e-mail or URL) in our User-Agent"
         )
 
 
-def refuse_incomplete_stripe_in_production(settings: Settings) -> None:
-    if settings.env != "production" or settings.payment_provider != "stripe":
-        return
+def incomplete_stripe(settings: Settings) -> Iterator[str]:
+    """Production takes payments through Stripe (`local` is refused): name what it needs."""
     required = {
         "GEOSVC_STRIPE_SECRET_KEY": settings.stripe_secret_key,
         "GEOSVC_STRIPE_WEBHOOK_SECRET": settings.stripe_webhook_secret,
         "GEOSVC_STRIPE_STANDARD_PRICE": settings.stripe_standard_price,
         "GEOSVC_STRIPE_METER_EVENT": settings.stripe_meter_event,
     }
-    missing = [name for name, value in required.items() if not value]
-    if missing:
-        raise ValueError(f"GEOSVC_PAYMENT_PROVIDER=stripe in production needs {', '.join(missing)}")
+    for name, value in required.items():
+        if not value or (hasattr(value, "get_secret_value") and not value.get_secret_value()):
+            yield f"{name} must be set with GEOSVC_ENV=production: payments go through Stripe"
 
 
-def refuse_trusting_every_forwarder_in_production(settings: Settings) -> None:
-    trusted = [part.strip() for part in settings.forwarded_allow_ips.split(",")]
-    if settings.env == "production" and "*" in trusted:
-        raise ValueError(
+def trusting_every_forwarder(settings: Settings) -> Iterator[str]:
+    if "*" in [part.strip() for part in settings.forwarded_allow_ips.split(",")]:
+        yield (
             'GEOSVC_FORWARDED_ALLOW_IPS="*" is refused with GEOSVC_ENV=production: every '
             "client could then set its own X-Forwarded-For and escape the per-address "
             "sign-in limits. Set it to the reverse proxy's address(es)."
         )
 
 
-def refuse_unsafe_production(settings: Settings) -> None:
+def unsafe_payments_and_secrets(settings: Settings) -> Iterator[str]:
     """Settings that are fine on a laptop but unsafe when serving the public."""
-    if settings.env != "production":
-        return
     if settings.payment_provider == "local":
-        raise ValueError(
+        yield (
             "GEOSVC_PAYMENT_PROVIDER=local is refused with GEOSVC_ENV=production: its "
             "checkout takes no money (one click upgrades any account). Set "
             "GEOSVC_PAYMENT_PROVIDER=stripe."
         )
     pepper = settings.secret_pepper.get_secret_value().encode() if settings.secret_pepper else b""
     if len(pepper) < MIN_PEPPER_BYTES:
-        raise ValueError(
+        yield (
             f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
             f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
         )
-    oauth_key = (
-        settings.oauth_signing_key.get_secret_value().encode()
-        if settings.oauth_signing_key
-        else b""
-    )
-    if len(oauth_key) < MIN_PEPPER_BYTES:
-        raise ValueError(
+    secret = settings.oauth_signing_key
+    key = secret.get_secret_value().encode() if secret else b""
+    if len(key) < MIN_PEPPER_BYTES:
+        yield (
             f"GEOSVC_OAUTH_SIGNING_KEY must be at least {MIN_PEPPER_BYTES} bytes with "
-            f"GEOSVC_ENV=production (it has {len(oauth_key)}): it hashes OAuth tokens and "
+            f"GEOSVC_ENV=production (it has {len(key)}): it hashes OAuth tokens and "
             "signs the consent form; e.g. `openssl rand -hex 32`."
         )
     if settings.oauth_cimd_allow_loopback:
-        raise ValueError(
+        yield (
             "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK is refused with GEOSVC_ENV=production: any "
             "client could then make the service fetch addresses on its own network."
         )
-    embedded = [
-        name
-        for name, value in (
-            ("GEOSVC_REDIS_URL", settings.redis_url),
-            ("GEOSVC_DATABASE_URL", settings.database_url),
-        )
-        if not value
-    ]
-    if embedded:
-        raise ValueError(
-            f"{' and '.join(embedded)} must be set with GEOSVC_ENV=production: without "
-            "them each process would keep quotas, limits and accounts in its own "
-            "in-process Redis and SQLite file."
-        )
-    mail = [
-        name
-        for name, missing in (
-            ("GEOSVC_SMTP_URL", settings.smtp_url is None),
-            ("GEOSVC_MAIL_FROM", settings.mail_from == DEFAULT_MAIL_FROM),
-        )
-        if missing
-    ]
-    if mail:
-        raise ValueError(
-            f"{' and '.join(mail)} must be set with GEOSVC_ENV=production: sign-up "
-            "confirmation, password resets and usage alerts are sent by e-mail (without "
-            "an SMTP server they would only be written to the log)."
-        )
+
+
+def embedded_services(settings: Settings) -> Iterator[str]:
+    for name, value in (
+        ("GEOSVC_REDIS_URL", settings.redis_url),
+        ("GEOSVC_DATABASE_URL", settings.database_url),
+    ):
+        if not value:
+            yield (
+                f"{name} must be set with GEOSVC_ENV=production: without it each process "
+                "would keep quotas, limits and accounts in its own in-process Redis and "
+                "SQLite file."
+            )
+
+
+def default_credentials(settings: Settings) -> Iterator[str]:
+    """A well-known password, or a Redis anyone on its network may use, is refused."""
+    for name, url in (
+        ("GEOSVC_DATABASE_URL", settings.database_url),
+        ("GEOSVC_REDIS_URL", settings.redis_url),
+        ("GEOSVC_BROKER_URL", settings.broker_url),
+    ):
+        if not url:
+            continue
+        parts = urlsplit(url)
+        password = unquote(parts.password or "")
+        if password.lower() in WELL_KNOWN_PASSWORDS:
+            yield (
+                f"{name} uses a well-known password with GEOSVC_ENV=production: set a "
+                "random one (e.g. `openssl rand -hex 24`; docs/DEPLOYMENT.md, Secrets)."
+            )
+        elif (
+            parts.scheme in ("redis", "rediss")
+            and not password
+            and parts.hostname not in LOOPBACK_HOSTS
+        ):
+            yield (
+                f"{name} names a Redis on another host without a password with "
+                "GEOSVC_ENV=production: start Redis with --requirepass and put the "
+                "password in the URL (redis://:PASSWORD@host:6379/0)."
+            )
+
+
+def no_mail(settings: Settings) -> Iterator[str]:
+    for name, missing in (
+        ("GEOSVC_SMTP_URL", settings.smtp_url is None),
+        ("GEOSVC_MAIL_FROM", settings.mail_from == DEFAULT_MAIL_FROM),
+    ):
+        if missing:
+            yield (
+                f"{name} must be set with GEOSVC_ENV=production: sign-up confirmation, "
+                "password resets and usage alerts are sent by e-mail (without an SMTP "
+                "server they would only be written to the log)."
+            )
+
+
+def short_reservations(settings: Settings) -> Iterator[str]:
     if settings.reservation_ttl_s < 2 * settings.tool_deadline_s:
-        raise ValueError(
+        yield (
             f"GEOSVC_RESERVATION_TTL_S ({settings.reservation_ttl_s}) must be at least twice "
             f"GEOSVC_TOOL_DEADLINE_S ({settings.tool_deadline_s:g}) with GEOSVC_ENV=production: "
             "a reservation that expires while its call still runs frees its credit and "

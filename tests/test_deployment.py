@@ -21,6 +21,7 @@ def compose() -> dict[str, Any]:
 
 def test_has_the_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {
+        "migrate",
         "redis",
         "rabbitmq",
         "postgres",
@@ -62,7 +63,7 @@ def test_redis_keeps_an_aof_and_rabbitmq_is_the_broker(compose: dict[str, Any]) 
     assert env["GEOSVC_BROKER_URL"].startswith("amqp://")
 
 
-@pytest.mark.parametrize("service", ["api", "worker", "beat"])
+@pytest.mark.parametrize("service", ["api", "worker", "beat", "migrate"])
 def test_geosvc_commands_parse(compose: dict[str, Any], service: str) -> None:
     command = compose["services"][service]["command"]
     assert command[:2] == ["geosvc", service]
@@ -78,7 +79,7 @@ def test_app_services_share_the_configuration(compose: dict[str, Any]) -> None:
     for name in ("api", "worker", "beat", "flower"):
         env = services[name]["environment"]
         assert env["GEOSVC_DATABASE_URL"].startswith("postgresql://")
-        assert env["GEOSVC_REDIS_URL"] == "redis://redis:6379/0"
+        assert env["GEOSVC_REDIS_URL"].startswith("redis://:${REDIS_PASSWORD:?")
         assert env["GEOSVC_ENV"] == "production"
         assert "GEOSVC_SECRET_PEPPER" in env
         assert "GEOSVC_OAUTH_SIGNING_KEY" in env
@@ -134,3 +135,21 @@ def test_the_proxy_runs_the_committed_config_and_is_the_only_trusted_forwarder(
     assert api_env["GEOSVC_ENV"] == "production"  # the merged anchor kept the rest
     subnet = compose["networks"]["default"]["ipam"]["config"][0]["subnet"]
     assert address.rsplit(".", 1)[0] == subnet.rsplit(".", 1)[0]
+
+
+def test_migrations_run_once_before_the_api_serves(compose: dict[str, Any]) -> None:
+    """Issue 38, item 6: a dedicated step migrates; the api refuses an old schema."""
+    services = compose["services"]
+    assert services["migrate"]["command"] == ["geosvc", "migrate"]
+    assert services["migrate"]["restart"] == "no"
+    assert services["api"]["depends_on"]["migrate"] == {
+        "condition": "service_completed_successfully"
+    }
+    assert services["api"]["command"][-1] == "--no-migrate"
+
+
+def test_every_geosvc_service_runs_the_versioned_image(compose: dict[str, Any]) -> None:
+    for name in ("migrate", "api", "worker", "worker-bulk", "beat", "flower"):
+        assert compose["services"][name]["image"] == (
+            "geosvc:${GEOSVC_IMAGE_TAG:?set GEOSVC_IMAGE_TAG (make image prints it)}"
+        )

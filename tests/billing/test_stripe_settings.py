@@ -26,7 +26,7 @@ COMPLETE = {
     "stripe_standard_price": "price_x",
     "stripe_meter_event": "overage",
     "secret_pepper": "0123456789abcdef0123456789abcdef",  # production needs >= 32 bytes
-    "redis_url": "redis://redis:6379/0",  # and its own Redis and database
+    "redis_url": "redis://:9c2e7f4a1b@redis:6379/0",  # its own Redis (with a password)
     "database_url": "postgresql+psycopg://db/geosvc",
     "smtp_url": "smtp://mailer:pw@smtp.example.com:587",  # production sends mail
     "mail_from": "no-reply@example.com",
