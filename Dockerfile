@@ -2,11 +2,17 @@
 # (see docker-compose.yml).
 FROM python:3.11-slim
 
+# `make image` passes <package version>-<git commit>: the tag, kept in the image too.
+ARG GEOSVC_VERSION=unversioned
+LABEL org.opencontainers.image.title="geosvc" \
+      org.opencontainers.image.version="${GEOSVC_VERSION}"
+
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    GEOSVC_DATA_DIR=/data
+    GEOSVC_DATA_DIR=/data \
+    GEOSVC_VERSION=${GEOSVC_VERSION}
 
 WORKDIR /srv/geosvc
 

@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean chromium nginx conformance-tools
+.PHONY: run test lint bench clean chromium nginx conformance-tools promtool image image-tag
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,7 +16,7 @@ PORT ?= 8000
 run: $(STAMP)
 	$(BIN)/geosvc dev --port $(PORT)
 
-test: $(STAMP) chromium nginx conformance-tools
+test: $(STAMP) chromium nginx conformance-tools promtool
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
@@ -36,6 +36,27 @@ nginx:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
 	  else echo "/usr/sbin/nginx missing: run 'apt-get install nginx-light' as root"; fi; }
+
+# Debian's prometheus package for promtool: tests/deployment/test_alerts.py checks and
+# unit-tests deploy/alerts.yml offline. Without root: that test skips, or fails under
+# REQUIRE_SERVICES=1.
+promtool:
+	@test -x /usr/bin/promtool || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
+	  else echo "/usr/bin/promtool missing: run 'apt-get install prometheus' as root"; fi; }
+
+# The release's image tag: the package version and the git commit (-dirty with local
+# changes), e.g. 0.1.0-3c4b240a1f2e. `make image` builds geosvc:<tag> and prints the
+# line for .env (docker-compose.yml runs geosvc:${GEOSVC_IMAGE_TAG}); docs/DEPLOYMENT.md.
+IMAGE_TAG = $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)-$(shell git rev-parse --short=12 HEAD)$(shell git diff --quiet HEAD || echo -dirty)
+
+image-tag:
+	@echo $(IMAGE_TAG)
+
+image:
+	docker build --build-arg GEOSVC_VERSION=$(IMAGE_TAG) -t geosvc:$(IMAGE_TAG) .
+	@echo "GEOSVC_IMAGE_TAG=$(IMAGE_TAG)"
 
 # The MCP conformance suite and the Node 22 it needs, both from the npm registry into
 # .cache/conformance (Node as the node-linux-<arch> package, which carries the official

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +156,15 @@ def test_every_geosvc_service_runs_the_versioned_image(compose: dict[str, Any]) 
         assert compose["services"][name]["image"] == (
             "geosvc:${GEOSVC_IMAGE_TAG:?set GEOSVC_IMAGE_TAG (make image prints it)}"
         )
+
+
+def test_the_image_tag_is_the_package_version_and_the_commit() -> None:
+    tag = subprocess.run(
+        ["make", "-s", "image-tag"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    assert re.fullmatch(rf"{re.escape(version)}-{commit}(-dirty)?", tag), tag
+    assert len(tag) <= 128  # a Docker tag's limit
