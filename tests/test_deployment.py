@@ -131,7 +131,7 @@ def test_the_proxy_runs_the_committed_config_and_is_the_only_trusted_forwarder(
     assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in proxy["volumes"]
     assert "./deploy/tls:/etc/nginx/tls:ro" in proxy["volumes"]
     config = (ROOT / "deploy" / "nginx.conf").read_text()
-    assert "server api:8000;" in config
+    assert "default http://api:8000;" in config  # the api service by name (tests/test_proxy_dns.py)
     address = proxy["networks"]["default"]["ipv4_address"]
     api_env = compose["services"]["api"]["environment"]
     assert api_env["GEOSVC_FORWARDED_ALLOW_IPS"] == address  # uvicorn trusts X-Forwarded-* from it

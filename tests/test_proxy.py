@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,16 +38,22 @@ class Proxy:
     access_log: Path
 
 
-def local_config(api_port: int, http_port: int, https_port: int, directory: Path) -> str:
+def local_config(
+    api: str, http_port: int, https_port: int, directory: Path, resolver: str | None = None
+) -> str:
+    """The deployed file with the api at `api` (host:port) and, when given, the resolver
+    (host:port, answers kept 1 s) in place of Docker's."""
     config = (ROOT / "deploy" / "nginx.conf").read_text()
     replacements = {
-        "server api:8000;": f"server 127.0.0.1:{api_port};",
+        "default http://api:8000;": f"default http://{api};",
         "listen 80;": f"listen 127.0.0.1:{http_port};",
         "listen 443 ssl http2;": f"listen 127.0.0.1:{https_port} ssl http2;",
         "/etc/nginx/tls/fullchain.pem;": f"{directory}/tls/fullchain.pem;",
         "/etc/nginx/tls/privkey.pem;": f"{directory}/tls/privkey.pem;",
         "access_log /dev/stdout edge;": f"access_log {directory}/access.log edge;",
     }
+    if resolver is not None:
+        replacements["resolver 127.0.0.11 valid=10s"] = f"resolver {resolver} valid=1s"
     for old, new in replacements.items():
         assert config.count(old) == 1, old  # the deployed file still has what we rewrite
         config = config.replace(old, new)
@@ -64,22 +71,25 @@ def self_signed(directory: Path) -> None:
     )
 
 
-@pytest.fixture
-def proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
+def require_nginx() -> str:
     if NGINX is None or shutil.which("openssl") is None:
         if REQUIRE_SERVICES:
             pytest.fail("nginx (make nginx) and openssl are required")
         pytest.skip("nginx or openssl not installed (make nginx)")
-    self_signed(tmp_path)
-    api_port = int(live_server.url.rsplit(":", 1)[1])
-    http_port, https_port = free_port(), free_port()
-    conf = tmp_path / "nginx.conf"
-    conf.write_text(local_config(api_port, http_port, https_port, tmp_path))
-    main = f"pid {tmp_path}/nginx.pid; error_log {tmp_path}/error.log; daemon off;"
+    return NGINX
+
+
+@contextmanager
+def running_nginx(config: str, directory: Path, http_port: int, https_port: int) -> Iterator[Proxy]:
+    """nginx on `config` (a local_config), until its /healthz answers (any status)."""
+    nginx = require_nginx()
+    conf = directory / "nginx.conf"
+    conf.write_text(config)
+    main = f"pid {directory}/nginx.pid; error_log {directory}/error.log; daemon off;"
     if os.geteuid() == 0:
         main += " user root;"  # its workers write temp files under this test's directory
     process = subprocess.Popen(
-        [NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", main],
+        [nginx, "-p", str(directory), "-c", str(conf), "-g", main],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -97,10 +107,21 @@ def proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
                 raise
             time.sleep(0.1)
     try:
-        yield Proxy(url, f"http://127.0.0.1:{http_port}", tmp_path / "access.log")
+        yield Proxy(url, f"http://127.0.0.1:{http_port}", directory / "access.log")
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
+    require_nginx()
+    self_signed(tmp_path)
+    api_port = int(live_server.url.rsplit(":", 1)[1])
+    http_port, https_port = free_port(), free_port()
+    config = local_config(f"127.0.0.1:{api_port}", http_port, https_port, tmp_path)
+    with running_nginx(config, tmp_path, http_port, https_port) as running:
+        yield running
 
 
 def https(proxy: Proxy) -> httpx.Client:

@@ -88,20 +88,26 @@ def service_env(
 
 
 def launch_live_server(
-    env: dict[str, str], log_path: Path, *, base_url: str | None = None
+    env: dict[str, str],
+    log_path: Path,
+    *,
+    base_url: str | None = None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
 ) -> LiveServer:
-    """Start uvicorn on a free port over an already migrated database; `wait_until_healthy`
-    next. `base_url`: the public URL it answers as (default: its own), e.g. another
-    server's, to play a second api process behind one load balancer."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    """Start uvicorn on `host` and a free port (or `port`) over an already migrated
+    database; `wait_until_healthy` next. `base_url`: the public URL it answers as (default:
+    its own), e.g. another server's, to play a second api process behind one load
+    balancer."""
+    port = port or free_port()
+    url = f"http://{host}:{port}"
     env = {**env, "GEOSVC_BASE_URL": base_url or url}
     log = log_path.open("wb")
     # uvicorn as `geosvc api` runs it (the bounded protocol, no server header), without
     # the command's migration and metrics process group, which tests set up themselves
     serve = (
         "import uvicorn; from app.http.server import uvicorn_options; "
-        f"uvicorn.run('app.main:create_app', factory=True, host='127.0.0.1', port={port}, "
+        f"uvicorn.run('app.main:create_app', factory=True, host='{host}', port={port}, "
         "log_level='info', **uvicorn_options())"
     )
     process = subprocess.Popen(
