@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     # Server-side secret mixed into API-key and session hashes. Required in production;
     # in development a random one is generated once and kept under data_dir.
     secret_pepper: SecretStr | None = None
+    # The pepper before a rotation: a key hashed with it still verifies, and is hashed again
+    # with the current pepper on that use (docs/DEPLOYMENT.md, "Secrets and rotating them").
+    secret_pepper_previous: SecretStr | None = None
 
     # Credits a month included in the free and the standard plan.
     free_quota: int = Field(1000, ge=1)
@@ -244,6 +247,9 @@ class Settings(BaseSettings):
     # Observability (app/observability). /metrics and the worker exporter ask for
     # `Authorization: Bearer <metrics_token>` when it is set; production requires it.
     metrics_token: SecretStr | None = None
+    # Also accepted while the token is rotated (Prometheus still sends the old one until it
+    # is recreated; docs/DEPLOYMENT.md, "Secrets and rotating them"). Empty afterwards.
+    metrics_previous_token: SecretStr | None = None
     # The worker's own Prometheus exporter (0: off); scraped separately from the api.
     worker_metrics_port: int = Field(0, ge=0, le=65535)
     worker_metrics_host: str = "0.0.0.0"
@@ -305,6 +311,10 @@ class Settings(BaseSettings):
         if not self.is_development:
             raise RuntimeError("GEOSVC_SECRET_PEPPER must be set outside development")
         return _kept_secret(self.data_dir / "pepper")
+
+    def previous_pepper(self) -> bytes | None:
+        previous = self.secret_pepper_previous
+        return previous.get_secret_value().encode() if previous else None
 
     def oauth_key(self) -> bytes:
         """GEOSVC_OAUTH_SIGNING_KEY, or in development one generated once under data_dir."""

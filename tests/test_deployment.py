@@ -35,6 +35,7 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "flower",
         "prometheus",
         "proxy",
+        "blackbox",
     }
 
 

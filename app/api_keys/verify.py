@@ -21,12 +21,15 @@ import hashlib
 import hmac
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 
 import anyio.to_thread
 from redis.exceptions import RedisError
+from sqlalchemy import update
+from sqlmodel import col
 
 from app.clock import as_utc, iso_ms, utcnow
 from app.config import Settings, get_settings
@@ -76,6 +79,9 @@ class _Verifier:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.pepper = settings.pepper()
+        self.previous_pepper = settings.previous_pepper()
+        self._rehashing: set[str] = set()
+        self._rehashing_lock = threading.Lock()
         # Unknown keyIds are cached too: a flood of random tokens costs one query per keyId.
         self.cache: TTLCache[str, KeyRecord] = TTLCache(settings.key_cache_ttl_s)
 
@@ -111,7 +117,13 @@ class _Verifier:
     def check(self, record: KeyRecord, secret: str) -> ApiKeyPrincipal:
         digest = hmac.new(self.pepper, secret.encode(), hashlib.sha256).hexdigest()
         stored = record.secret_hash or "0" * 64  # compare anyway: unknown ids take as long
-        if record.principal is None or not hmac.compare_digest(digest, stored):
+        matches = hmac.compare_digest(digest, stored)
+        if not matches and self.previous_pepper is not None:
+            old = hmac.new(self.previous_pepper, secret.encode(), hashlib.sha256).hexdigest()
+            matches = hmac.compare_digest(old, stored)
+            if matches and record.principal is not None:
+                self._rehash_later(record.principal.key_id, stored, digest)
+        if record.principal is None or not matches:
             raise Unauthenticated("Invalid API key")
         if record.revoked:
             raise Unauthenticated("This API key has been revoked; create a new one")
@@ -120,6 +132,34 @@ class _Verifier:
                 f"This API key expired at {iso_ms(record.expires_at)}; create a new one"
             )
         return record.principal
+
+    def _rehash_later(self, key_id: str, old_hash: str, new_hash: str) -> None:
+        """A key hashed with the previous pepper: store its hash under the current one, off
+        the request's path (once per key and process; the UPDATE is conditional, so racing
+        processes agree)."""
+        with self._rehashing_lock:
+            if key_id in self._rehashing:
+                return
+            self._rehashing.add(key_id)
+        threading.Thread(
+            target=self._rehash, args=(key_id, old_hash, new_hash), daemon=True
+        ).start()
+
+    def _rehash(self, key_id: str, old_hash: str, new_hash: str) -> None:
+        try:
+            with new_session() as session:
+                session.execute(
+                    update(ApiKey)
+                    .where(col(ApiKey.key_id) == key_id, col(ApiKey.secret_hash) == old_hash)
+                    .values(secret_hash=new_hash)
+                )
+                session.commit()
+            self.cache.invalidate(key_id)
+        except Exception:  # the next use tries again; the key verifies meanwhile
+            logger.warning("could not re-hash API key %s under the current pepper", key_id)
+        finally:
+            with self._rehashing_lock:
+                self._rehashing.discard(key_id)
 
 
 _verifiers: PerSettings[_Verifier] = PerSettings(_Verifier)

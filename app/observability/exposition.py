@@ -74,8 +74,12 @@ def authorized(settings: Settings, authorization: str | None) -> bool:
     token = metrics_token(settings)
     if token is None:
         return True
-    expected = f"Bearer {token}"
-    return hmac.compare_digest((authorization or "").encode(), expected.encode())
+    previous = settings.metrics_previous_token
+    accepted = [token, previous.get_secret_value() if previous else ""]
+    given = (authorization or "").encode()
+    # both compared every time, in constant time: which one matched is not told apart
+    matches = [hmac.compare_digest(given, f"Bearer {one}".encode()) for one in accepted if one]
+    return any(matches)
 
 
 # --- multiprocess directory ------------------------------------------------------------
@@ -116,7 +120,8 @@ def process_exited(pid: int) -> None:
 
 class SharedStateCollector(Collector):
     """Read per scrape: queue depths from the broker (a passive declare per queue, on a
-    connection of its own), the outbox (`outbox_stats`) and the breakers from Redis."""
+    connection of its own), the outbox (`outbox_stats`) and the breakers from Redis, and
+    whether the database answers."""
 
     def __init__(self, redis_factory: Callable[[], Any] = sync_redis) -> None:
         self._redis = redis_factory
@@ -124,6 +129,24 @@ class SharedStateCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         yield from self._queues()
         yield from self._redis_state()
+        yield self._database()
+
+    def _database(self) -> Metric:
+        """One `SELECT 1` (bounded by GEOSVC_DB_CONNECT_TIMEOUT_S and the statement
+        timeout): what the alert on an unreachable database reads (deploy/alerts.yml)."""
+        from sqlalchemy import text
+
+        from app.db import get_engine
+
+        up = GaugeMetricFamily("geosvc_database_up", "The database answered this scrape")
+        try:
+            with get_engine().connect() as connection:
+                connection.execute(text("SELECT 1"))
+            up.add_metric([], 1)
+        except Exception as exc:  # a scrape must answer even when the database does not
+            logger.warning("metrics: database unreachable: %s", exc)
+            up.add_metric([], 0)
+        return up
 
     def _queues(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily(

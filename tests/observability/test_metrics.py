@@ -79,6 +79,7 @@ async def test_counters_move_by_exactly_the_calls_made(
     assert api.get("geosvc_reservations_in_flight") == 0
     assert api.get("geosvc_redis_state_up") == 1
     assert api.get("geosvc_broker_up") == 1
+    assert api.get("geosvc_database_up") == 1
     for queue in ("tools", "billing"):
         assert api.has("geosvc_queue_depth", queue=queue)
     assert api.get("geosvc_upstream_breaker_state", provider="census") == 0
@@ -119,3 +120,19 @@ def test_metrics_need_the_token(observed: ObservedStack, header: str | None) -> 
     worker = httpx.get(observed.worker_metrics_url, headers=headers, timeout=10)
     assert worker.status_code == 401
     assert "geosvc_" not in worker.text
+
+
+def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the GeosvcDatabaseUnreachable alert reads (deploy/alerts.yml): 0, not an error."""
+    from app.observability.exposition import SharedStateCollector
+    from app.runtime import reload_settings
+
+    # nothing listens on the discard port: connection refused at once
+    monkeypatch.setenv("GEOSVC_DATABASE_URL", "postgresql://geosvc:x@127.0.0.1:9/geosvc")
+    reload_settings()
+    try:
+        [sample] = SharedStateCollector()._database().samples
+    finally:
+        monkeypatch.delenv("GEOSVC_DATABASE_URL")
+        reload_settings()
+    assert (sample.name, sample.value) == ("geosvc_database_up", 0)
