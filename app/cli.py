@@ -45,8 +45,9 @@ def migrate(
         downgrade(down_to)
     elif not show:
         run_migrations(to)
-    current, head = schema_revisions()
-    console.print(f"database at {current or 'no schema'} (this release's schema: {head})")
+    current, head, known = schema_revisions()
+    newer = "" if known else ", newer than this release knows"
+    console.print(f"database at {current or 'no schema'}{newer} (this release's schema: {head})")
 
 
 @cli.command("create-user")

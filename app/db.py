@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -119,24 +120,33 @@ def downgrade(revision: str) -> None:
     command.downgrade(config, revision)
 
 
-def schema_revisions() -> tuple[str | None, str]:
-    """(the database's Alembic revision, the newest this code knows)."""
+def schema_revisions() -> tuple[str | None, str, bool]:
+    """(the database's Alembic revision, the newest this code knows, whether this code
+    knows the database's revision: False when a newer release migrated it)."""
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
     config, engine = _alembic()
-    head = ScriptDirectory.from_config(config).get_current_head()
+    script = ScriptDirectory.from_config(config)
     with engine.connect() as connection:
         current = MigrationContext.configure(connection).get_current_revision()
-    return current, str(head)
+    known = current is None or current in {rev.revision for rev in script.walk_revisions()}
+    return current, str(script.get_current_head()), known
 
 
 def require_current_schema() -> None:
-    """Refuse to serve a database this release's `geosvc migrate` has not run on (or a
-    newer one: a rollback of the code needs the matching `--down-to` first, or none when
-    the newer migration only added; docs/DEPLOYMENT.md)."""
-    current, head = schema_revisions()
-    if current != head:
+    """Refuse to serve a database this release's `geosvc migrate` has not run on. A newer
+    schema is served, with a warning: a rollback of the code alone (migrations only add,
+    so the older release still works; docs/DEPLOYMENT.md, "Upgrades and rollbacks")."""
+    current, head, known = schema_revisions()
+    if not known:
+        logging.getLogger(__name__).warning(
+            "the database schema (%s) is newer than this release's (%s): serving it as a "
+            "rolled-back release",
+            current,
+            head,
+        )
+    elif current != head:
         raise SystemExit(
             f"refusing to start: the database schema is at {current or 'nothing'} and this "
             f"release needs {head}; run `geosvc migrate` (once, before the new code serves)"

@@ -8,7 +8,7 @@ is sent or a worker starts. The choices, and why:
 
 - Broker: `GEOSVC_BROKER_URL`, by default the Redis of `GEOSVC_REDIS_URL`. Production
   uses RabbitMQ (docker-compose.yml): under Redis restarts the kombu Redis transport's
-  reconnect race crashed or froze workers, RabbitMQ did not (docs/OPERATIONS.md has the
+  reconnect race crashed or froze workers, RabbitMQ did not (bench/RESULTS.md has the
   measurements). A RabbitMQ vhost separates deployments; `broker_heartbeat` notices a
   dead broker connection within ~20 s.
 - Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters).

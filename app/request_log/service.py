@@ -15,8 +15,8 @@ pipelined round trip as the commit or the release (`writes_for`); a call refused
 refusals within a second as one entry with their count (`app.request_log.refusals`).
 Reads drop entries older than the retention, so the log is the last N entries or D
 days, whichever is smaller. The same script keeps each principal's
-latest call time (`last_used`). Memory and the cost per call: docs/OPERATIONS.md,
-"The request log".
+latest call time (`last_used`). Memory: docs/OPERATIONS.md, "The request log"; the
+cost per call: bench/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -33,7 +33,11 @@ TYPED = {
     "GEOSVC_SMTP_URL": "smtp://mailer:" + secrets.token_hex(8) + "@smtp.example.com:587",
     "GEOSVC_MAIL_FROM": "Geospatial Data Service <no-reply@example.com>",
 }
-OPTIONAL = {"GEOSVC_STRIPE_OVERAGE_PRICE"}
+OPTIONAL = {
+    "GEOSVC_STRIPE_OVERAGE_PRICE",
+    "GEOSVC_SECRET_PEPPER_PREVIOUS",
+    "GEOSVC_METRICS_PREVIOUS_TOKEN",
+}
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import hmac
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from alembic.script import ScriptDirectory
 
 from app.accounts.service import hash_password
 from app.api_keys.service import KEY_ID_LENGTH, SECRET_LENGTH
+from app.embedded_redis import free_port
 from app.ids import random_base62, random_lower_alnum
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server
@@ -197,3 +199,43 @@ class TestUpgrade:
             ).fetchone()
         assert keys == (1,)
         assert calls == (3,)
+
+
+class TestCodeOnlyRollback:
+    def test_an_older_release_serves_a_schema_it_does_not_know(
+        self, backend: Backend, database: str, tmp_path: Path
+    ) -> None:
+        """A rollback of the code alone: the database was migrated by a newer release
+        (a revision this code has never heard of); `geosvc api --no-migrate` serves it
+        with a warning instead of refusing, and `migrate --show` says so."""
+        env = service_env(
+            database_url=database, redis_url=backend.redis_url, data_dir=backend.data_dir
+        )
+        geosvc(env, "migrate")
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("UPDATE alembic_version SET version_num = '0099_from_the_future'")
+        assert "newer than this release knows" in geosvc(env, "migrate", "--show")
+        port = free_port()
+        log = tmp_path / "api.log"
+        with log.open("wb") as out:
+            api = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "api", "--no-migrate", "--port", str(port)],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                assert api.poll() is None, log.read_text()
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        finally:
+            api.terminate()
+            api.wait(timeout=30)
+        assert "newer than this release's" in log.read_text()
