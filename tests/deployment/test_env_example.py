@@ -76,7 +76,8 @@ def test_every_app_container_would_start(
     example: dict[str, str], service: str, tmp_path: Path
 ) -> None:
     rendered = rendered_compose(filled(example))["services"][service]["environment"]
-    env = {key: str(value) for key, value in rendered.items()}
+    # an empty `${VAR:-}` is YAML's null; compose hands the container an empty string
+    env = {key: "" if value is None else str(value) for key, value in rendered.items()}
     result = subprocess.run(
         [sys.executable, "-m", "app.cli", "check-config", "--as-set"],
         env={"PATH": "/usr/bin:/bin", **env},
