@@ -82,7 +82,7 @@ def nginx(api_url: str, *, key_limit: bool) -> Iterator[str]:
         self_signed(directory)
         api_port = int(api_url.rsplit(":", 1)[1])
         https_port = free_port()
-        config = local_config(api_port, free_port(), https_port, directory)
+        config = local_config(f"127.0.0.1:{api_port}", free_port(), https_port, directory)
         if not key_limit:
             assert config.count(KEY_LIMIT_LINE) == 1
             config = config.replace(KEY_LIMIT_LINE, "")
