@@ -17,7 +17,7 @@ from sqlmodel import Session, create_engine, select
 
 from app.db import normalise_url
 from app.models import ApiKey
-from tests.support.factories import sign_up
+from tests.support.factories import mcp_initialize, sign_up
 from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, start_live_server
 
@@ -30,22 +30,7 @@ def serve(backend: Backend, tmp_path: Path, name: str, **env: str) -> LiveServer
 
 
 def initialize(server: LiveServer, key: str) -> int:
-    response = httpx.post(
-        f"{server.url}/mcp",
-        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "pepper-rotation", "version": "1"},
-            },
-        },
-        timeout=30,
-    )
-    return response.status_code
+    return mcp_initialize(server.url, key).status_code
 
 
 def stored_hash(backend: Backend, key_id: str) -> str:

@@ -26,6 +26,7 @@ from app.accounts.service import hash_password
 from app.api_keys.service import KEY_ID_LENGTH, SECRET_LENGTH
 from app.embedded_redis import free_port
 from app.ids import random_base62, random_lower_alnum
+from tests.support.factories import mcp_initialize
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server
 from tests.support.services import (
@@ -111,27 +112,6 @@ def populate(url: str, pepper: str) -> dict[str, str]:
     return {"email": email, "key": f"svc_live_ak_{key_id}_{secret}", "user_id": user_id}
 
 
-def initialize(url: str, key: str) -> httpx.Response:
-    return httpx.post(
-        f"{url}/mcp",
-        headers={
-            "Authorization": f"Bearer {key}",
-            "Accept": "application/json, text/event-stream",
-        },
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "upgrade-test", "version": "1"},
-            },
-        },
-        timeout=30,
-    )
-
-
 class TestUpgrade:
     def test_the_latest_migrations_keep_the_data_and_the_new_code_serves_it(
         self, backend: Backend, database: str, copy_of: str, tmp_path: Path
@@ -174,8 +154,8 @@ class TestUpgrade:
                 [key] = http.get("/api-keys").json()["keys"]
                 assert key["name"] == "from before the upgrade"
                 assert key["expiresAt"] is None  # a column of the newest migration
-            assert initialize(server.url, account["key"]).status_code == 200
-            assert initialize(server.url, account["key"] + "x").status_code in (401, 403)
+            assert mcp_initialize(server.url, account["key"]).status_code == 200
+            assert mcp_initialize(server.url, account["key"] + "x").status_code in (401, 403)
         finally:
             server.stop()
 

@@ -57,3 +57,22 @@ def record_calls(session: Session, user_id: str, calls: int, *, period: str | No
     ]
     record_events(session, events)
     session.commit()
+
+
+def mcp_initialize(base_url: str, key: str) -> httpx.Response:
+    """A bare MCP `initialize` with `key` as the bearer: 200 when the key verifies."""
+    return httpx.post(
+        f"{base_url}/mcp",
+        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "tests", "version": "1"},
+            },
+        },
+        timeout=30,
+    )
