@@ -86,8 +86,18 @@ class Settings(BaseSettings):
     # A refresh token is used once (rotation); its replacement lives this long again.
     oauth_refresh_token_ttl_s: int = Field(30 * 86400, ge=3600)
     oauth_code_ttl_s: int = Field(60, ge=10, le=600)  # authorization code, used once
-    # Client ID Metadata Documents: one fetch waits at most this long.
-    oauth_cimd_timeout_s: float = Field(5.0, gt=0, le=30)
+    # Client ID Metadata Documents (app/oauth/metadata_documents.py): one fetch takes at
+    # most this long in all (resolution, connection, TLS, the whole document), and at most
+    # so many run at once per api process and per remote host (more are refused at once).
+    # A failed fetch is answered from memory for a while.
+    oauth_cimd_timeout_s: float = Field(4.0, gt=0, le=30)
+    oauth_cimd_max_fetches: int = Field(16, ge=1)
+    oauth_cimd_max_fetches_per_host: int = Field(2, ge=1)
+    oauth_cimd_failure_cache_s: float = Field(30.0, gt=0)
+    # Requests to each of /authorize, /token and /register per client address per window
+    # (429 with Retry-After above; app/oauth/rate_limit.py).
+    oauth_rate_limit_per_ip: int = Field(60, ge=1)
+    oauth_rate_window_s: int = Field(60, ge=1)
     # Development and tests only: fetch client metadata documents from loopback addresses
     # over plain http (production fetches https from public addresses only).
     oauth_cimd_allow_loopback: bool = False

@@ -260,11 +260,13 @@ def production_shape(
     extra_env: dict[str, str] | None = None,
     workers: int = 2,
     worker_queues: list[str] | None = None,
+    api_workers: int = 1,
 ) -> Iterator[Stack]:
     """Start everything; yields once the api answers and every worker answers a ping.
 
     `worker_queues`: one worker per entry, taking those queues (e.g. the paying and the
-    bulk pool); otherwise `workers` workers taking every queue."""
+    bulk pool); otherwise `workers` workers taking every queue. `api_workers`: uvicorn
+    worker processes of the api."""
     with tempfile.TemporaryDirectory(prefix="geosvc-drill-") as tmp:
         workdir = Path(tmp)
         os.chmod(workdir, 0o755)  # the postgres user must reach its own dir under it
@@ -295,7 +297,12 @@ def production_shape(
             stack = Stack(workdir, redis_server, postgres, env, base_url, supervisor)
             subprocess.run(stack.geosvc("migrate"), env=env, check=True, capture_output=True)
             supervisor.add(
-                Service("api", stack.geosvc("api", "--port", str(port)), env, workdir / "api.log")
+                Service(
+                    "api",
+                    stack.geosvc("api", "--port", str(port), "--workers", str(api_workers)),
+                    env,
+                    workdir / "api.log",
+                )
             )
             pools = worker_queues or [None] * workers
             for number, queues in enumerate(pools, start=1):

@@ -23,6 +23,7 @@ from fastapi.responses import RedirectResponse
 
 from app.accounts.deps import SESSION_COOKIE
 from app.config import get_settings
+from app.dashboard.authorize_admission import ADMIT_FIRST
 from app.dashboard.deps import OptionalUser, SignedInUser
 from app.dashboard.rendering import render
 from app.http.deps import SessionDep
@@ -108,7 +109,7 @@ def _validated(
     return server.get_consent_grant(http, end_user=user), http
 
 
-@router.get(AUTHORIZE_PATH)
+@router.get(AUTHORIZE_PATH, dependencies=ADMIT_FIRST)
 def authorize(
     request: Request,
     session: SessionDep,
@@ -120,7 +121,7 @@ def authorize(
     try:
         grant, _http = _validated(request, server, pairs, user)
     except OAuth2Error as error:
-        session.commit()  # a metadata document fetched on the way is kept
+        session.commit()
         return _error_answer(request, server, error, user, dict(pairs).get("client_id"))
     session.commit()
     if user is None or not svc_session:
@@ -144,7 +145,7 @@ def authorize(
     return response
 
 
-@router.post(AUTHORIZE_PATH)
+@router.post(AUTHORIZE_PATH, dependencies=ADMIT_FIRST)
 def decide(
     request: Request,
     session: SessionDep,

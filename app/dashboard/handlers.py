@@ -1,4 +1,5 @@
-"""Page-flavoured answers: the sign-in redirect and an HTML 404 for browser routes.
+"""Page-flavoured answers: the sign-in redirect, the authorization endpoint's refusals
+(app/dashboard/authorize_admission.py) and an HTML 404 for browser routes.
 
 The JSON API keeps its `{"error": ...}` 404: a request gets the HTML page only when it
 asks for HTML (`Accept: text/html`, as a browser's navigation does) on a path outside
@@ -15,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.accounts.deps import SESSION_COOKIE
 from app.accounts.service import user_for_token
+from app.dashboard.authorize_admission import AuthorizationRefused
 from app.dashboard.deps import SignInRequired
 from app.dashboard.rendering import render, to_sign_in
 from app.db import new_session
@@ -82,4 +84,10 @@ def install_page_handlers(app: FastAPI) -> None:
         return to_sign_in()
 
     app.add_exception_handler(StarletteHTTPException, on_http_error)
+
+    async def on_authorization_refused(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, AuthorizationRefused)
+        return exc.response
+
     app.add_exception_handler(SignInRequired, on_sign_in_required)
+    app.add_exception_handler(AuthorizationRefused, on_authorization_refused)

@@ -165,25 +165,37 @@ def register(
     return client
 
 
-def find(session: Session, client_id: str | None, *, fetch: bool) -> OAuthClient | None:
-    """The client `client_id` names. A metadata-document client is (re-)fetched when
-    `fetch` and its copy is missing or stale (only at the authorization endpoint: the
-    token and revocation endpoints use the stored copy and make no outbound request)."""
+def find(session: Session, client_id: str | None, *, fresh: bool) -> OAuthClient | None:
+    """The client `client_id` names. `fresh` (only at the authorization endpoint) wants a
+    metadata-document client's copy current: its edge fetched the document before opening
+    this session (app/oauth/document_refresh.py), so a copy missing or stale here means
+    that fetch failed. The token and revocation endpoints use the stored copy."""
     if not client_id or len(client_id) > metadata_documents.MAX_URL_LENGTH:
         return None
-    settings = get_settings()
     client = session.get(OAuthClient, client_id)
-    if not metadata_documents.is_metadata_url(client_id, settings):
+    if not metadata_documents.is_metadata_url(client_id, get_settings()):
         return client if client is not None and client.kind == "dcr" else None
-    fresh = (
+    if fresh and not is_current(client):
+        raise metadata_documents.MetadataDocumentError(
+            "the client metadata document could not be fetched; try again"
+        )
+    return client
+
+
+def is_current(client: OAuthClient | None) -> bool:
+    return (
         client is not None
         and client.metadata_expires_at is not None
         and as_utc(client.metadata_expires_at) > utcnow()
     )
-    if fresh or not fetch:
-        return client
-    fetched = metadata_documents.fetch(client_id, settings)
+
+
+def store_document(
+    session: Session, client_id: str, fetched: metadata_documents.FetchedDocument
+) -> None:
+    """Keep a fetched document's client (checked: ClientMetadataError) for its max-age."""
     checked = check_metadata(fetched.document, document=True)
+    client = session.get(OAuthClient, client_id)
     if client is None:
         client = OAuthClient(
             client_id=client_id, kind="cimd", client_name=checked.client_name, redirect_uris="[]"
@@ -196,7 +208,6 @@ def find(session: Session, client_id: str | None, *, fetch: bool) -> OAuthClient
     client.metadata_expires_at = utcnow() + timedelta(seconds=fetched.max_age_s)
     session.add(client)
     session.flush()
-    return client
 
 
 class ClientView(ClientMixin):

@@ -21,15 +21,13 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.accounts import throttle
 from app.accounts.service import client_ip_of
 from app.config import get_settings
 from app.db import new_session
-from app.oauth import metadata
+from app.oauth import metadata, rate_limit
 from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
 from app.oauth.server import OAuthServer
 from app.oauth.verify import note_tokens_revoked
-from app.redis_client import sync_redis
 
 router = APIRouter(include_in_schema=False)
 
@@ -115,12 +113,27 @@ async def _form(request: Request) -> list[tuple[str, str]] | JSONResponse:
     return pairs
 
 
+async def _over_rate(request: Request, endpoint: str) -> JSONResponse | None:
+    """429 over the per-address rate of `endpoint` (app/oauth/rate_limit.py)."""
+    wait = await rate_limit.retry_after(endpoint, client_ip_of(request.client))
+    if wait is None:
+        return None
+    refusal = oauth_error(
+        429, "temporarily_unavailable", f"Too many requests from your address; retry in {wait} s"
+    )
+    refusal.headers["Retry-After"] = str(wait)
+    return refusal
+
+
 def _http(request: Request, pairs: list[tuple[str, str]], json_body: Any = None) -> HttpRequest:
     return HttpRequest(request.method, str(request.url), request.headers, pairs, json_body)
 
 
 @router.post(metadata.TOKEN_PATH)
 async def token(request: Request) -> Response:
+    refused = await _over_rate(request, "token")
+    if refused is not None:
+        return refused
     pairs = await _form(request)
     if isinstance(pairs, JSONResponse):
         return pairs
@@ -143,9 +156,10 @@ async def revoke(request: Request) -> Response:
 
 @router.post(metadata.REGISTER_PATH)
 async def register(request: Request) -> Response:
-    """Dynamic client registration (RFC 7591), counted with sign-ups against the
-    per-address rate (GEOSVC_AUTH_RATE_LIMIT_PER_IP per GEOSVC_AUTH_RATE_WINDOW_S)."""
-    await anyio.to_thread.run_sync(throttle.check_rate, sync_redis(), client_ip_of(request.client))
+    """Dynamic client registration (RFC 7591), limited per client address."""
+    refused = await _over_rate(request, "register")
+    if refused is not None:
+        return refused
     body = await request.body()
     if len(body) > MAX_REGISTRATION_BYTES:
         return oauth_error(

@@ -2,13 +2,25 @@
 that describes the client, which the service fetches (draft-ietf-oauth-client-id-metadata-
 document, as the MCP authorization specification uses it).
 
-Fetching a URL a stranger chose is a server-side request forgery risk, so a fetch: takes
-https only, with a path and no fragment, user info or dot segments; connects only to
-public addresses (checked on the resolved names *and* on the address actually connected
-to, so a name that changes its answer in between gains nothing); follows no redirect;
-reads at most MAX_DOCUMENT_BYTES within GEOSVC_OAUTH_CIMD_TIMEOUT_S. The document is then
-trusted for its Cache-Control max-age, kept between MIN_CACHE_S and MAX_CACHE_S.
-`GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK` (development and tests only) admits http and loopback.
+Fetching a URL a stranger chose is a server-side request forgery risk, and a way to hold
+the service's resources open, so a fetch:
+- takes https only, with a path and no fragment, user info or dot segments;
+- resolves the host once and connects only to those addresses, each of them public
+  (app/oauth/addresses.py): the connection is pinned to the vetted address while TLS's
+  SNI and the Host header keep the name, so a name that answers differently the second
+  time gains nothing;
+- follows no redirect and reads at most MAX_DOCUMENT_BYTES;
+- finishes within GEOSVC_OAUTH_CIMD_TIMEOUT_S *in total* (resolution, connection, TLS,
+  headers and body), not per read: a server dribbling a byte at a time is cut off;
+- runs on the event loop (no thread, no database connection held while it waits), in
+  one of a few slots per process (taken by the caller, app/oauth/document_refresh.py)
+  and per remote host (`FetchSlots`): when they are taken it is refused at once rather
+  than queued;
+- answers one fixed message whatever went wrong on the network, so the operating
+  system's error text (refused, reset, unreachable) tells nobody which ports are open.
+The document is then trusted for its Cache-Control max-age, kept between MIN_CACHE_S and
+MAX_CACHE_S. `GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK` (development and tests only) admits http
+and loopback addresses.
 """
 
 from __future__ import annotations
@@ -16,14 +28,22 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-import socket
+import ssl
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+import httpcore
 import httpx
 
 from app.config import Settings
+from app.oauth import addresses
+from app.oauth.addresses import AddressRefused, IPAddress, Resolver
 
 MAX_URL_LENGTH = 512
 MAX_DOCUMENT_BYTES = 5 * 1024
@@ -38,10 +58,54 @@ class MetadataDocumentError(Exception):
     """The client's metadata document cannot be used; the message says why."""
 
 
+class FetchesBusy(MetadataDocumentError):
+    """Every fetch slot (of this process or for this remote host) is taken: try later.
+    Not the document's fault, so never remembered as its failure."""
+
+
 @dataclass(frozen=True)
 class FetchedDocument:
     document: dict[str, Any]
     max_age_s: int
+
+
+class FetchSlots:
+    """Fetches in flight, at most `total` in this process and `per_host` to one remote
+    host (an IPv4 address, an IPv6 /64). Taken and given back on the event loop."""
+
+    def __init__(self, total: int, per_host: int) -> None:
+        self.total, self.per_host = total, per_host
+        self.in_flight = 0
+        self.per_remote: Counter[str] = Counter()
+
+    @contextmanager
+    def process_slot(self) -> Iterator[None]:
+        if self.in_flight >= self.total:
+            raise FetchesBusy(
+                "too many client metadata documents are being fetched; retry in a few seconds"
+            )
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+    @contextmanager
+    def host_slot(self, address: IPAddress) -> Iterator[None]:
+        network = ipaddress.ip_network(f"{address}/{32 if address.version == 4 else 64}", False)
+        key = str(network)
+        if self.per_remote[key] >= self.per_host:
+            raise FetchesBusy(
+                "too many client metadata documents are being fetched from this host; "
+                "retry in a few seconds"
+            )
+        self.per_remote[key] += 1
+        try:
+            yield
+        finally:
+            self.per_remote[key] -= 1
+            if not self.per_remote[key]:
+                del self.per_remote[key]
 
 
 def is_metadata_url(client_id: str, settings: Settings) -> bool:
@@ -50,7 +114,8 @@ def is_metadata_url(client_id: str, settings: Settings) -> bool:
     return settings.oauth_cimd_allow_loopback and client_id.startswith("http://")
 
 
-def _check_url(url: str, settings: Settings) -> tuple[str, int]:
+def check_url(url: str, settings: Settings) -> tuple[str, int]:
+    """The URL's host and port, or MetadataDocumentError."""
     if len(url) > MAX_URL_LENGTH:
         raise MetadataDocumentError(f"client_id URLs may be at most {MAX_URL_LENGTH} characters")
     try:
@@ -70,24 +135,6 @@ def _check_url(url: str, settings: Settings) -> tuple[str, int]:
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
-def _address_allowed(address: str, settings: Settings) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_global:
-        return True
-    return settings.oauth_cimd_allow_loopback and ip.is_loopback
-
-
-def _check_resolves_publicly(host: str, port: int, settings: Settings) -> None:
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise MetadataDocumentError(f"the client_id host {host!r} does not resolve") from exc
-    if not infos or not all(_address_allowed(str(info[4][0]), settings) for info in infos):
-        raise MetadataDocumentError("the client_id host is not a public address")
-
-
 def _max_age(cache_control: str | None) -> int:
     if cache_control and "no-store" in cache_control.lower():
         return MIN_CACHE_S
@@ -96,36 +143,104 @@ def _max_age(cache_control: str | None) -> int:
     return max(MIN_CACHE_S, min(MAX_CACHE_S, seconds))
 
 
-def fetch(url: str, settings: Settings) -> FetchedDocument:
-    """The document at `url` as a JSON object, or MetadataDocumentError."""
-    host, port = _check_url(url, settings)
-    _check_resolves_publicly(host, port, settings)
-    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-    try:
-        with (
-            httpx.Client(
-                timeout=settings.oauth_cimd_timeout_s, follow_redirects=False, trust_env=False
-            ) as client,
-            client.stream("GET", url, headers=headers) as response,
-        ):
-            stream = response.extensions.get("network_stream")
-            peer = stream.get_extra_info("server_addr") if stream is not None else None
-            if not peer or not _address_allowed(str(peer[0]), settings):
-                raise MetadataDocumentError("the client_id host is not a public address")
-            if response.status_code != 200:
-                raise MetadataDocumentError(
-                    f"the client_id URL answered HTTP {response.status_code}, not the document"
+class PinnedBackend(httpcore.AsyncNetworkBackend):
+    """Connects to the vetted addresses (in order) whatever host the URL names; TLS is
+    started by httpcore with the URL's host as SNI, so the certificate is checked
+    against the name."""
+
+    def __init__(self, vetted: list[IPAddress]) -> None:
+        self.vetted = vetted
+        self.inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        failure: Exception = httpcore.ConnectError("no address")
+        for address in self.vetted:
+            try:
+                return await self.inner.connect_tcp(
+                    str(address), port, timeout, local_address, socket_options
                 )
-            body = b""
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_DOCUMENT_BYTES:
-                    raise MetadataDocumentError(
-                        f"the client metadata document is larger than {MAX_DOCUMENT_BYTES} bytes"
-                    )
-            cache_control = response.headers.get("cache-control")
-    except httpx.HTTPError as exc:
-        raise MetadataDocumentError(f"the client_id URL could not be fetched ({exc})") from exc
+            except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError) as exc:
+                failure = exc
+        raise failure
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("no unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+@lru_cache
+def _tls() -> ssl.SSLContext:
+    return httpx.create_ssl_context(trust_env=False)  # httpx's defaults (certifi's CAs)
+
+
+def _unreachable(settings: Settings) -> MetadataDocumentError:
+    """The one answer for every network failure (no OS error text: a port oracle)."""
+    return MetadataDocumentError(
+        "the client_id URL did not answer with a document over HTTPS within "
+        f"{settings.oauth_cimd_timeout_s:g} s"
+    )
+
+
+async def _get(url: str, vetted: list[IPAddress], settings: Settings) -> tuple[bytes, str | None]:
+    """The body and Cache-Control of a 200 answer from one of the vetted addresses."""
+    netloc = urlsplit(url).netloc
+    headers = [
+        (b"Host", netloc.encode()),
+        (b"Accept", b"application/json"),
+        (b"User-Agent", USER_AGENT.encode()),
+    ]
+    pool = httpcore.AsyncConnectionPool(
+        ssl_context=_tls(), network_backend=PinnedBackend(vetted), max_connections=1
+    )
+    async with pool, pool.stream("GET", url, headers=headers) as response:
+        if response.status != 200:
+            raise MetadataDocumentError(
+                f"the client_id URL answered HTTP {response.status}, not the document"
+            )
+        body = b""
+        async for chunk in response.aiter_stream():
+            body += chunk
+            if len(body) > MAX_DOCUMENT_BYTES:
+                raise MetadataDocumentError(
+                    f"the client metadata document is larger than {MAX_DOCUMENT_BYTES} bytes"
+                )
+        answer = {name.lower(): value for name, value in response.headers}
+        cache_control = answer.get(b"cache-control")
+    return body, cache_control.decode("latin-1") if cache_control else None
+
+
+async def fetch(
+    url: str, settings: Settings, slots: FetchSlots, resolver: Resolver | None = None
+) -> FetchedDocument:
+    """The document at `url` as a JSON object, or MetadataDocumentError (FetchesBusy when
+    the remote host's slots are taken). The caller holds one of the process's slots."""
+    host, port = check_url(url, settings)
+    try:
+        with anyio.fail_after(settings.oauth_cimd_timeout_s):
+            vetted = await addresses.resolve_once(
+                host,
+                port,
+                resolver or addresses.system_resolver,
+                allow_loopback=settings.oauth_cimd_allow_loopback,
+            )
+            with slots.host_slot(vetted[0]):
+                body, cache_control = await _get(url, vetted, settings)
+    except AddressRefused as exc:
+        raise MetadataDocumentError(str(exc)) from exc
+    except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
+            OSError, TimeoutError, ssl.SSLError) as exc:  # fmt: skip
+        raise _unreachable(settings) from exc
     try:
         document = json.loads(body)
     except ValueError as exc:

@@ -300,7 +300,8 @@ class OAuthServer(AuthorizationServer):
     def __init__(self, session: Session, *, fetch_client_documents: bool = False) -> None:
         super().__init__(scopes_supported=clients.SCOPES_SUPPORTED)
         self.session = session
-        # Only the authorization endpoint fetches Client ID Metadata Documents.
+        # Only the authorization endpoint fetches Client ID Metadata Documents (its edge,
+        # before this session: app/oauth/document_refresh.py) and wants them current.
         self.fetch_client_documents = fetch_client_documents
         self.revoked_access_hashes: list[str] = []
         self.register_token_generator("default", self._generate_token)
@@ -312,7 +313,7 @@ class OAuthServer(AuthorizationServer):
 
     def query_client(self, client_id: str) -> clients.ClientView | None:
         try:
-            row = clients.find(self.session, client_id, fetch=self.fetch_client_documents)
+            row = clients.find(self.session, client_id, fresh=self.fetch_client_documents)
         except (MetadataDocumentError, clients.ClientMetadataError) as exc:
             raise InvalidClientError(description=plain(f"Client metadata document: {exc}")) from exc
         return clients.ClientView(row) if row is not None else None

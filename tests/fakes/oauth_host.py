@@ -23,8 +23,9 @@ class Answer:
 class _Server:
     """A ThreadingHTTPServer on a free port that records GETs and answers `answer`."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[str] = []
+        self.hosts: list[str] = []  # each request's Host header
         self.answer = Answer()
         self.arrived = threading.Event()
         outer = self
@@ -32,6 +33,7 @@ class _Server:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 outer.requests.append(self.path)
+                outer.hosts.append(self.headers.get("Host", ""))
                 answer = outer.answer
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():
@@ -44,7 +46,7 @@ class _Server:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -60,8 +62,8 @@ class _Server:
 class CallbackServer(_Server):
     """The host's loopback redirect URI: remembers the query it was sent back with."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(port)
         self.answer = Answer(body=b"<p>You can close this window.</p>", headers={})
         self.answer.headers["Content-Type"] = "text/html"
 

@@ -80,6 +80,7 @@ def service_env(
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.
         GEOSVC_AUTH_RATE_LIMIT_PER_IP="1000000",
         GEOSVC_SIGNIN_MAX_FAILURES_PER_IP="1000000",
+        GEOSVC_OAUTH_RATE_LIMIT_PER_IP="1000000",
         # Tests call from many clients on one account; the tenant limits have their own.
         **UNLIMITED_TENANTS,
     )

@@ -1,0 +1,137 @@
+"""Which addresses a Client ID Metadata Document may be fetched from, and the one
+resolution of its host name.
+
+A stranger chooses the URL, so the only addresses dialled are public unicast ones. The
+policy is an allow-list: IPv4 that `is_global` and not multicast or reserved, and IPv6
+in global unicast 2000::/3 minus the ranges that carry or reach something else (Teredo
+and the other IETF protocol assignments in 2001::/23, 6to4 2002::/16, documentation).
+Everything outside 2000::/3 is refused, which covers every IPv6 form with an IPv4
+address inside (IPv4-mapped and -compatible ::/96, NAT64 64:ff9b::/96 and
+64:ff9b:1::/48), site-local fec0::/10, unique-local, link-local, multicast, loopback and
+unspecified. An address with a zone (`%eth0`) is refused.
+
+The name is resolved once, by `Resolver` (tests pass their own; the default is the
+system's `getaddrinfo` on an executor of its own, one thread per fetch slot, so a slow
+DNS server never takes a thread another request needs). Every answer must pass, and the
+fetch then connects to exactly these addresses (app/oauth/metadata_documents.py), never
+resolving again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+from app.config import get_settings
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+
+_IPV4_REFUSED = [
+    ipaddress.IPv4Network(net)
+    for net in (
+        "0.0.0.0/8",
+        "100.64.0.0/10",  # carrier-grade NAT
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.88.99.0/24",  # 6to4 relays
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/4",  # multicast (is_global says True for some of it)
+        "240.0.0.0/4",
+    )
+]
+_IPV6_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
+_IPV6_REFUSED = [
+    ipaddress.IPv6Network(net)
+    for net in (
+        "2001::/23",  # IETF protocol assignments: Teredo 2001::/32, ORCHID, benchmarking
+        "2001:db8::/32",  # documentation
+        "2002::/16",  # 6to4: an IPv4 address inside
+        "3fff::/20",  # documentation
+    )
+]
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+# A host name as DNS spells it (IDNA names arrive as punycode): letters, digits, hyphens.
+_HOST_NAME = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?$")
+_NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+
+
+class AddressRefused(Exception):
+    """The host is not one the service will connect to; the message says why."""
+
+
+def is_public(ip: IPAddress) -> bool:
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ip.is_global and not any(ip in net for net in _IPV4_REFUSED)
+    if ip.scope_id:
+        return False
+    if ip not in _IPV6_GLOBAL_UNICAST or any(ip in net for net in _IPV6_REFUSED):
+        return False
+    return ip.is_global
+
+
+def allowed(ip: IPAddress, *, allow_loopback: bool) -> bool:
+    """Public, or loopback with the development setting GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK."""
+    if is_public(ip):
+        return True
+    if isinstance(ip, ipaddress.IPv4Address):
+        return allow_loopback and ip in _LOOPBACK_V4
+    return allow_loopback and ip == _LOOPBACK_V6
+
+
+def literal(host: str) -> IPAddress | None:
+    """`host` as an IP address when it is one (brackets of an IPv6 URL host removed)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def check_host_name(host: str) -> None:
+    """A plain DNS name: no numeric last label (`127.1`, `0x7f.1` and `2130706433` are
+    IPv4 addresses to some resolvers), nothing but letters, digits, hyphens and dots."""
+    if not _HOST_NAME.match(host) or _NUMERIC_LABEL.match(host.rstrip(".").rsplit(".", 1)[-1]):
+        raise AddressRefused("the client_id host is not a host name or an IP address")
+
+
+@lru_cache
+def _executor() -> ThreadPoolExecutor:
+    threads = get_settings().oauth_cimd_max_fetches  # a fetch resolves inside its slot
+    return ThreadPoolExecutor(threads, thread_name_prefix="cimd-resolve")
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    loop = asyncio.get_running_loop()
+    infos = await loop.run_in_executor(
+        _executor(), lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    )
+    return [str(info[4][0]) for info in infos]
+
+
+async def resolve_once(
+    host: str, port: int, resolver: Resolver, *, allow_loopback: bool
+) -> list[IPAddress]:
+    """The addresses to connect to, every one of them allowed; AddressRefused otherwise."""
+    ip = literal(host)
+    if ip is None:
+        check_host_name(host)
+        try:
+            answers = await resolver(host, port)
+            addresses = [ipaddress.ip_address(answer) for answer in answers]
+        except (OSError, UnicodeError, ValueError) as exc:
+            raise AddressRefused("the client_id host does not resolve") from exc
+    else:
+        addresses = [ip]
+    if not addresses:
+        raise AddressRefused("the client_id host does not resolve")
+    if not all(allowed(address, allow_loopback=allow_loopback) for address in addresses):
+        raise AddressRefused("the client_id host is not a public address")
+    return list(dict.fromkeys(addresses))
