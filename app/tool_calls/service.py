@@ -28,6 +28,7 @@ from app.config import get_settings
 from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
+from app.metering.readings import MeterReading
 from app.observability import logs, metrics
 from app.queue import waiter
 from app.queue.results import forget_result
@@ -48,6 +49,8 @@ class ToolAnswer:
     png_base64: str | None
     # The account's credits used in the period, this call included (after the commit).
     credits_used: int | None = None
+    # What the answer says of the account's credits (`app.metering.readings`).
+    reading: MeterReading | None = None
 
 
 @dataclass
@@ -142,6 +145,8 @@ async def call_tool(
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
     except BaseException as exc:
+        if isinstance(exc, AppError) and exc.reading is None:
+            exc.reading = reservation.reading(charged=0)
         entry = _log_entry(principal, name, exc, admitted.started, call_id=call_id)
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             admitted.settled = True
@@ -159,10 +164,13 @@ async def call_tool(
         tool=name,
         also=_and_forget(request_log.writes_for(principal.user_id, entry), call_id),
     )
+    charged = metering.CREDITS_PER_CALL
     if admitted.answer_before_commit_reply:
         admitted.commit_reply = committed
-        return answer
-    return replace(answer, credits_used=await committed())
+        return replace(answer, reading=reservation.reading(charged=charged))
+    used = await committed()
+    reading = reservation.reading(charged=charged, used=used)
+    return replace(answer, credits_used=used, reading=reading)
 
 
 async def close_admission(admission: Admission) -> None:
