@@ -36,6 +36,14 @@ ERROR_STATUSES = {
     "UPSTREAM_UNAVAILABLE): wait Retry-After",
     504: "No worker answered within the deadline (DEADLINE_EXCEEDED)",
 }
+CREDIT_HEADERS = [
+    "Credits-Charged",
+    "Credits-Used",
+    "Credits-Quota",
+    "Credits-Period",
+    "Credits-State",
+    "Credits-Reset",
+]
 HEADERS: dict[str, dict[str, Any]] = {
     "RateLimit-Policy": {
         "description": 'Quota policies (IETF draft ratelimit-headers): "key" and "account" '
@@ -54,6 +62,28 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": "Credits left this month before the limit (the free quota or the "
         "account's cap), else of the plan's monthly allotment (standard: past it is overage)",
         "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Charged": {
+        "description": "Credits this call cost: 0 for an error or a refusal",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Used": {
+        "description": "Credits used this month, this call's included (absent when the "
+        "call was refused before it was metered, e.g. invalid arguments)",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Quota": {
+        "description": "The plan's monthly credits",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Period": {"description": "The month counted, YYYY-MM", "schema": {"type": "string"}},
+    "Credits-State": {
+        "description": "ok below 80 % of the quota, warning up to 100 %, over above",
+        "schema": {"type": "string", "enum": ["ok", "warning", "over"]},
+    },
+    "Credits-Reset": {
+        "description": "When the month's credits reset, ISO 8601 UTC",
+        "schema": {"type": "string", "format": "date-time"},
     },
     "X-Request-ID": {
         "description": "The request's id (the caller's X-Request-ID when sane), in our logs",
@@ -101,7 +131,9 @@ is 402, not 429: waiting a moment does not help (the credits come back next mont
 when the account's cap is raised), and HTTP clients retry a 429 by themselves.
 
 **Headers** on every data answer: `RateLimit-Policy` and `RateLimit`,
-`Credits-Remaining`, `X-Request-ID`; population, income, geocode and reverse-geocode
+`Credits-Remaining`, what the call cost and the month's credits (`Credits-Charged`,
+`Credits-Used`, `Credits-Quota`, `Credits-Period`, `Credits-State`, `Credits-Reset`),
+`X-Request-ID`; population, income, geocode and reverse-geocode
 answers also `Cache-Control: {CACHEABLE}` and an `ETag` (they change only with a new data
 vintage; a conditional request still runs and costs its credit).
 
@@ -210,7 +242,8 @@ def _parameters(route: V1Route, settings: Settings) -> list[dict[str, Any]]:
 
 
 def _data_headers(route: V1Route) -> dict[str, Any]:
-    names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", "X-Request-ID", "Cache-Control"]
+    names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", *CREDIT_HEADERS]
+    names += ["X-Request-ID", "Cache-Control"]
     if route.cacheable:
         names.append("ETag")
     return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
