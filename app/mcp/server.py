@@ -10,6 +10,7 @@ metered call lives in `app.tool_calls.service`.
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.plans import Plan, limits_for
+from app.clock import iso_ms
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
 from app.geodata.batch import BATCH_FORMS, batch_items, is_batch_call
@@ -111,7 +113,8 @@ async def handle_call_tool(
             return await _call_batch(ctx, principal, params.name, params.arguments or {})
         admitted = claim(ctx.request, params.name)
         answer = await run_unless_client_gone(
-            ctx.request, lambda: call_tool(principal, params.name, params.arguments, admitted)
+            ctx.request,
+            lambda: call_tool(principal, params.name, params.arguments, admitted, link_images=True),
         )
     except ClientGone:  # nobody to answer; the call was cancelled and its credit released
         logger.warning("tool call %s abandoned: the client disconnected", params.name)
@@ -128,7 +131,20 @@ async def handle_call_tool(
     return success_result(params.name, answer.structured, answer.reading, image=_image(answer))
 
 
-def _image(answer: ToolAnswer) -> types.ImageContent | None:
+def _image(answer: ToolAnswer) -> types.ImageContent | types.ResourceLink | None:
+    """The image inline, or a link to it when it is too big to carry (`images`)."""
+    link = answer.image_link
+    if link is not None:
+        expires = iso_ms(datetime.fromtimestamp(link.expires_at, UTC))
+        return types.ResourceLink(
+            type="resource_link",
+            uri=link.url,
+            name="map.png",
+            mime_type="image/png",
+            size=link.size,
+            description=f"The map image (PNG, {link.size:,} bytes), too big to carry inline; "
+            f"the link works until {expires}.",
+        )
     if answer.png_base64 is None:
         return None
     return types.ImageContent(type="image", data=answer.png_base64, mime_type="image/png")

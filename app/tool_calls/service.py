@@ -34,7 +34,9 @@ from app.queue import waiter
 from app.queue.results import forget_result
 from app.request_log import service as request_log
 from app.request_log.refusals import record_refusal
+from app.tool_calls import images
 from app.tool_calls.cached import cached_reply
+from app.tool_calls.images import ImageLink
 from app.tool_calls.routing import call_weight, queue_for
 
 logger = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ class ToolAnswer:
     credits_used: int | None = None
     # What the answer says of the account's credits (`app.metering.readings`).
     reading: MeterReading | None = None
+    # A big image, kept for a while and linked instead of carried (`app.tool_calls.images`).
+    image_link: ImageLink | None = None
 
 
 @dataclass
@@ -110,10 +114,13 @@ async def call_tool(
     name: str,
     arguments: Mapping[str, Any] | None,
     admission: Admission | None = None,
+    *,
+    link_images: bool = False,
 ) -> ToolAnswer:
     """Run one metered call for `principal` (admitted here, or already by the edge:
     `admission`); raises an AppError for anything but data. Every call, whatever its
-    outcome, leaves an entry in the account's request log (`app.request_log`)."""
+    outcome, leaves an entry in the account's request log (`app.request_log`). With
+    `link_images`, an image too big to carry is kept and linked (`app.tool_calls.images`)."""
     started = time.monotonic()
     try:
         admitted = admission or await admit(principal, name, arguments)
@@ -157,12 +164,13 @@ async def call_tool(
     entry = _log_entry(
         principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
     )
+    also = _and_forget(request_log.writes_for(principal.user_id, entry), call_id)
+    if link_images and images.needs_link(answer.png_base64):
+        link, keep_image = images.keep(principal.user_id, answer.png_base64 or "")
+        answer = replace(answer, png_base64=None, image_link=link)
+        also = _both(also, keep_image)
     committed = await metering.send_commit(
-        reservation,
-        call_id=call_id,
-        key_id=principal.key_id,
-        tool=name,
-        also=_and_forget(request_log.writes_for(principal.user_id, entry), call_id),
+        reservation, call_id=call_id, key_id=principal.key_id, tool=name, also=also
     )
     charged = metering.CREDITS_PER_CALL
     if admitted.answer_before_commit_reply:
@@ -195,13 +203,13 @@ async def close_admission(admission: Admission) -> None:
 
 def _and_forget(also: metering.AlsoWrite, call_id: str | None) -> metering.AlsoWrite:
     """`also`, and the DEL of the call's stored result (a worker's reply, if one came)."""
-    if call_id is None:
-        return also
-    forget = forget_result(call_id)
+    return also if call_id is None else _both(also, forget_result(call_id))
 
+
+def _both(first: metering.AlsoWrite, second: metering.AlsoWrite) -> metering.AlsoWrite:
     def add(pipe: AsyncPipeline) -> None:
-        also(pipe)
-        forget(pipe)
+        first(pipe)
+        second(pipe)
 
     return add
 

@@ -31,6 +31,7 @@ from app.http.errors import error_response, product_api_status
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import metrics
+from app.tool_calls import images
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
@@ -191,3 +192,18 @@ def _endpoint(route: V1Route) -> Callable[..., Awaitable[Response]]:
 router = APIRouter(include_in_schema=False)  # described by app.v1.openapi instead
 for _route in ROUTES:
     router.add_api_route(_route.path, _endpoint(_route), methods=[_route.method])
+
+
+@router.get(images.IMAGES_PATH + "/{image_id}")
+async def map_image(request: Request, image_id: str) -> Response:
+    """A big map an MCP answer linked to (`app.tool_calls.images`): for a signed link, or
+    the owning account's key. Costs no credit: the call that drew it paid."""
+    query = request.query_params
+    if "signature" in query:
+        png = await images.fetch(
+            image_id, expires=query.get("expires"), signature=query.get("signature")
+        )
+    else:
+        principal = await _principal(request)
+        png = await images.fetch(image_id, owner=principal.user_id)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})

@@ -16,6 +16,7 @@ from app.config import Settings
 from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
 from app.geodata.catalogue import arguments_schema, call_description, spec_for
+from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
 from app.v1.query import MARKERS_FORM
@@ -151,6 +152,7 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for route in ROUTES:
         paths[route.path] = {route.method.lower(): _operation(route, settings)}
+    paths[IMAGES_PATH + "/{image_id}"] = {"get": _image_operation()}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -333,6 +335,33 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
         responses[str(status)] = {"$ref": f"#/components/responses/{status}"}
     operation["responses"] = responses
     return operation
+
+
+def _image_operation() -> dict[str, Any]:
+    """The big map an MCP `static_map` answer links to (app.tool_calls.images)."""
+    query = [
+        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+        for name in ("expires", "signature")
+    ]
+    return {
+        "operationId": "static_map_image",
+        "tags": ["Tools"],
+        "summary": "A linked map image",
+        "description": "The PNG of a `static_map` answered over MCP as a `resource_link` "
+        "(an image larger than the inline cap). With the link's `expires` and `signature` it "
+        "needs no key until it expires; without them, only the key of the account that drew "
+        "it. Costs no credit.",
+        "security": [{"bearer": []}, {}],
+        "parameters": [
+            {"name": "image_id", "in": "path", "required": True, "schema": {"type": "string"}},
+            *query,
+        ],
+        "responses": {
+            "200": {"description": "The PNG", "content": {"image/png": {}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "404": {"$ref": "#/components/responses/404"},
+        },
+    }
 
 
 def _error_response(status: int) -> dict[str, Any]:

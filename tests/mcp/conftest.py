@@ -35,6 +35,9 @@ from tests.support.services import migrate
 FREE_QUOTA = 8
 STANDARD_QUOTA = 4
 DEADLINE_S = 4.0
+# Between the tests' usual maps (about 15 KB as base64) and a 1280x1280 one (about 170 KB):
+# over MCP the first come inline, the second as a link (issue 37, item 6).
+MAP_INLINE_MAX_BYTES = 100_000
 
 
 def mcp_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, str]:
@@ -46,6 +49,7 @@ def mcp_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, 
         GEOSVC_TOOL_DEADLINE_S=str(DEADLINE_S),
         GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
         GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
+        GEOSVC_MAP_INLINE_MAX_BYTES=str(MAP_INLINE_MAX_BYTES),
     )
 
 

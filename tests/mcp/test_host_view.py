@@ -6,13 +6,26 @@ generations."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
+import httpx
 import pytest
+from PIL import Image
 
-from tests.mcp.conftest import FREE_QUOTA, Account, Stack, connect, structured, usage_meta
+from tests.mcp.conftest import (
+    FREE_QUOTA,
+    MAP_INLINE_MAX_BYTES,
+    Account,
+    Stack,
+    connect,
+    structured,
+    usage_meta,
+)
 from tests.mcp.test_tools import GOOD_CALLS, usage
+from tests.support.factories import sign_up
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 # The issue's ceiling for tools/list (41,600 characters before it).
@@ -143,3 +156,54 @@ class TestCreditsInEveryAnswer:
         used = [usage_meta(result)["used"] for result in results]
         assert all(1 <= count <= 4 for count in used), used
         assert usage(account)["used"] == 4
+
+
+BIG_MAP = {"center": {"lat": 48.85, "lon": 2.35}, "zoom": 5, "width": 1280, "height": 1280}
+
+
+class TestBigMapsAsLinks:
+    @MODES
+    async def test_a_big_map_is_a_link_that_costs_no_second_credit(
+        self, stack: Stack, account: Account, mode: str
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key, mode) as client:
+            small = await client.call_tool("static_map", {"center": {"lat": 0, "lon": 0}})
+            big = await client.call_tool("static_map", BIG_MAP)
+
+        assert [block.type for block in small.content] == ["text", "image"]
+        assert len(small.content[1].data) <= MAP_INLINE_MAX_BYTES
+        assert [block.type for block in big.content] == ["text", "resource_link"]
+        link = big.content[1]
+        assert (link.mime_type, link.size) == ("image/png", structured(big)["bytes"])
+        assert link.uri.startswith(f"{stack.server.url}/v1/static-map/images/")
+        fetched = [httpx.get(link.uri) for _ in range(2)]  # a host has no key of ours
+        for response in fetched:
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "image/png"
+            assert Image.open(io.BytesIO(response.content)).size == (1280, 1280)
+        assert len(fetched[0].content) == link.size
+        assert usage(account)["used"] == 2  # the two maps; fetching is free
+
+    async def test_only_the_signature_or_the_owners_key_fetches_it(
+        self, stack: Stack, account: Account
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key) as client:
+            big = await client.call_tool("static_map", BIG_MAP)
+        with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+            sign_up(http)
+            other_key = http.post("/api-keys", json={"name": "other"}).json()["plaintext"]
+        signed = big.content[1].uri
+        bare = signed.split("?")[0]
+        query = dict(parse_qsl(urlsplit(signed).query))
+        later = str(int(query["expires"]) + 3600)
+
+        def get(url: str, key: str | None = None) -> int:
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            return httpx.get(url, headers=headers, timeout=30).status_code
+
+        assert get(bare, account.api_key) == 200  # the owner's key, no signature
+        assert get(bare, other_key) == 404  # another account's key: as if it did not exist
+        assert get(bare) == 401
+        assert get(signed.replace(query["signature"], "0" * 64)) == 404
+        assert get(signed.replace(query["expires"], later)) == 404  # the expiry is signed
+        assert get(f"{stack.server.url}/v1/static-map/images/nosuchimage", account.api_key) == 404
