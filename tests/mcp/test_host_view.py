@@ -15,6 +15,8 @@ import httpx
 import pytest
 from PIL import Image
 
+from app.geodata.catalogue import TOOL_SPECS
+from app.mcp.host_views import example_result, host_views
 from tests.mcp.conftest import (
     FREE_QUOTA,
     MAP_INLINE_MAX_BYTES,
@@ -207,3 +209,14 @@ class TestBigMapsAsLinks:
         assert get(signed.replace(query["signature"], "0" * 64)) == 404
         assert get(signed.replace(query["expires"], later)) == 404  # the expiry is signed
         assert get(f"{stack.server.url}/v1/static-map/images/nosuchimage", account.api_key) == 404
+
+
+class TestDocumentedViews:
+    def test_each_tools_example_carries_every_field_in_both_views(self, geodata_dir: Any) -> None:
+        for tool, spec in TOOL_SPECS.items():
+            result = example_result(tool)
+            fields = set(spec.result_model.model_json_schema(by_alias=True)["properties"])
+            desktop = json.loads(result.content[0].text.split("\n")[1])
+            assert desktop == result.structured_content, tool
+            assert set(desktop) == fields, tool
+        assert "### `static_map`" in host_views()
