@@ -18,19 +18,11 @@ import mcp_types as types
 from app.geodata import service
 from app.geodata.reference import tool_reference
 from app.mcp.results import success_result
+from app.v1 import examples
 
+# The OpenAPI document's example calls; static_map's with its arguments as MCP takes them.
 EXAMPLES: dict[str, dict[str, Any]] = {
-    "get_population": {"postal_code": "94103"},
-    "get_average_income": {"postal_code": "94103"},
-    "geocode": {"query": "Austin, TX", "limit": 1},
-    "reverse_geocode": {"lat": 40.7484, "lon": -73.9857},
-    "search_nearby": {
-        "lat": 30.2672,
-        "lon": -97.7431,
-        "radius_m": 20000,
-        "category": "airport",
-        "limit": 2,
-    },
+    **examples.ARGUMENTS,
     "static_map": {
         "center": {"lat": 40.71, "lon": -74.0},
         "zoom": 10,

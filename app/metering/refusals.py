@@ -99,31 +99,19 @@ def refusal(
 ) -> RateLimited | QuotaExceeded:
     """The error of a refused admission (`calls` refused, counted in the metrics), with
     the account's credits as admission read them (`reading`)."""
-    error = _refusal_error(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost)
-    error.reading = MeterReading(charged=0, used=used, plan=plan, period=period)
-    reason = "rate" if status in (KEY_RATE, ACCOUNT_RATE) else "concurrency"
-    if isinstance(error, QuotaExceeded):
-        reason = "spend_cap" if error.details.get("limit") == "spend_cap" else "quota"
-    metrics.call_refused(plan.value, reason, calls)
-    return error
-
-
-def _refusal_error(
-    status: int,
-    plan: Plan,
-    limits: PlanLimits,
-    credit_cap: int | None,
-    used: int,
-    in_flight: int,
-    wait_ms: int,
-    period: str,
-    cost: int = 1,
-) -> RateLimited | QuotaExceeded:
-    if status in (KEY_RATE, ACCOUNT_RATE):
-        return rate_limited(status, plan, limits, wait_ms, cost)
-    if status == CONCURRENCY:
-        return concurrency_limited(plan, limits, in_flight)
+    error: RateLimited | QuotaExceeded
     quota = quota_for(plan)
-    if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
-        return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
-    return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
+    if status in (KEY_RATE, ACCOUNT_RATE):
+        metrics.call_refused(plan.value, "rate", calls)
+        error = rate_limited(status, plan, limits, wait_ms, cost)
+    elif status == CONCURRENCY:
+        metrics.call_refused(plan.value, "concurrency", calls)
+        error = concurrency_limited(plan, limits, in_flight)
+    elif credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
+        metrics.call_refused(plan.value, "spend_cap", calls)
+        error = spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
+    else:
+        metrics.call_refused(plan.value, "quota", calls)
+        error = quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
+    error.reading = MeterReading(charged=0, used=used, plan=plan, period=period)
+    return error

@@ -78,18 +78,45 @@ def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
     return dict(json.loads(completed.stdout))
 
 
-def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account: Account) -> None:
-    listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
-    called = run_cli(
+def call_with_inspector(
+    inspector: Path, stack: Stack, api_key: str, tool: str, arguments: dict
+) -> dict:
+    """The Inspector CLI's tools/call result (an isError one too: exit status 5, printed)."""
+    completed = run_inspector(
         inspector,
         stack,
-        account.api_key,
+        api_key,
         "--method",
         "tools/call",
         "--tool-name",
-        "get_population",
+        tool,
         "--tool-args-json",
-        '{"postal_code": "94103"}',
+        json.dumps(arguments),
+    )
+    assert completed.returncode in (0, 5), completed.stderr + completed.stdout
+    return dict(json.loads(completed.stdout))
+
+
+def remote_server(mcp_remote: Path, stack: Stack, account: Account) -> StdioServerParameters:
+    """mcp-remote as the README configures it, with the account's key."""
+    return StdioServerParameters(
+        command=str(mcp_remote),
+        args=[
+            stack.mcp_url,
+            "--transport",
+            "http-only",
+            "--allow-http",
+            "--header",
+            "Authorization:${AUTH_HEADER}",
+        ],
+        env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
+    )
+
+
+def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account: Account) -> None:
+    listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
+    called = call_with_inspector(
+        inspector, stack, account.api_key, "get_population", {"postal_code": "94103"}
     )
 
     assert len(listed["tools"]) == 6
@@ -102,19 +129,7 @@ def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account:
 async def test_mcp_remote_proxies_the_tools_as_the_readme_configures_it(
     mcp_remote: Path, stack: Stack, account: Account
 ) -> None:
-    server = StdioServerParameters(
-        command=str(mcp_remote),
-        args=[
-            stack.mcp_url,
-            "--transport",
-            "http-only",
-            "--allow-http",
-            "--header",
-            "Authorization:${AUTH_HEADER}",
-        ],
-        env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
-    )
-    async with Client(server, mode="legacy") as client:
+    async with Client(remote_server(mcp_remote, stack, account), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("get_population", {"postal_code": "94103"})
 
@@ -193,20 +208,7 @@ class TestTheTypeScriptSdkValidates:
         self, inspector: Path, stack: Stack, account: Account
     ) -> None:
         def call(tool: str, arguments: dict) -> dict:
-            completed = run_inspector(
-                inspector,
-                stack,
-                account.api_key,
-                "--method",
-                "tools/call",
-                "--tool-name",
-                tool,
-                "--tool-args-json",
-                json.dumps(arguments),
-            )
-            # exit status 5 and tool_is_error on stderr for an isError result, printed whole
-            assert completed.returncode in (0, 5), completed.stderr + completed.stdout
-            return dict(json.loads(completed.stdout))
+            return call_with_inspector(inspector, stack, account.api_key, tool, arguments)
 
         listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
         answers = [call(name, args) for name, args in GOOD_CALLS]
@@ -231,19 +233,7 @@ class TestTheTypeScriptSdkValidates:
     async def test_mcp_remote_passes_the_text_meta_and_links_through(
         self, mcp_remote: Path, stack: Stack, account: Account
     ) -> None:
-        server = StdioServerParameters(
-            command=str(mcp_remote),
-            args=[
-                stack.mcp_url,
-                "--transport",
-                "http-only",
-                "--allow-http",
-                "--header",
-                "Authorization:${AUTH_HEADER}",
-            ],  # fmt: skip
-            env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
-        )
-        async with Client(server, mode="legacy") as client:
+        async with Client(remote_server(mcp_remote, stack, account), mode="legacy") as client:
             answer = await client.call_tool("geocode", {"queries": ["Austin, TX", "zzqqxx"]})
             error = await client.call_tool("get_population", {"postal_code": "00000"})
             big = await client.call_tool("static_map", BIG_MAP)
