@@ -96,11 +96,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "Name the place at a point",
             "The place a latitude/longitude is in: the country whose border contains the "
             "point, and within it the populated place that best covers the point (a big city "
-            "reaches farther from its centre than a village), with first- and second-level "
-            "subdivision (admin1, admin2), in the US `nearestPostalCode`: the ZIP code whose "
-            "centre is nearest, with `distanceM` (the point need not lie inside it), and "
-            "`distanceKm` from the point to the place's centre. NOT_FOUND farther than 300 km "
-            "from any place (open sea)." + _CREDIT,
+            "reaches farther from its centre than a village), its subdivisions, and in the US "
+            "the ZIP code whose centre is nearest (`nearestPostalCode`). NOT_FOUND farther "
+            "than 300 km from any place (open sea)." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
             "reverse_geocode",
@@ -122,11 +120,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "static_map",
             "Draw a map",
-            "A PNG map image (Web Mercator) with place labels and up to 50 markers (optional "
-            "label, colour #RRGGBB or a name such as red). Give `center` and `zoom` (0 world - "
-            f"{schemas.MAX_MAP_ZOOM} town: the basemap draws borders and place labels, no "
-            "streets), or `markers` and/or `bbox` to fit. Returns the image plus its "
-            "centre, zoom and bounding box." + _CREDIT,
+            "A PNG map image (Web Mercator) with place labels and up to 50 markers. Give "
+            f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
+            "borders and place labels, no streets), or `markers` and/or `bbox` to fit. "
+            "Returns the image plus its centre, zoom and bounding box." + _CREDIT,
             schemas.StaticMapArgs,
             results.StaticMapResult,
             "static_map",

@@ -37,7 +37,7 @@ class Result(BaseModel):
     )
 
 
-SOURCE = Field(description="Whom the data comes from: the credit to show with it")
+SOURCE = Field(description="The credit to show with the data")
 DATASET = Field(description="Id of the data release that answered (docs/DATA.md)")
 ZIP_ECHO = Field(description="The ZIP code answered for (5 digits)")
 

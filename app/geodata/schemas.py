@@ -235,8 +235,7 @@ class StaticMapArgs(Arguments):
         strict=True,
         ge=0,
         le=MAX_MAP_ZOOM,
-        description=f"0 (world) to {MAX_MAP_ZOOM} (a town; the basemap has borders and place "
-        "labels, no streets); fitted if absent",
+        description=f"0 (world) to {MAX_MAP_ZOOM} (a town); fitted if absent",
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
     markers: list[Marker] = Field(
