@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from app.metering.service import AlsoWrite
 from app.redis_client import async_redis
 
 IMAGES_PATH = "/v1/static-map/images"
+_IMAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # secrets.token_urlsafe's alphabet
 GONE = "No such map image: it expired (links last {ttl} s) or was never drawn for this key."
 
 
@@ -77,7 +79,7 @@ async def fetch(
     """The PNG, for its owner (`owner`: the caller's account) or a valid signature;
     NotFound otherwise (never saying which: an id is no clue to someone else's image)."""
     gone = NotFound(GONE.format(ttl=get_settings().map_link_ttl_s))
-    if len(image_id) > 64:
+    if not _IMAGE_ID.match(image_id):
         raise gone
     stored = await async_redis().get(_key(image_id))
     if stored is None:

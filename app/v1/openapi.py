@@ -340,8 +340,11 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
 def _image_operation() -> dict[str, Any]:
     """The big map an MCP `static_map` answer links to (app.tool_calls.images)."""
     query = [
-        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-        for name in ("expires", "signature")
+        {"name": name, "in": "query", "required": False, "schema": schema}
+        for name, schema in (
+            ("expires", {"type": "string", "pattern": "^[0-9]{1,12}$"}),
+            ("signature", {"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+        )
     ]
     return {
         "operationId": "static_map_image",
@@ -353,13 +356,22 @@ def _image_operation() -> dict[str, Any]:
         "it. Costs no credit.",
         "security": [{"bearer": []}, {}],
         "parameters": [
-            {"name": "image_id", "in": "path", "required": True, "schema": {"type": "string"}},
+            {
+                "name": "image_id",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+            },
             *query,
         ],
         "responses": {
             "200": {"description": "The PNG", "content": {"image/png": {}}},
             "401": {"$ref": "#/components/responses/401"},
             "404": {"$ref": "#/components/responses/404"},
+            "422": {
+                "description": "The path holds control characters (INVALID_ARGUMENT)",
+                "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
+            },
         },
     }
 
