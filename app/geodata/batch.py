@@ -112,18 +112,16 @@ BATCH_FORMS: dict[str, BatchForm] = {
         GeocodeQueries,
         GeocodeBatchResult,
         ("query",),
-        f"Several places at once: give `queries` (up to {MAX_BATCH_ITEMS}) instead of "
-        "`query`; `results[i]` answers queries[i] with its result or its error, and each "
-        "query that finds something costs 1 credit.",
+        "Several places at once: `queries` instead of `query`; `results[i]` answers "
+        "queries[i] (its result or error), 1 credit per query that finds something.",
     ),
     "reverse_geocode": BatchForm(
         "points",
         ReversePoints,
         ReverseGeocodeBatchResult,
         ("lat", "lon"),
-        f"Several points at once: give `points` (up to {MAX_BATCH_ITEMS} {{lat, lon}}) "
-        "instead of `lat`/`lon`; `results[i]` answers points[i] with its result or its "
-        "error, and each point named costs 1 credit.",
+        "Several points at once: `points` instead of `lat`/`lon`; `results[i]` answers "
+        "points[i] (its result or error), 1 credit per point named.",
     ),
 }
 

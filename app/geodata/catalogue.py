@@ -19,7 +19,7 @@ from app.geodata import results, schemas
 from app.geodata.batch import BATCH_FORMS
 from app.validation import describe_errors
 
-_CREDIT = " 1 credit per answer with data; errors (NOT_FOUND: nothing found) cost 0."
+_CREDIT = " 1 credit per answer with data; errors (NOT_FOUND too) cost 0."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -181,8 +181,8 @@ def call_description(spec: ToolSpec, settings: Settings) -> str:
         coverage = ""
         if policy("geocode", settings) == "embedded":
             coverage = (
-                f" Here {EMBEDDED_GEOCODE_COVERAGE}; {UPSTREAM_GEOCODE_COVERAGE}: such a "
-                "query is UNSUPPORTED, or answers its town with an entry in `warnings`."
+                f" Here {UPSTREAM_GEOCODE_COVERAGE}: such a query is UNSUPPORTED, or "
+                "answers its town with an entry in `warnings`."
             )
         return spec.description.replace("{coverage}", coverage)
     return spec.description

@@ -80,8 +80,8 @@ Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
 KIND = Field(description="What the place is (admin1: a state or province; poi: a landmark)")
 NAME = Field(description="The place's name")
 LABEL = Field(description="Name with its region and country, for display")
-LAT = Field(description="Latitude of the place, WGS84 degrees")
-LON = Field(description="Longitude of the place, WGS84 degrees")
+LAT = Field(description="Latitude, WGS84 degrees")
+LON = Field(description="Longitude, WGS84 degrees")
 COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
 ADMIN1 = Field(None, description="First-level subdivision (state, province, region)")
 AirportType = Literal[

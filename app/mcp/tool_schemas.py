@@ -42,7 +42,41 @@ def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
         else:
             branches.append(schema)
     combined = {"type": "object", "anyOf": [*branches, ERROR_BRANCH], "$defs": defs}
-    return compact(nullable_as_type_list(combined), output=True)
+    return described_once(compact(nullable_as_type_list(combined), output=True))
+
+
+def described_once(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with a property's description left out where a property of the same name
+    already had the same one (geocode's `candidates[].lat` after `results[].lat`). Read in
+    the order an agent meets them: from the call's result, into each `$ref` on the way."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    seen: set[tuple[str, str]] = set()
+    walked: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in walked:
+            walked.add(ref)
+            walk(defs.get(ref.removeprefix("#/$defs/")))
+        for name, prop in (node.get("properties") or {}).items():
+            description = prop.get("description")
+            if description is not None and (name, description) in seen:
+                del prop["description"]
+            elif description is not None:
+                seen.add((name, description))
+            walk(prop)
+        for key, value in node.items():
+            if key not in ("properties", "description", "$defs"):
+                walk(value)
+
+    walk(schema.get("anyOf"))
+    walk(schema)
+    return schema
 
 
 # What an output schema leaves out: the server's answers are within them by construction.
