@@ -143,6 +143,11 @@ class Settings(BaseSettings):
     # A static_map of more pixels than this is heavy: it costs one rate token per this
     # many pixels (a 1280x1280 map costs 7) and runs on the `tools.heavy` queue.
     heavy_map_pixels: int = Field(600 * 400, ge=64 * 64)
+    # An MCP static_map whose image (as base64, what the result carries) is larger than
+    # this answers a resource_link to a short-lived URL instead: hosts cap a tool result
+    # around 1 MB, 700 KB is a common inline cap. The URL works for map_link_ttl_s.
+    map_inline_max_bytes: int = Field(700_000, ge=0)
+    map_link_ttl_s: int = Field(900, ge=10, le=86_400)
 
     # "local": a checkout that takes no money (development); production needs "stripe".
     payment_provider: Literal["local", "stripe"] = "local"

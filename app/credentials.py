@@ -27,4 +27,5 @@ CREDENTIAL_PARAMS = frozenset(
 )
 # Redacted from logged URLs but not refused: `code` is the authorization code in the
 # query of a *client's* redirect URI, and a harmless word in anyone else's.
-REDACTED_PARAMS = CREDENTIAL_PARAMS | {"code"}
+# `signature`: of a map image's link (app.tool_calls.images), which fetches the image.
+REDACTED_PARAMS = CREDENTIAL_PARAMS | {"code", "signature"}

@@ -19,6 +19,9 @@ class AppError(Exception):
     def __init__(self, message: str | None = None, **details: Any) -> None:
         self.message = message or self.default_message
         self.details = details
+        # The account's credits when a metered call failed or was refused (an
+        # app.metering.readings.MeterReading, set by metering): its answer says them.
+        self.reading: Any = None
         super().__init__(self.message)
 
     def to_body(self) -> dict[str, Any]:

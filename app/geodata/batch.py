@@ -32,9 +32,8 @@ class GeocodeQueries(schemas.Arguments):
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
         json_schema_extra={"items": {"type": "string", "minLength": 1, "maxLength": 256}},
-        description=f"Instead of `query`: up to {MAX_BATCH_ITEMS} queries, answered one to one "
-        "in `results` (each with the same `country` and `limit`); 1 credit per query that "
-        "finds something",
+        description=f"Instead of `query`: up to {MAX_BATCH_ITEMS} queries, each with the same "
+        "`country` and `limit`",
     )
     country: Any = None
     limit: Any = 5
@@ -51,8 +50,7 @@ class ReversePoints(schemas.Arguments):
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
         json_schema_extra={"items": schemas.LatLon.model_json_schema()},
-        description=f"Instead of `lat` and `lon`: up to {MAX_BATCH_ITEMS} points {{lat, lon}}, "
-        "answered one to one in `results`; 1 credit per point that is named",
+        description=f"Instead of `lat` and `lon`: up to {MAX_BATCH_ITEMS} points",
     )
 
     def items(self) -> list[Any]:
@@ -60,7 +58,7 @@ class ReversePoints(schemas.Arguments):
 
 
 class ItemError(BaseModel):
-    """The error object of a failed item, as the call alone would have answered it."""
+    # The error object of a failed item, as the call alone would have answered it.
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -70,8 +68,7 @@ class ItemError(BaseModel):
 
 class BatchItem(Result):
     status: int = Field(
-        description="The HTTP status this item alone would have been answered with: 200 "
-        "with `result`, else the status of `error`"
+        description="The HTTP status of this item alone: 200 with `result`, else `error`'s"
     )
     error: ItemError | None = Field(None, description="Why the item has no answer")
 
@@ -115,18 +112,16 @@ BATCH_FORMS: dict[str, BatchForm] = {
         GeocodeQueries,
         GeocodeBatchResult,
         ("query",),
-        f"Several places at once: give `queries` (up to {MAX_BATCH_ITEMS}) instead of "
-        "`query`; `results[i]` answers queries[i] with its result or its error, and each "
-        "query that finds something costs 1 credit.",
+        "Several places at once: `queries` instead of `query`; `results[i]` answers "
+        "queries[i] (its result or error), 1 credit per query that finds something.",
     ),
     "reverse_geocode": BatchForm(
         "points",
         ReversePoints,
         ReverseGeocodeBatchResult,
         ("lat", "lon"),
-        f"Several points at once: give `points` (up to {MAX_BATCH_ITEMS} {{lat, lon}}) "
-        "instead of `lat`/`lon`; `results[i]` answers points[i] with its result or its "
-        "error, and each point named costs 1 credit.",
+        "Several points at once: `points` instead of `lat`/`lon`; `results[i]` answers "
+        "points[i] (its result or error), 1 credit per point named.",
     ),
 }
 

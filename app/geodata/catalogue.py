@@ -19,7 +19,7 @@ from app.geodata import results, schemas
 from app.geodata.batch import BATCH_FORMS
 from app.validation import describe_errors
 
-_CREDIT = " Costs 1 credit when it returns data; errors and NOT_FOUND (nothing found) cost nothing."
+_CREDIT = " 1 credit per answer with data; errors (NOT_FOUND too) cost 0."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -85,8 +85,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "`confidence` 0-1 (match quality, then prominence: `population`, or an airport's "
             "`type`); a place's own name comes before another place's name in some other "
             "language. `ambiguous` and `candidates` say when a name fits several well-known "
-            "places ('Springfield', 'Portland'). `limit` 1-10 (default 5); "
-            "`country` (ISO alpha-2) restricts results. NOT_FOUND when nothing matches.{coverage}"
+            "places ('Springfield', 'Portland'). NOT_FOUND when nothing matches.{coverage}"
             + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
@@ -97,11 +96,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "Name the place at a point",
             "The place a latitude/longitude is in: the country whose border contains the "
             "point, and within it the populated place that best covers the point (a big city "
-            "reaches farther from its centre than a village), with first- and second-level "
-            "subdivision (admin1, admin2), in the US `nearestPostalCode`: the ZIP code whose "
-            "centre is nearest, with `distanceM` (the point need not lie inside it), and "
-            "`distanceKm` from the point to the place's centre. NOT_FOUND farther than 300 km "
-            "from any place (open sea)." + _CREDIT,
+            "reaches farther from its centre than a village), its subdivisions, and in the US "
+            "the ZIP code whose centre is nearest (`nearestPostalCode`). NOT_FOUND farther "
+            "than 300 km from any place (open sea)." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
             "reverse_geocode",
@@ -109,15 +106,13 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "search_nearby",
             "Places near a point",
-            "Places of one `category` within `radius_m` metres (1-50000, default 5000) of a "
-            "point, with great-circle `distanceM`, the most prominent first: airports by size "
+            "Places of one `category` within `radius_m` of a point, with great-circle "
+            "`distanceM`, the most prominent first: airports by size "
             "class (`type`: large_airport, medium_airport, small_airport...), then scheduled "
             "service; cities by `population`; nearer first among equals; ZIP codes nearest "
             'first. `order` "distance" lists them all nearest first. {categories} '
-            "`limit` 1-50 (default 10) per page; "
-            "`total` counts all in range when known, `truncated` says more follow and "
-            "`nextCursor` (pass it as `cursor`) fetches them. NOT_FOUND when none is in range or "
-            "the cursor is past the last page." + _CREDIT,
+            "More pages: pass `nextCursor` as `cursor`. "
+            "NOT_FOUND when none is in range or the cursor is past the last page." + _CREDIT,
             schemas.SearchNearbyArgs,
             results.SearchNearbyResult,
             "search_nearby",
@@ -125,12 +120,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "static_map",
             "Draw a map",
-            "A PNG map image (Web Mercator) with place labels and up to 50 markers (optional "
-            "label, colour #RRGGBB or a name such as red). Give `center` and `zoom` (0 world - "
-            f"{schemas.MAX_MAP_ZOOM} town: the basemap draws borders and place labels, no "
-            "streets), or `markers` "
-            "and/or `bbox` to fit. `width`/`height` 64-1280 px (default "
-            "600x400). Returns the image plus its centre, zoom and bounding box." + _CREDIT,
+            "A PNG map image (Web Mercator) with place labels and up to 50 markers. Give "
+            f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
+            "borders and place labels, no streets), or `markers` and/or `bbox` to fit. "
+            "Returns the image plus its centre, zoom and bounding box." + _CREDIT,
             schemas.StaticMapArgs,
             results.StaticMapResult,
             "static_map",
@@ -188,8 +181,8 @@ def call_description(spec: ToolSpec, settings: Settings) -> str:
         coverage = ""
         if policy("geocode", settings) == "embedded":
             coverage = (
-                f" Here {EMBEDDED_GEOCODE_COVERAGE}; {UPSTREAM_GEOCODE_COVERAGE}: such a "
-                "query is UNSUPPORTED, or answers its town with an entry in `warnings`."
+                f" Here {UPSTREAM_GEOCODE_COVERAGE}: such a query is UNSUPPORTED, or "
+                "answers its town with an entry in `warnings`."
             )
         return spec.description.replace("{coverage}", coverage)
     return spec.description

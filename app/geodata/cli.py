@@ -66,10 +66,11 @@ def build_command(
 def reference_command(
     out: Annotated[Path, typer.Option("--out", help="where to write it")] = Path("docs/TOOLS.md"),
 ) -> None:
-    """Write the tool reference (docs/TOOLS.md) from the tool catalogue."""
-    from app.geodata.reference import tool_reference
+    """Write the tool reference (docs/TOOLS.md) from the tool catalogue, with one answer
+    of each tool from the embedded datasets (needs `geosvc data build`)."""
+    from app.mcp.host_views import tools_document
 
-    out.write_text(tool_reference(), encoding="utf-8")
+    out.write_text(tools_document(), encoding="utf-8")
     console.print(f"wrote {out}")
 
 

@@ -79,21 +79,48 @@ def tool_reference() -> str:
         "",
         f"Every call that returns data costs **1 credit**; an error costs nothing. The free "
         f"plan has {free_quota:,} credits a month (then `QUOTA_EXCEEDED`), the standard plan "
-        f"{standard_quota:,} and then overage. Arguments are JSON; results come as "
-        "`structuredContent` (camelCase) with a summary of one to three lines as text; "
+        f"{standard_quota:,} and then overage. Arguments are JSON; a result is "
+        "`structuredContent` (camelCase) and, for hosts that show their model only the text, "
+        "the same object as compact JSON in the text block after a one-line summary (the "
+        'last part, "What a host\'s model sees", shows both); '
         "`source` is the credit to show with the data and `dataset` the id of the data "
-        "release that answered (see docs/DATA.md); `static_map` adds a PNG image block. "
+        "release that answered (see docs/DATA.md); `static_map` adds a PNG image block, or, "
+        "for an image larger than `GEOSVC_MAP_INLINE_MAX_BYTES` as base64 (700,000 by "
+        "default), a `resource_link` to the PNG at a signed URL that works for "
+        "`GEOSVC_MAP_LINK_TTL_S` (15 minutes) without a key, or with the account's key "
+        "(`Authorization: Bearer`); fetching it costs no credit. "
         "Which provider answers each tool is a deployment setting "
         "(`GEOSVC_TOOL_PROVIDERS`): offline, the embedded datasets; the upstream providers "
         "where enabled. The same tools answer over plain HTTP at `/v1` (the README's "
         '"HTTP API", `/v1/openapi.json`), with the same results, limits and credits.',
         "",
+        "## Credits in every answer",
+        "",
+        "Every result's `_meta` has `geosvc/usage`: what the call cost and where the month "
+        "stands, e.g. "
+        '`{"charged": 1, "used": 42, "quota": 1000, "period": "2026-11", "state": "ok", '
+        '"resetsAt": "2026-12-01T00:00:00.000Z"}`. `charged` is 0 for an error or a '
+        "refusal (a batch: 1 per item with data). `used` counts the period's credits, this "
+        "call's included: the count admission read plus this call's charge (the answer does "
+        "not wait for Redis to confirm the commit), exact for calls made one at a time; with "
+        "calls of the account running at once, an answer does not count those that finished "
+        "while it ran (the next one does). `state` is `ok` below 80 % of `quota`, `warning` "
+        "up to 100 %, `over` past it (standard plan); `resetsAt` is when the month's credits "
+        "come back. A call refused before it reached the meter (invalid arguments, an outage) "
+        'has only `{"charged": 0}`. Over HTTP the same are headers: `Credits-Charged`, '
+        "`Credits-Used` (the commit's count), `Credits-Quota`, `Credits-Period`, "
+        "`Credits-State`, `Credits-Reset`.",
+        "",
         "## Errors",
         "",
         "An error is a result with `isError: true` and "
-        '`{"error": {"code", "message", ...}}`; refusals add `retryable`, '
-        "`retryAfterSeconds`, and for quotas `quota`, `used`, `period`, `resetsAt`. An "
-        "unknown tool is the JSON-RPC error -32602.",
+        '`{"error": {"code", "message", ...}}` as its text (JSON) and `structuredContent`; '
+        "refusals add `retryable`, `retryAfterSeconds`, and for quotas `quota`, `used`, "
+        "`period`, `resetsAt`. The tools' output schemas describe the answers and admit the "
+        'envelope with one branch, `{"required": ["error"]}`: the official clients (Python '
+        "SDK 2.x, TypeScript SDK 2.x in the MCP Inspector and mcp-remote) do not validate "
+        "error results, older TypeScript clients (1.x) do. An unknown tool is the JSON-RPC "
+        "error -32602.",
         "",
         "| code | when |",
         "|---|---|",

@@ -37,11 +37,8 @@ class Result(BaseModel):
     )
 
 
-SOURCE = Field(description="Whom the data comes from: the credit to show with it")
-DATASET = Field(
-    description="Id of the data release that answered (same data, same id; see "
-    "docs/DATA.md for its packages, vintages and licences)"
-)
+SOURCE = Field(description="The credit to show with the data")
+DATASET = Field(description="Id of the data release that answered (docs/DATA.md)")
 ZIP_ECHO = Field(description="The ZIP code answered for (5 digits)")
 
 
@@ -80,14 +77,11 @@ class IncomeResult(Result):
 
 
 Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
-KIND = Field(
-    description="What the place is: a ZIP code, a city or town, a first-level region "
-    "(state, province), a country, a street address or a point of interest"
-)
+KIND = Field(description="What the place is (admin1: a state or province; poi: a landmark)")
 NAME = Field(description="The place's name")
 LABEL = Field(description="Name with its region and country, for display")
-LAT = Field(description="Latitude of the place, WGS84 degrees")
-LON = Field(description="Longitude of the place, WGS84 degrees")
+LAT = Field(description="Latitude, WGS84 degrees")
+LON = Field(description="Longitude, WGS84 degrees")
 COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
 ADMIN1 = Field(None, description="First-level subdivision (state, province, region)")
 AirportType = Literal[
@@ -99,16 +93,9 @@ AirportType = Literal[
     "balloonport",
     "closed",
 ]
-AIRPORT_TYPE = Field(
-    None,
-    description="Airports: size class (OurAirports): large_airport (major airline hub), "
-    "medium_airport (regional airline service), small_airport, heliport, seaplane_base, "
-    "balloonport or closed; null when not known or not an airport",
-)
+AIRPORT_TYPE = Field(None, description="Airports: size class (OurAirports); else null")
 POPULATION = Field(
-    None,
-    description="Cities and countries: residents (GeoNames), the prominence a place is "
-    "ranked by among others of the same name or in the same radius",
+    None, description="Cities and countries: residents (GeoNames), the prominence ranked by"
 )
 
 
@@ -217,9 +204,7 @@ class NearbyPlace(Result):
     country_code: str | None = COUNTRY_CODE
     type: AirportType | None = AIRPORT_TYPE
     scheduled_service: bool | None = Field(
-        None,
-        description="Airports: whether airlines fly scheduled services there (OurAirports); "
-        "null when not known or not an airport",
+        None, description="Airports: whether airlines fly scheduled services there; else null"
     )
     population: int | None = POPULATION
 
@@ -228,10 +213,7 @@ class SearchNearbyResult(Result):
     category: str = Field(description="The category searched for")
     radius_m: float = Field(description="The search radius")
     order: Literal["prominence", "distance"] = Field(
-        "distance",
-        description="How `results` are sorted: prominence (airports by `type`, then "
-        "scheduled service; cities by `population`; nearer first among equals) or distance "
-        "(nearest first)",
+        "distance", description="How `results` are sorted"
     )
     results: list[NearbyPlace] = Field(description="This page of places, sorted by `order`")
     total: int | None = Field(None, description="How many are in range, when known")

@@ -110,8 +110,8 @@ class GeocodeArgs(Arguments):
         strict=True,
         min_length=1,
         max_length=256,
-        description='A place to find: "Austin, TX", "Paris, France", "10001", "Texas", '
-        "a country, an airport code, or an address (resolved to its most precise known part)",
+        description='A place: "Austin, TX", "10001", "Texas", a country, an airport code, '
+        "an address",
     )
     country: CountryCode | None = Field(None, description="Only results in this country")
     limit: int = Field(5, strict=True, ge=1, le=10, description="At most this many results")
@@ -163,15 +163,14 @@ class SearchNearbyArgs(PointArgs):
         ge=1,
         le=50_000,
         allow_inf_nan=False,
-        description="Search radius in metres, 1 to 50000",
+        description="Metres",
     )
     category: NearbyCategory = Field("city", description="What to find")
     limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
     order: Literal["prominence", "distance"] = Field(
         "prominence",
-        description="prominence: the most prominent first (airports by size class, then "
-        "scheduled airline service; cities by population), nearer first among equals; "
-        "distance: nearest first. ZIP codes are always nearest first",
+        description="prominence (the most prominent first, as the description says) or "
+        "distance (nearest first)",
     )
     cursor: str | None = Field(
         None,
@@ -243,8 +242,7 @@ class StaticMapArgs(Arguments):
         strict=True,
         ge=0,
         le=MAX_MAP_ZOOM,
-        description=f"0 (world) to {MAX_MAP_ZOOM} (a town; the basemap has borders and place "
-        "labels, no streets); fitted if absent",
+        description=f"0 (world) to {MAX_MAP_ZOOM} (a town); fitted if absent",
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
     markers: list[Marker] = Field(

@@ -1,9 +1,7 @@
-"""One to three lines that say what a tool answered, for the text block of an MCP result.
-
-The data itself travels once, as `structuredContent`; the text carries the facts a person
-or a model reading only text needs (the figure, the place and its coordinates, the nearest
-few), so it is never a second copy of the JSON. Works on the dumped (camelCase) result,
-which is all the api process holds.
+"""One line that says what a tool answered: the first line of an MCP result's text block,
+before the result itself as JSON (`app.mcp.results`). The gist for a person or a model
+skimming (the figure, the best place, the nearest few); every field is in the JSON.
+Works on the dumped (camelCase) result, which is all the api process holds.
 """
 
 from __future__ import annotations
@@ -41,18 +39,15 @@ def income(result: dict[str, Any]) -> str:
 
 def geocode(result: dict[str, Any]) -> str:
     best, *others = result["results"]
-    lines = [
-        f"{result['query']!r}: {_where(best)}, {best['kind']}, confidence {best['confidence']:g}."
-    ]
-    if result.get("ambiguous"):  # the places that compete, in place of the next few
+    text = f"{result['query']!r}: {_where(best)}, {best['kind']}, confidence {best['confidence']:g}"
+    if result.get("ambiguous"):  # the places that compete, in place of a count
         rivals = "; ".join(_where(place) for place in result["candidates"][1:])
-        lines.append(f"Ambiguous: it also names {rivals}. Ask which one is meant.")
+        text += f". Ambiguous: it also names {rivals}. Ask which one is meant"
     elif others:
-        shown = "; ".join(_where(place) for place in others[:MORE_PLACES])
-        more = len(others) - MORE_PLACES
-        lines.append(f"Also: {shown}" + (f" and {more} more." if more > 0 else "."))
-    lines += result.get("warnings", [])[:1]
-    return "\n".join(lines)
+        text += f"; {len(others)} more"
+    if result.get("warnings"):
+        text += " (see warnings)"
+    return text + "."
 
 
 def reverse_geocode(result: dict[str, Any]) -> str:
@@ -80,7 +75,7 @@ def search_nearby(result: dict[str, Any]) -> str:
         text += f" and {len(places) - MORE_PLACES} more on this page"
     text += "."
     if result.get("nextCursor"):
-        text += "\nMore: pass nextCursor as cursor."
+        text += " More: pass nextCursor as cursor."
     return text
 
 
@@ -111,19 +106,16 @@ def _item(tool: str, result: dict[str, Any]) -> str:
 
 
 def batch(tool: str, body: dict[str, Any]) -> str:
-    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, the first answers."""
+    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, the first answer."""
     items = body["results"]
     answered = [item["result"] for item in items if item.get("result")]
     errors = Counter(item["error"]["code"] for item in items if item.get("error"))
     text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
     if errors:
         text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
-    lines = [text + "."]
     if answered:
-        shown = "; ".join(_item(tool, result) for result in answered[:MORE_PLACES])
-        more = len(answered) - MORE_PLACES
-        lines.append(shown + (f" and {more} more." if more > 0 else "."))
-    return "\n".join(lines)
+        text += f"; first: {_item(tool, answered[0])}"
+    return text + "."
 
 
 def summarize(tool: str, result: dict[str, Any]) -> str:

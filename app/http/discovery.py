@@ -1,5 +1,6 @@
 """What an agent or a directory finds before it has a key: /llms.txt (where everything
-is), /tools.md (the tool reference, docs/TOOLS.md) and the MCP Server Card at
+is), /tools.md (the tool reference: docs/TOOLS.md but its example answers, which need the
+geodata indices this process does not load) and the MCP Server Card at
 /.well-known/mcp/server-card (SEP-2127; also at `.json`, the name some directories
 fetch). Public in every environment: they describe the product, not an account."""
 

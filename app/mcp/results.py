@@ -1,6 +1,12 @@
-"""Tool results on the wire: data once, as `structuredContent`, with a short summary as
-text (`app.geodata.summaries`); errors as `isError` results carrying the envelope
-`{"error": {"code", "message", ...}}` as text and structure."""
+"""Tool results on the wire, for hosts that pass their model only one part of a result:
+Claude Desktop only `content`, Claude Code and VS Code only `structuredContent`. So the
+text block carries the data too: one summary line (`app.geodata.summaries`), then the
+result itself as compact JSON, the same object as `structuredContent` (as the MCP
+specification asks of a tool that returns structured content). Errors are `isError`
+results whose text is the envelope `{"error": {"code", "message", ...}}` as JSON, also
+given as `structuredContent`. Every result's `_meta["geosvc/usage"]` says what the call
+cost and where the month's credits stand (`app.metering.readings`).
+"""
 
 from __future__ import annotations
 
@@ -11,23 +17,34 @@ import mcp_types as types
 
 from app.errors import AppError
 from app.geodata.summaries import summarize
+from app.metering.readings import MeterReading, usage_meta
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def success_result(
-    tool: str, structured: dict[str, Any], png_base64: str | None
+    tool: str,
+    structured: dict[str, Any],
+    reading: MeterReading | None,
+    *,
+    image: types.ImageContent | types.ResourceLink | None = None,
 ) -> types.CallToolResult:
-    content: list[types.ContentBlock] = [
-        types.TextContent(type="text", text=summarize(tool, structured))
-    ]
-    if png_base64 is not None:
-        content.append(types.ImageContent(type="image", data=png_base64, mime_type="image/png"))
-    return types.CallToolResult(content=content, structured_content=structured)
+    text = f"{summarize(tool, structured)}\n{compact_json(structured)}"
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    if image is not None:
+        content.append(image)
+    return types.CallToolResult(
+        content=content, structured_content=structured, meta=usage_meta(reading)
+    )
 
 
 def error_result(exc: AppError) -> types.CallToolResult:
     body = exc.to_body()
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(body))],
+        content=[types.TextContent(type="text", text=compact_json(body))],
         structured_content=body,
         is_error=True,
+        meta=usage_meta(exc.reading),
     )

@@ -1,15 +1,16 @@
 """The hosted MCP server: six metered tools over stateless Streamable HTTP.
 
 Built on the SDK's low-level `Server` so the wire shape is ours to state: each tool's
-input schema is its strict argument model, its output schema admits the result or the
-error envelope, and every failure is a result with `isError` carrying
-`{"error": {"code", "message", ...}}` as text and as `structuredContent`. The handlers
-are thin: the metered call lives in `app.tool_calls.service`.
+input schema is its strict argument model, its output schema its result
+(`app.mcp.tool_schemas`), and every failure is a result with `isError` carrying
+`{"error": {"code", "message", ...}}` (`app.mcp.results`). The handlers are thin: the
+metered call lives in `app.tool_calls.service`.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,8 +27,9 @@ from pydantic import BaseModel
 
 from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.plans import Plan, limits_for
+from app.clock import iso_ms
 from app.config import Settings
-from app.errors import ERROR_ENVELOPE_SCHEMA, AppError, Internal, unavailable_for
+from app.errors import AppError, Internal, unavailable_for
 from app.geodata.batch import BATCH_FORMS, batch_items, is_batch_call
 from app.geodata.catalogue import (
     TOOL_SPECS,
@@ -41,9 +43,10 @@ from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
+from app.mcp.tool_schemas import compact, described_once, output_schema
 from app.observability.logs import bind_request_of
 from app.tool_calls.batch import batch_body, call_tool_batch
-from app.tool_calls.service import call_tool
+from app.tool_calls.service import ToolAnswer, call_tool
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +59,11 @@ DESCRIPTION = (
 INSTRUCTIONS = (
     "Geospatial and demographic data: US population and household income by ZIP code, "
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
-    "Each successful call costs 1 credit; failed calls cost nothing. A result's data is its "
-    "structuredContent (the text is a short summary). Errors are results "
-    'with isError and {"error": {"code", "message"}}; QUOTA_EXCEEDED means the monthly '
-    "credits of the free plan (or the account's own cap) are used up until `resetsAt`."
+    "Each successful call costs 1 credit; failed calls cost nothing. A result's text is a "
+    "summary line, then the result as JSON (also its structuredContent); _meta "
+    '"geosvc/usage" says what the call cost and the credits used this month. Errors are '
+    'results with isError and {"error": {"code", "message", ...}}; QUOTA_EXCEEDED means the '
+    "monthly credits of the free plan (or the account's own cap) are used up until `resetsAt`."
 )
 
 
@@ -77,69 +81,19 @@ def instructions(settings: Settings) -> str:
     )
 
 
-def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
-    """The result models' schemas (a call's, a batch's), or the error envelope (strict
-    clients validate errors too)."""
-    branches: list[dict[str, Any]] = []
-    defs: dict[str, Any] = {}
-    for model in models:
-        schema = model.model_json_schema(by_alias=True, mode="serialization")
-        defs.update(schema.pop("$defs", {}))
-        branches.append(schema)
-    combined: dict[str, Any] = {"type": "object", "anyOf": [*branches, ERROR_ENVELOPE_SCHEMA]}
-    if defs:
-        combined["$defs"] = defs
-    return nullable_as_type_list(combined)
-
-
-# Keywords that say nothing about a null (JSON Schema applies each to one type only), so a
-# schema made only of these admits null once "null" is among its types.
-_NULL_BLIND_KEYWORDS = frozenset(
-    {
-        "type", "title", "description", "examples", "default", "format",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-        "minLength", "maxLength", "pattern", "items", "minItems", "maxItems",
-    }
-)  # fmt: skip
-
-
-def nullable_as_type_list(schema: Any) -> Any:
-    """`schema` with each `{"anyOf": [{"type": T, ...}, {"type": "null"}]}` (pydantic's
-    `T | None`) written `{"type": [T, "null"], ...}`: the same instances, in one keyword.
-    Clients validate every result against the output schema, and a validator builds an
-    error for the first branch of each null it meets in an anyOf: the type list is about
-    a third cheaper for them."""
-    if isinstance(schema, list):
-        return [nullable_as_type_list(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    rewritten = {key: nullable_as_type_list(value) for key, value in schema.items()}
-    branches = rewritten.get("anyOf")
-    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
-        (other,) = [branch for branch in branches if branch != {"type": "null"}]
-        if (
-            isinstance(other, dict)
-            and isinstance(other.get("type"), str)
-            and set(other) <= _NULL_BLIND_KEYWORDS
-            and not set(other) & (set(rewritten) - {"anyOf"})
-        ):
-            del rewritten["anyOf"]
-            rewritten.update(other, type=[other["type"], "null"])
-    return rewritten
-
-
 def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
+    """The tool as listed (`app.mcp.tool_schemas` says what is left out and why)."""
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=description_for(spec, settings),
-        input_schema=input_schema_for(spec, settings),
+        input_schema=described_once(compact(input_schema_for(spec, settings))),
         output_schema=output_schema(spec.result_model, *batch_result_models(spec.name)),
         annotations=types.ToolAnnotations(
-            title=spec.title,
             read_only_hint=spec.read_only,
-            destructive_hint=False,
-            idempotent_hint=spec.idempotent,
+            # both only mean something for a tool that is not read-only (the spec)
+            destructive_hint=None if spec.read_only else False,
+            idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=policy(spec.name, settings) != "embedded",
         ),
     )
@@ -159,7 +113,8 @@ async def handle_call_tool(
             return await _call_batch(ctx, principal, params.name, params.arguments or {})
         admitted = claim(ctx.request, params.name)
         answer = await run_unless_client_gone(
-            ctx.request, lambda: call_tool(principal, params.name, params.arguments, admitted)
+            ctx.request,
+            lambda: call_tool(principal, params.name, params.arguments, admitted, link_images=True),
         )
     except ClientGone:  # nobody to answer; the call was cancelled and its credit released
         logger.warning("tool call %s abandoned: the client disconnected", params.name)
@@ -173,7 +128,26 @@ async def handle_call_tool(
             return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(params.name, answer.structured, answer.png_base64)
+    return success_result(params.name, answer.structured, answer.reading, image=_image(answer))
+
+
+def _image(answer: ToolAnswer) -> types.ImageContent | types.ResourceLink | None:
+    """The image inline, or a link to it when it is too big to carry (`images`)."""
+    link = answer.image_link
+    if link is not None:
+        expires = iso_ms(datetime.fromtimestamp(link.expires_at, UTC))
+        return types.ResourceLink(
+            type="resource_link",
+            uri=link.url,
+            name="map.png",
+            mime_type="image/png",
+            size=link.size,
+            description=f"The map image (PNG, {link.size:,} bytes), too big to carry inline; "
+            f"the link works until {expires}.",
+        )
+    if answer.png_base64 is None:
+        return None
+    return types.ImageContent(type="image", data=answer.png_base64, mime_type="image/png")
 
 
 def batch_result_models(name: str) -> list[type[BaseModel]]:
@@ -192,7 +166,7 @@ async def _call_batch(
     answer = await run_unless_client_gone(
         ctx.request, lambda: call_tool_batch(principal, name, items)
     )
-    return success_result(name, batch_body(answer, product_api_status), None)
+    return success_result(name, batch_body(answer, product_api_status), answer.reading)
 
 
 def build_server(settings: Settings) -> Server[Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from app.billing.plans import Plan, PlanLimits, quota_for
 from app.clock import iso_ms, period_end
 from app.errors import QuotaExceeded, RateLimited
+from app.metering.readings import MeterReading
 from app.metering.scripts import ACCOUNT_RATE, CONCURRENCY, KEY_RATE
 from app.observability import metrics
 
@@ -96,16 +97,21 @@ def refusal(
     cost: int,
     calls: int = 1,
 ) -> RateLimited | QuotaExceeded:
-    """The error of a refused admission (`calls` refused, counted in the metrics)."""
+    """The error of a refused admission (`calls` refused, counted in the metrics), with
+    the account's credits as admission read them (`reading`)."""
+    error: RateLimited | QuotaExceeded
+    quota = quota_for(plan)
     if status in (KEY_RATE, ACCOUNT_RATE):
         metrics.call_refused(plan.value, "rate", calls)
-        return rate_limited(status, plan, limits, wait_ms, cost)
-    if status == CONCURRENCY:
+        error = rate_limited(status, plan, limits, wait_ms, cost)
+    elif status == CONCURRENCY:
         metrics.call_refused(plan.value, "concurrency", calls)
-        return concurrency_limited(plan, limits, in_flight)
-    quota = quota_for(plan)
-    if credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
+        error = concurrency_limited(plan, limits, in_flight)
+    elif credit_cap is not None and (plan is not Plan.FREE or credit_cap < quota):
         metrics.call_refused(plan.value, "spend_cap", calls)
-        return spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
-    metrics.call_refused(plan.value, "quota", calls)
-    return quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
+        error = spend_cap_reached(cap=credit_cap, quota=quota, used=used, period=period)
+    else:
+        metrics.call_refused(plan.value, "quota", calls)
+        error = quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
+    error.reading = MeterReading(charged=0, used=used, plan=plan, period=period)
+    return error

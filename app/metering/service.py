@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 import redis
 from redis.asyncio.client import Pipeline as AsyncPipeline
@@ -43,6 +43,7 @@ from app.metering.keys import (
     reservations_key,
 )
 from app.metering.ledger import ledger_total
+from app.metering.readings import MeterReading, usage_state
 from app.metering.refusals import credit_limit, refusal
 from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import (
@@ -80,6 +81,12 @@ class Reservation:
     credit_limit: int | None = None
     key_tokens: int = 0
     account_tokens: int = 0
+
+    def reading(self, *, charged: int, used: int | None = None) -> MeterReading:
+        """The answer's credits (`app.metering.readings`): `used` as the commit counted
+        it, else as admission did plus `charged`."""
+        counted = used if used is not None else self.used + charged
+        return MeterReading(charged=charged, used=counted, plan=self.plan, period=self.period)
 
 
 def counter_ttl_s(period: str) -> int:
@@ -277,18 +284,6 @@ async def send_commit(
         return int(used)
 
     return committed
-
-
-def usage_state(used: int, quota: int) -> Literal["ok", "warning", "over"]:
-    """ok below 80 % of quota, warning from 80 % up to and including 100 %, over above.
-
-    Compared in integers, so 79.999 % is still ok even though `percent` rounds it to 80.
-    """
-    if used * 100 < quota * 80:
-        return "ok"
-    if used <= quota:
-        return "warning"
-    return "over"
 
 
 def used_in_period(session: Session, user_id: str, period: str) -> int:

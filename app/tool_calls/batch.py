@@ -29,6 +29,7 @@ from app.config import get_settings
 from app.errors import AppError, DeadlineExceeded, Internal, InvalidArgument, error_from_body
 from app.geodata import service as geodata
 from app.metering.batch import commit_batch, release_batch, reserve_batch
+from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import logs, metrics
 from app.queue import waiter
@@ -60,6 +61,8 @@ class BatchAnswer:
     credits_used: int | None
     # The batch's task id (its items' ledger rows are `<call_id>-<i>`); None: none ran.
     call_id: str | None = None
+    # What the answer says of the account's credits (`app.metering.readings`).
+    reading: MeterReading | None = None
 
 
 async def call_tool_batch(
@@ -160,6 +163,11 @@ async def _call_tool_batch(
     metrics.tool_batch(
         name, [metrics.outcome_of(a.error) for a in done], time.monotonic() - started
     )
+    reading: MeterReading | None = None
+    if reservations:
+        reading = reservations[0].reading(charged=len(charged), used=used)
+    elif batch is not None and batch.refused is not None:
+        reading = batch.refused.reading
     return BatchAnswer(
         items=done,
         credits=len(charged),
@@ -167,6 +175,7 @@ async def _call_tool_batch(
         refused=batch.refused if batch else None,
         credits_used=used,
         call_id=replies[0][0].rsplit("-", 1)[0] if replies else None,
+        reading=reading,
     )
 
 

@@ -28,12 +28,15 @@ from app.config import get_settings
 from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
+from app.metering.readings import MeterReading
 from app.observability import logs, metrics
 from app.queue import waiter
 from app.queue.results import forget_result
 from app.request_log import service as request_log
 from app.request_log.refusals import record_refusal
+from app.tool_calls import images
 from app.tool_calls.cached import cached_reply
+from app.tool_calls.images import ImageLink
 from app.tool_calls.routing import call_weight, queue_for
 
 logger = logging.getLogger(__name__)
@@ -48,6 +51,10 @@ class ToolAnswer:
     png_base64: str | None
     # The account's credits used in the period, this call included (after the commit).
     credits_used: int | None = None
+    # What the answer says of the account's credits (`app.metering.readings`).
+    reading: MeterReading | None = None
+    # A big image, kept for a while and linked instead of carried (`app.tool_calls.images`).
+    image_link: ImageLink | None = None
 
 
 @dataclass
@@ -107,10 +114,13 @@ async def call_tool(
     name: str,
     arguments: Mapping[str, Any] | None,
     admission: Admission | None = None,
+    *,
+    link_images: bool = False,
 ) -> ToolAnswer:
     """Run one metered call for `principal` (admitted here, or already by the edge:
     `admission`); raises an AppError for anything but data. Every call, whatever its
-    outcome, leaves an entry in the account's request log (`app.request_log`)."""
+    outcome, leaves an entry in the account's request log (`app.request_log`). With
+    `link_images`, an image too big to carry is kept and linked (`app.tool_calls.images`)."""
     started = time.monotonic()
     try:
         admitted = admission or await admit(principal, name, arguments)
@@ -142,6 +152,8 @@ async def call_tool(
             raise error_from_body(reply["error"])
         answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
     except BaseException as exc:
+        if isinstance(exc, AppError) and exc.reading is None:
+            exc.reading = reservation.reading(charged=0)
         entry = _log_entry(principal, name, exc, admitted.started, call_id=call_id)
         with anyio.CancelScope(shield=True):  # a cancelled call must still give its credit back
             admitted.settled = True
@@ -152,17 +164,21 @@ async def call_tool(
     entry = _log_entry(
         principal, name, None, admitted.started, call_id=call_id, credits=metering.CREDITS_PER_CALL
     )
+    also = _and_forget(request_log.writes_for(principal.user_id, entry), call_id)
+    if link_images and images.needs_link(answer.png_base64):
+        link, keep_image = images.keep(principal.user_id, answer.png_base64 or "")
+        answer = replace(answer, png_base64=None, image_link=link)
+        also = _both(also, keep_image)
     committed = await metering.send_commit(
-        reservation,
-        call_id=call_id,
-        key_id=principal.key_id,
-        tool=name,
-        also=_and_forget(request_log.writes_for(principal.user_id, entry), call_id),
+        reservation, call_id=call_id, key_id=principal.key_id, tool=name, also=also
     )
+    charged = metering.CREDITS_PER_CALL
     if admitted.answer_before_commit_reply:
         admitted.commit_reply = committed
-        return answer
-    return replace(answer, credits_used=await committed())
+        return replace(answer, reading=reservation.reading(charged=charged))
+    used = await committed()
+    reading = reservation.reading(charged=charged, used=used)
+    return replace(answer, credits_used=used, reading=reading)
 
 
 async def close_admission(admission: Admission) -> None:
@@ -187,13 +203,13 @@ async def close_admission(admission: Admission) -> None:
 
 def _and_forget(also: metering.AlsoWrite, call_id: str | None) -> metering.AlsoWrite:
     """`also`, and the DEL of the call's stored result (a worker's reply, if one came)."""
-    if call_id is None:
-        return also
-    forget = forget_result(call_id)
+    return also if call_id is None else _both(also, forget_result(call_id))
 
+
+def _both(first: metering.AlsoWrite, second: metering.AlsoWrite) -> metering.AlsoWrite:
     def add(pipe: AsyncPipeline) -> None:
-        also(pipe)
-        forget(pipe)
+        first(pipe)
+        second(pipe)
 
     return add
 

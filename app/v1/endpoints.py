@@ -29,9 +29,11 @@ from app.errors import AppError, InvalidArgument
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
+from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import metrics
 from app.request_log.service import V1_SURFACE
+from app.tool_calls import images
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
@@ -61,6 +63,7 @@ def _metering(
     *,
     used: int | None = None,
     refused: AppError | None = None,
+    reading: MeterReading | None = None,
 ) -> Metering | None:
     if account is None:
         return None
@@ -73,6 +76,7 @@ def _metering(
         key_tokens=reservation.key_tokens if reservation else None,
         account_tokens=reservation.account_tokens if reservation else None,
         refused=refused,
+        reading=reading,
     )
 
 
@@ -114,7 +118,8 @@ async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Rou
         admission = await admit(principal, route.tool, arguments)
     except AppError as exc:  # refused before anything was reserved: costs nothing
         metrics.tool_call(route.tool, metrics.outcome_of(exc), time.perf_counter() - started)
-        response = _error(request, exc, _metering(account, None, refused=exc))
+        state = _metering(account, None, refused=exc, reading=exc.reading)
+        response = _error(request, exc, state)
         record_refused(principal, route.tool, exc, admission_started)
         return response
     reservation = admission.reservation
@@ -125,8 +130,8 @@ async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Rou
     except ClientGone:  # the call was cancelled and released
         return Response(status_code=CLIENT_CLOSED)
     except AppError as exc:
-        return _error(request, exc, _metering(account, reservation))
-    state = _metering(account, reservation, used=answer.credits_used)
+        return _error(request, exc, _metering(account, reservation, reading=exc.reading))
+    state = _metering(account, reservation, used=answer.credits_used, reading=answer.reading)
     headers = limit_headers(state) if state else {}
     if route.kind == "image" and not wants_json(request.headers.get("accept")):
         png = base64.b64decode(answer.png_base64 or "")
@@ -164,8 +169,14 @@ async def answer_batch(request: Request, principal: ApiKeyPrincipal, route: V1Ro
     except ClientGone:
         return Response(status_code=CLIENT_CLOSED)
     except AppError as exc:
-        return _error(request, exc, _metering(account, None, refused=exc))
-    state = _metering(account, answer.reservation, used=answer.credits_used, refused=answer.refused)
+        return _error(request, exc, _metering(account, None, refused=exc, reading=exc.reading))
+    state = _metering(
+        account,
+        answer.reservation,
+        used=answer.credits_used,
+        refused=answer.refused,
+        reading=answer.reading,
+    )
     headers = {**(limit_headers(state) if state else {}), "Cache-Control": "no-store"}
     body_bytes = _json(batch_body(answer, product_api_status))
     return Response(body_bytes, media_type="application/json", headers=headers)
@@ -184,3 +195,18 @@ def _endpoint(route: V1Route) -> Callable[..., Awaitable[Response]]:
 router = APIRouter(include_in_schema=False)  # described by app.v1.openapi instead
 for _route in ROUTES:
     router.add_api_route(_route.path, _endpoint(_route), methods=[_route.method])
+
+
+@router.get(images.IMAGES_PATH + "/{image_id}")
+async def map_image(request: Request, image_id: str) -> Response:
+    """A big map an MCP answer linked to (`app.tool_calls.images`): for a signed link, or
+    the owning account's key. Costs no credit: the call that drew it paid."""
+    query = request.query_params
+    if "signature" in query:
+        png = await images.fetch(
+            image_id, expires=query.get("expires"), signature=query.get("signature")
+        )
+    else:
+        principal = await _principal(request)
+        png = await images.fetch(image_id, owner=principal.user_id)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})

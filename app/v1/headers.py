@@ -13,6 +13,11 @@ Policies (the token buckets of `app.metering.scripts` as quota policies: a bucke
 again, as admission saw it; a refused call gives the policy that refused it with r=0 and
 the wait. `Credits-Remaining` is the credits left before the limit, or, without one, of
 the plan's monthly allotment (calls past it are overage).
+
+`Credits-Charged` (0 for an error or a refusal), `Credits-Used`, `Credits-Quota`,
+`Credits-Period`, `Credits-State` and `Credits-Reset` say what the call cost and where the
+month stands, as `_meta["geosvc/usage"]` does on /mcp (`app.metering.readings`); a call
+refused before it reached the meter (invalid arguments) has only `Credits-Charged: 0`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from app.billing.plans import Plan, limits_for, quota_for
 from app.clock import period_end, period_start, utcnow
 from app.errors import AppError, QuotaExceeded, RateLimited
 from app.geodata.service import FALLBACK_SOURCE
+from app.metering.readings import MeterReading
 from app.metering.refusals import credit_limit
 
 # Answers deterministic for a data vintage may be kept by the client (never by a shared
@@ -45,6 +51,21 @@ class Metering:
     key_tokens: int | None = None
     account_tokens: int | None = None
     refused: AppError | None = None
+    reading: MeterReading | None = None
+
+
+def credit_headers(reading: MeterReading | None) -> dict[str, str]:
+    """The call's charge and the month's credits (see the module's note)."""
+    if reading is None:
+        return {"Credits-Charged": "0"}
+    return {
+        "Credits-Charged": str(reading.charged),
+        "Credits-Used": str(reading.used),
+        "Credits-Quota": str(reading.quota),
+        "Credits-Period": reading.period,
+        "Credits-State": reading.state,
+        "Credits-Reset": reading.resets_at,
+    }
 
 
 def _bucket(burst: int, rate: float) -> tuple[int, int]:
@@ -81,7 +102,7 @@ def limit_headers(state: Metering) -> dict[str, str]:
         entries.setdefault("key", f'"key";r={state.key_tokens};t={key_t}')
         entries.setdefault("account", f'"account";r={state.account_tokens};t={account_t}')
     current = list(entries.values())
-    headers = {"RateLimit-Policy": ", ".join(policies)}
+    headers = {"RateLimit-Policy": ", ".join(policies), **credit_headers(state.reading)}
     if state.used is not None or isinstance(refused, QuotaExceeded):
         allotment = limit if limit is not None else quota_for(state.plan)
         used = allotment if isinstance(refused, QuotaExceeded) else (state.used or 0)

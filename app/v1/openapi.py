@@ -17,6 +17,7 @@ from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
 from app.geodata.catalogue import arguments_schema, call_description, spec_for
 from app.geodata.schemas import MAX_PATH_POINTS
+from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
 from app.v1.query import MARKERS_FORM, PATH_FORM
@@ -37,6 +38,14 @@ ERROR_STATUSES = {
     "UPSTREAM_UNAVAILABLE): wait Retry-After",
     504: "No worker answered within the deadline (DEADLINE_EXCEEDED)",
 }
+CREDIT_HEADERS = [
+    "Credits-Charged",
+    "Credits-Used",
+    "Credits-Quota",
+    "Credits-Period",
+    "Credits-State",
+    "Credits-Reset",
+]
 HEADERS: dict[str, dict[str, Any]] = {
     "RateLimit-Policy": {
         "description": 'Quota policies (IETF draft ratelimit-headers): "key" and "account" '
@@ -55,6 +64,28 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": "Credits left this month before the limit (the free quota or the "
         "account's cap), else of the plan's monthly allotment (standard: past it is overage)",
         "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Charged": {
+        "description": "Credits this call cost: 0 for an error or a refusal",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Used": {
+        "description": "Credits used this month, this call's included (absent when the "
+        "call was refused before it was metered, e.g. invalid arguments)",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Quota": {
+        "description": "The plan's monthly credits",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Credits-Period": {"description": "The month counted, YYYY-MM", "schema": {"type": "string"}},
+    "Credits-State": {
+        "description": "ok below 80 % of the quota, warning up to 100 %, over above",
+        "schema": {"type": "string", "enum": ["ok", "warning", "over"]},
+    },
+    "Credits-Reset": {
+        "description": "When the month's credits reset, ISO 8601 UTC",
+        "schema": {"type": "string", "format": "date-time"},
     },
     "X-Request-ID": {
         "description": "The request's id (the caller's X-Request-ID when sane), in our logs",
@@ -113,7 +144,9 @@ is 402, not 429: waiting a moment does not help (the credits come back next mont
 when the account's cap is raised), and HTTP clients retry a 429 by themselves.
 
 **Headers** on every data answer: `RateLimit-Policy` and `RateLimit`,
-`Credits-Remaining`, `X-Request-ID`; population, income, geocode and reverse-geocode
+`Credits-Remaining`, what the call cost and the month's credits (`Credits-Charged`,
+`Credits-Used`, `Credits-Quota`, `Credits-Period`, `Credits-State`, `Credits-Reset`),
+`X-Request-ID`; population, income, geocode and reverse-geocode
 answers also `Cache-Control: {CACHEABLE}` and an `ETag` (they change only with a new data
 vintage; a conditional request still runs and costs its credit).
 
@@ -131,6 +164,7 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for route in ROUTES:
         paths[route.path] = {route.method.lower(): _operation(route, settings)}
+    paths[IMAGES_PATH + "/{image_id}"] = {"get": _image_operation()}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -222,7 +256,8 @@ def _parameters(route: V1Route, settings: Settings) -> list[dict[str, Any]]:
 
 
 def _data_headers(route: V1Route) -> dict[str, Any]:
-    names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", "X-Request-ID", "Cache-Control"]
+    names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", *CREDIT_HEADERS]
+    names += ["X-Request-ID", "Cache-Control"]
     if route.cacheable:
         names.append("ETag")
     return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
@@ -312,6 +347,45 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
         responses[str(status)] = {"$ref": f"#/components/responses/{status}"}
     operation["responses"] = responses
     return operation
+
+
+def _image_operation() -> dict[str, Any]:
+    """The big map an MCP `static_map` answer links to (app.tool_calls.images)."""
+    query = [
+        {"name": name, "in": "query", "required": False, "schema": schema}
+        for name, schema in (
+            ("expires", {"type": "string", "pattern": "^[0-9]{1,12}$"}),
+            ("signature", {"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+        )
+    ]
+    return {
+        "operationId": "static_map_image",
+        "tags": ["Tools"],
+        "summary": "A linked map image",
+        "description": "The PNG of a `static_map` answered over MCP as a `resource_link` "
+        "(an image larger than the inline cap). With the link's `expires` and `signature` it "
+        "needs no key until it expires; without them, only the key of the account that drew "
+        "it. Costs no credit.",
+        "security": [{"bearer": []}, {}],
+        "parameters": [
+            {
+                "name": "image_id",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+            },
+            *query,
+        ],
+        "responses": {
+            "200": {"description": "The PNG", "content": {"image/png": {}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "404": {"$ref": "#/components/responses/404"},
+            "422": {
+                "description": "The path holds control characters (INVALID_ARGUMENT)",
+                "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
+            },
+        },
+    }
 
 
 def _error_response(status: int) -> dict[str, Any]:

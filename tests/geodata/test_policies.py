@@ -127,7 +127,7 @@ class TestPolicies:
     ) -> None:
         use(monkeypatch, geodata_dir, {})
         offline = description_for(TOOL_SPECS["geocode"], get_settings())
-        assert "Here the embedded data resolves cities and towns" in offline
+        assert "Here landmarks, natural features and street addresses need the upstream" in offline
         assert "UNSUPPORTED" in offline
         use(monkeypatch, geodata_dir, {"geocode": "embedded-then-upstream"})
         online = description_for(TOOL_SPECS["geocode"], get_settings())

@@ -1,5 +1,4 @@
-"""The text block of a result: a summary of one to three lines with the facts, never a
-second copy of the JSON."""
+"""The first line of a result's text block: one line with the gist, before the JSON."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ def _indices(geodata_dir: Path) -> None:
 def summary(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     result = execute(tool, args).structured
     text = summarize(tool, result)
-    assert 1 <= len(text.splitlines()) <= 3, text
+    assert len(text.splitlines()) == 1, text
     assert len(text) < len(json.dumps(result)), text
     return text, result
 
@@ -41,18 +40,17 @@ def test_income_says_median_and_a_top_code() -> None:
     assert text == "ZIP 94027: median household income $250,000 or more (2018-2022)."
 
 
-def test_geocode_gives_the_best_match_with_coordinates_then_the_others() -> None:
+def test_geocode_gives_the_best_match_with_coordinates_and_counts_the_others() -> None:
     text, result = summary("geocode", {"query": "Paris", "limit": 5})
-    first, also = text.splitlines()
-    assert first.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880), city")
-    assert also.startswith("Also: Paris, ")
-    assert also.endswith(" and 1 more.")
+    assert text.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880), city")
+    assert text.endswith(f"; {len(result['results']) - 1} more.")
     assert len(text) < len(json.dumps(result)) / 3
 
 
-def test_geocode_carries_its_warning() -> None:
-    text, _ = summary("geocode", {"query": "221B Baker Street, London"})
-    assert "reads as a street address" in text.splitlines()[-1]
+def test_geocode_points_at_its_warnings() -> None:
+    text, result = summary("geocode", {"query": "221B Baker Street, London"})
+    assert "reads as a street address" in result["warnings"][0]
+    assert text.endswith("(see warnings).")
 
 
 def test_reverse_geocode_says_the_zip_is_only_the_nearest_centre() -> None:
@@ -64,10 +62,9 @@ def test_reverse_geocode_says_the_zip_is_only_the_nearest_centre() -> None:
 def test_search_nearby_names_the_nearest_and_how_to_page() -> None:
     args = {"lat": 51.5074, "lon": -0.1278, "category": "airport", "radius_m": 50000, "limit": 5}
     text, result = summary("search_nearby", args)
-    first, more = text.splitlines()
-    assert first.startswith(f"{result['total']} places of category airport within 50.0 km: ")
-    assert result["results"][0]["name"] in first
-    assert more == "More: pass nextCursor as cursor."
+    assert text.startswith(f"{result['total']} places of category airport within 50.0 km: ")
+    assert result["results"][0]["name"] in text
+    assert text.endswith(" More: pass nextCursor as cursor.")
 
 
 def test_static_map_describes_the_image() -> None:
@@ -75,7 +72,7 @@ def test_static_map_describes_the_image() -> None:
     assert text == "600x400 PNG map of (48.8500, 2.3500) at zoom 5 with 0 marker(s)."
 
 
-def test_a_batch_counts_outcomes_and_names_the_first_answers() -> None:
+def test_a_batch_counts_outcomes_and_names_the_first_answer() -> None:
     paris = execute("geocode", {"query": "Paris"}).structured
     body = {
         "results": [
@@ -84,6 +81,6 @@ def test_a_batch_counts_outcomes_and_names_the_first_answers() -> None:
         ],
         "credits": 1,
     }
-    first, answers = summarize("geocode", body).splitlines()
-    assert first == "2 items: 1 answered (1 credits), 1 NOT_FOUND."
-    assert answers.startswith("'Paris': Paris, Île-de-France, FR (48.85341, 2.34880)")
+    text = summarize("geocode", body)
+    assert text.startswith("2 items: 1 answered (1 credits), 1 NOT_FOUND; first: 'Paris': ")
+    assert "Paris, Île-de-France, FR (48.85341, 2.34880)" in text

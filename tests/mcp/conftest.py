@@ -35,6 +35,9 @@ from tests.support.services import migrate
 FREE_QUOTA = 8
 STANDARD_QUOTA = 4
 DEADLINE_S = 4.0
+# Between the tests' usual maps (about 15 KB as base64) and a 1280x1280 one (about 170 KB):
+# over MCP the first come inline, the second as a link (issue 37, item 6).
+MAP_INLINE_MAX_BYTES = 100_000
 
 
 def mcp_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, str]:
@@ -46,6 +49,7 @@ def mcp_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, 
         GEOSVC_TOOL_DEADLINE_S=str(DEADLINE_S),
         GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
         GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
+        GEOSVC_MAP_INLINE_MAX_BYTES=str(MAP_INLINE_MAX_BYTES),
     )
 
 
@@ -122,13 +126,22 @@ async def connect(url: str, api_key: str, mode: str = "auto") -> AsyncIterator[C
 
 
 def structured(result: object) -> dict:
-    """The structured content of a tool result, checked against its text: an error's text is
-    the same JSON; data's text is a summary of one to three lines, not a second copy."""
+    """The structured content of a tool result, checked against its text, which carries
+    the same object for hosts that show their model only the text: an error's text is its
+    JSON; data's text is one summary line, then the JSON."""
     content = result.structured_content  # type: ignore[attr-defined]
     text = result.content[0].text  # type: ignore[attr-defined]
     if result.is_error:  # type: ignore[attr-defined]
         assert json.loads(text) == content
     else:
-        assert 1 <= len(text.splitlines()) <= 3, text
-        assert not text.startswith("{"), text
+        summary, data = text.split("\n")
+        assert not summary.startswith("{"), text
+        assert json.loads(data) == content
     return dict(content)
+
+
+def usage_meta(result: object) -> dict:
+    """What a result's `_meta` says of the call's credits."""
+    meta = result.meta  # type: ignore[attr-defined]
+    assert meta is not None
+    return dict(meta["geosvc/usage"])

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.mcp.conftest import Account, Stack, connect
+from tests.mcp.conftest import Account, Stack, connect, structured, usage_meta
+from tests.mcp.test_host_view import BIG_MAP, TOOL_LIST_MAX_CHARS
+from tests.mcp.test_tools import GOOD_CALLS
 from tests.support.services import REQUIRE_SERVICES
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
@@ -76,18 +78,45 @@ def run_cli(inspector: Path, stack: Stack, api_key: str, *args: str) -> dict:
     return dict(json.loads(completed.stdout))
 
 
-def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account: Account) -> None:
-    listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
-    called = run_cli(
+def call_with_inspector(
+    inspector: Path, stack: Stack, api_key: str, tool: str, arguments: dict
+) -> dict:
+    """The Inspector CLI's tools/call result (an isError one too: exit status 5, printed)."""
+    completed = run_inspector(
         inspector,
         stack,
-        account.api_key,
+        api_key,
         "--method",
         "tools/call",
         "--tool-name",
-        "get_population",
+        tool,
         "--tool-args-json",
-        '{"postal_code": "94103"}',
+        json.dumps(arguments),
+    )
+    assert completed.returncode in (0, 5), completed.stderr + completed.stdout
+    return dict(json.loads(completed.stdout))
+
+
+def remote_server(mcp_remote: Path, stack: Stack, account: Account) -> StdioServerParameters:
+    """mcp-remote as the README configures it, with the account's key."""
+    return StdioServerParameters(
+        command=str(mcp_remote),
+        args=[
+            stack.mcp_url,
+            "--transport",
+            "http-only",
+            "--allow-http",
+            "--header",
+            "Authorization:${AUTH_HEADER}",
+        ],
+        env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
+    )
+
+
+def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account: Account) -> None:
+    listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
+    called = call_with_inspector(
+        inspector, stack, account.api_key, "get_population", {"postal_code": "94103"}
     )
 
     assert len(listed["tools"]) == 6
@@ -100,19 +129,7 @@ def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account:
 async def test_mcp_remote_proxies_the_tools_as_the_readme_configures_it(
     mcp_remote: Path, stack: Stack, account: Account
 ) -> None:
-    server = StdioServerParameters(
-        command=str(mcp_remote),
-        args=[
-            stack.mcp_url,
-            "--transport",
-            "http-only",
-            "--allow-http",
-            "--header",
-            "Authorization:${AUTH_HEADER}",
-        ],
-        env={**os.environ, "AUTH_HEADER": f"Bearer {account.api_key}"},
-    )
-    async with Client(server, mode="legacy") as client:
+    async with Client(remote_server(mcp_remote, stack, account), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("get_population", {"postal_code": "94103"})
 
@@ -181,3 +198,48 @@ async def test_python_sdk_shows_why_a_key_is_refused(stack: Stack, account: Acco
     assert isinstance(errors[-1], MCPError), repr(refused.value)
     assert errors[-1].error.message == message
     assert errors[-1].error.data["code"] == "UNAUTHENTICATED"
+
+
+class TestTheTypeScriptSdkValidates:
+    """Issue 37, item 2: the Inspector CLI's client (TypeScript SDK 2.x) validates each
+    answer against the smaller output schemas (Ajv) and takes error results as they are."""
+
+    def test_answers_batches_errors_and_links_pass_the_inspectors_client(
+        self, inspector: Path, stack: Stack, account: Account
+    ) -> None:
+        def call(tool: str, arguments: dict) -> dict:
+            return call_with_inspector(inspector, stack, account.api_key, tool, arguments)
+
+        listed = run_cli(inspector, stack, account.api_key, "--method", "tools/list")
+        answers = [call(name, args) for name, args in GOOD_CALLS]
+        batch = call("reverse_geocode", {"points": [{"lat": 48.8566, "lon": 2.3522}]})
+        error = call("get_population", {"postal_code": "00000"})
+        big = call("static_map", BIG_MAP)
+
+        assert len(json.dumps({"tools": listed["tools"]})) <= TOOL_LIST_MAX_CHARS
+        for answer in [*answers, batch, big]:
+            assert answer["isError"] is False, answer
+            assert (
+                json.loads(answer["content"][0]["text"].split("\n")[1])
+                == (answer["structuredContent"])
+            )
+        assert error["isError"] is True
+        assert error["structuredContent"]["error"]["code"] == "NOT_FOUND"
+        assert error["_meta"]["geosvc/usage"]["charged"] == 0
+        assert big["content"][1]["type"] == "resource_link"
+        assert answers[0]["_meta"]["geosvc/usage"]["charged"] == 1
+        assert account.http.get("/usage").json()["used"] == len(GOOD_CALLS) + 2
+
+    async def test_mcp_remote_passes_the_text_meta_and_links_through(
+        self, mcp_remote: Path, stack: Stack, account: Account
+    ) -> None:
+        async with Client(remote_server(mcp_remote, stack, account), mode="legacy") as client:
+            answer = await client.call_tool("geocode", {"queries": ["Austin, TX", "zzqqxx"]})
+            error = await client.call_tool("get_population", {"postal_code": "00000"})
+            big = await client.call_tool("static_map", BIG_MAP)
+
+        assert structured(answer)["credits"] == 1
+        assert usage_meta(answer)["charged"] == 1
+        assert structured(error)["error"]["code"] == "NOT_FOUND"
+        assert usage_meta(error)["charged"] == 0
+        assert big.content[1].type == "resource_link"

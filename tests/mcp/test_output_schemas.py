@@ -10,7 +10,8 @@ import pytest
 
 from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
-from app.mcp.server import nullable_as_type_list, tool_definition
+from app.mcp.server import tool_definition
+from app.mcp.tool_schemas import nullable_as_type_list
 
 
 def null_branches(schema: Any) -> list[Any]:

@@ -98,11 +98,10 @@ class TestListTools:
         radius = tools["search_nearby"].input_schema["properties"]["radius_m"]
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
-        branches = tools["geocode"].output_schema["anyOf"]
-        assert [b["title"] for b in branches] == ["GeocodeResult", "GeocodeBatchResult", "Error"]
-        error_branch = branches[-1]["properties"]["error"]
-        documented = {"retryable", "retryAfterSeconds", "quota", "used", "resetsAt", "limit"}
-        assert documented <= set(error_branch["properties"])
+        call, batch, error = tools["geocode"].output_schema["anyOf"]
+        assert call == {"$ref": "#/$defs/GeocodeResult"}  # written once, for batches too
+        assert batch["properties"]["results"]["items"] == {"$ref": "#/$defs/GeocodeBatchItem"}
+        assert error == {"required": ["error"]}  # the envelope, for clients that check errors
         category = tools["search_nearby"].input_schema["properties"]["category"]
         assert category["enum"] == ["city", "airport", "postal_code"]  # what is answered here
 

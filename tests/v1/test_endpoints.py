@@ -12,7 +12,8 @@ import pytest
 from PIL import Image
 from sqlalchemy import create_engine, text
 
-from app.clock import period_end, period_of, period_start, utcnow
+from app.clock import iso_ms, period_end, period_of, period_start, utcnow
+from app.v1.openapi import CREDIT_HEADERS
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, FREE_QUOTA, Stack, connect, structured
 from tests.v1.conftest import Client, assert_documented, wait_for_rows
@@ -302,3 +303,44 @@ class TestQuota:
         assert '"credits";r=0;t=' in refused.headers["ratelimit"]
         assert v1_stack.worker.tasks_run("tools.run") == ran_before
         assert client.usage()["used"] == FREE_QUOTA
+
+
+class TestCreditHeaders:
+    """Issue 37, item 3: what a call cost and where the month stands, on every answer."""
+
+    def test_an_answer_a_failure_a_refusal_and_a_batch_say_their_charge(
+        self, client: Client
+    ) -> None:
+        ok = client.api.get("/v1/population", params={"postal_code": "10001"})
+        missing = client.api.get("/v1/population", params={"postal_code": "00000"})
+        invalid = client.api.get("/v1/population", params={"postal_code": "1"})
+        batch = client.api.post("/v1/geocode/batch", json={"items": [{"query": "Denver"}] * 2})
+
+        period = period_of(utcnow())
+        assert {name: ok.headers[name] for name in CREDIT_HEADERS} == {
+            "Credits-Charged": "1",
+            "Credits-Used": "1",
+            "Credits-Quota": str(FREE_QUOTA),
+            "Credits-Period": period,
+            "Credits-State": "ok",
+            "Credits-Reset": iso_ms(period_end(period)),
+        }
+        assert (missing.status_code, missing.headers["credits-charged"]) == (404, "0")
+        assert missing.headers["credits-used"] == "1"
+        assert invalid.headers["credits-charged"] == "0"
+        assert "credits-used" not in invalid.headers  # refused before it was metered
+        assert (batch.headers["credits-charged"], batch.headers["credits-used"]) == ("2", "3")
+        assert client.usage()["used"] == 3
+
+    def test_a_refusal_at_the_cap_says_the_month_is_used_up(self, client: Client) -> None:
+        for _ in range(FREE_QUOTA):
+            assert client.api.get("/v1/geocode", params={"query": "Denver"}).status_code == 200
+
+        refused = client.api.get("/v1/geocode", params={"query": "Denver"})
+
+        assert refused.status_code == 402
+        assert (refused.headers["credits-charged"], refused.headers["credits-used"]) == (
+            "0",
+            str(FREE_QUOTA),
+        )
+        assert refused.headers["credits-state"] == "warning"  # at 100 %: over is past it

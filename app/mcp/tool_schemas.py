@@ -1,0 +1,143 @@
+"""The tools' schemas as `tools/list` carries them: every character is context an agent's
+host pays for before the first question, so each thing is said once.
+
+- A tool's result model is written once, in `$defs`: the call's branch and its batch's
+  items both refer to it.
+- Errors are not described in each output schema. The official clients (the Python SDK
+  2.x `ClientSession.call_tool`, the TypeScript SDK 2.x `Client.callTool`, which the MCP
+  Inspector and mcp-remote bundle) validate only results without `isError`; older
+  TypeScript clients (1.x before typescript-sdk#1945) validate an error's
+  `structuredContent` too. One tiny branch, `{"required": ["error"]}`, admits the error
+  envelope for those; its fields are documented once, in docs/TOOLS.md and the server's
+  instructions.
+- No schema noise: no `title` (pydantic's titles repeat the property name), no
+  `"default": null` (an absent optional is null); output schemas describe what the
+  server sends, so they have no defaults (a result carries every field) and none of the
+  arguments' bounds (`minimum`, `additionalProperties`, ...).
+- `T | None` is written `{"type": [T, "null"]}` where that says the same (one keyword
+  instead of an anyOf of two branches: cheaper to read and to validate).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+# Admits `{"error": {...}}`: for clients that validate error results against the schema.
+ERROR_BRANCH: dict[str, Any] = {"required": ["error"]}
+
+
+def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
+    """The schema of `models` (a call's result, then its batch's), each written once in
+    `$defs`, or the error envelope."""
+    defs: dict[str, Any] = {}
+    branches: list[dict[str, Any]] = []
+    for index, model in enumerate(models):
+        schema = model.model_json_schema(by_alias=True, mode="serialization")
+        defs.update(schema.pop("$defs", {}))
+        if index == 0:  # the call's result: batches refer to it too
+            defs[model.__name__] = schema
+            branches.append({"$ref": f"#/$defs/{model.__name__}"})
+        else:
+            branches.append(schema)
+    combined = {"type": "object", "anyOf": [*branches, ERROR_BRANCH], "$defs": defs}
+    return described_once(compact(nullable_as_type_list(combined), output=True))
+
+
+def described_once(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with a property's description left out where a property of the same name
+    already had the same one (geocode's `candidates[].lat` after `results[].lat`). Read in
+    the order an agent meets them: from the call's result, into each `$ref` on the way."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    seen: set[tuple[str, str]] = set()
+    walked: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in walked:
+            walked.add(ref)
+            walk(defs.get(ref.removeprefix("#/$defs/")))
+        for name, prop in (node.get("properties") or {}).items():
+            description = prop.get("description")
+            if description is not None and (name, description) in seen:
+                del prop["description"]
+            elif description is not None:
+                seen.add((name, description))
+            walk(prop)
+        for key, value in node.items():
+            if key not in ("properties", "description", "$defs"):
+                walk(value)
+
+    walk(schema.get("anyOf"))
+    walk(schema)
+    return schema
+
+
+# What an output schema leaves out: the server's answers are within them by construction.
+_ARGUMENT_KEYWORDS = frozenset(
+    {"default", "minimum", "maximum", "minLength", "maxLength", "pattern", "additionalProperties"}
+)
+
+
+def compact(schema: Any, *, output: bool = False) -> Any:
+    """`schema` without titles and null defaults, and as an `output` schema without
+    `_ARGUMENT_KEYWORDS`. Property names are kept whatever they are called."""
+    if isinstance(schema, list):
+        return [compact(item, output=output) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if output and key in _ARGUMENT_KEYWORDS:
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            kept[key] = {name: compact(sub, output=output) for name, sub in value.items()}
+        else:
+            kept[key] = compact(value, output=output)
+    return kept
+
+
+# Keywords that say nothing about a null (JSON Schema applies each to one type only), so a
+# schema made only of these admits null once "null" is among its types.
+_NULL_BLIND_KEYWORDS = frozenset(
+    {
+        "type", "title", "description", "examples", "default", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "minLength", "maxLength", "pattern", "items", "minItems", "maxItems",
+    }
+)  # fmt: skip
+
+
+def nullable_as_type_list(schema: Any) -> Any:
+    """`schema` with each `{"anyOf": [{"type": T, ...}, {"type": "null"}]}` (pydantic's
+    `T | None`) written `{"type": [T, "null"], ...}`: the same instances, in one keyword.
+    Clients validate every result against the output schema, and a validator builds an
+    error for the first branch of each null it meets in an anyOf: the type list is about
+    a third cheaper for them."""
+    if isinstance(schema, list):
+        return [nullable_as_type_list(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    rewritten = {key: nullable_as_type_list(value) for key, value in schema.items()}
+    branches = rewritten.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+        (other,) = [branch for branch in branches if branch != {"type": "null"}]
+        if (
+            isinstance(other, dict)
+            and isinstance(other.get("type"), str)
+            and set(other) <= _NULL_BLIND_KEYWORDS
+            and not set(other) & (set(rewritten) - {"anyOf"})
+        ):
+            del rewritten["anyOf"]
+            rewritten.update(other, type=[other["type"], "null"])
+    return rewritten

@@ -1,0 +1,73 @@
+"""What an answer says of the account's credits: the call's charge and where the month
+stands, read from what admission and the commit already returned (no Redis call of its
+own). On /mcp it is the result's `_meta["geosvc/usage"]`; on /v1, the `Credits-*` headers.
+
+`used` is the period's credits used, this call's charge included. The commit's count when
+the answer waited for it (/v1, batches); else (an /mcp call, answered while Redis runs
+the commit) the count admission read plus this call's charge. The two agree for calls
+made one at a time; with calls of one account running at once, an answer does not count
+those that finished while it ran (the next answer does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.billing.plans import Plan, quota_for
+from app.clock import iso_ms, period_end
+
+USAGE_META_KEY = "geosvc/usage"
+
+UsageState = Literal["ok", "warning", "over"]
+
+
+def usage_state(used: int, quota: int) -> UsageState:
+    """ok below 80 % of quota, warning from 80 % up to and including 100 %, over above.
+
+    Compared in integers, so 79.999 % is still ok even though `percent` rounds it to 80.
+    """
+    if used * 100 < quota * 80:
+        return "ok"
+    if used <= quota:
+        return "warning"
+    return "over"
+
+
+@dataclass(frozen=True)
+class MeterReading:
+    """A call's charge and the account's credits after it (see the module's note)."""
+
+    charged: int
+    used: int
+    plan: Plan
+    period: str
+
+    @property
+    def quota(self) -> int:
+        return quota_for(self.plan)
+
+    @property
+    def state(self) -> UsageState:
+        return usage_state(self.used, self.quota)
+
+    @property
+    def resets_at(self) -> str:
+        return iso_ms(period_end(self.period))
+
+    def as_meta(self) -> dict[str, Any]:
+        return {
+            "charged": self.charged,
+            "used": self.used,
+            "quota": self.quota,
+            "period": self.period,
+            "state": self.state,
+            "resetsAt": self.resets_at,
+        }
+
+
+def usage_meta(reading: MeterReading | None) -> dict[str, Any]:
+    """The `_meta` of an answer: the reading, or only `charged: 0` for a call refused
+    before it reached the meter (invalid arguments, an outage)."""
+    usage = reading.as_meta() if reading is not None else {"charged": 0}
+    return {USAGE_META_KEY: usage}
