@@ -72,7 +72,7 @@ class TestUserAgent:
     ) -> None:
         for key, value in PRODUCTION_ENV.items():
             monkeypatch.setenv(key, value)
-        monkeypatch.setenv("GEOSVC_REDIS_URL", "redis://redis:6379/0")
+        monkeypatch.setenv("GEOSVC_REDIS_URL", "redis://:s3cret-redis@redis:6379/0")
         monkeypatch.setenv("GEOSVC_DATABASE_URL", "postgresql+psycopg://db/geosvc")
         with pytest.raises(ValidationError, match="GEOSVC_UPSTREAM_CONTACT"):
             Settings(upstream_tools={"geocode"})
