@@ -3,13 +3,24 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean chromium nginx conformance-tools promtool image image-tag
+.PHONY: run test test-fast lint bench clean chromium nginx conformance-tools promtool image image-tag lock
 
-$(STAMP): pyproject.toml
+# Every dependency from the lock, checked by hash (the `dev` and `otel` extras; the image
+# installs requirements.lock); then this project alone. `make lock` rewrites the locks.
+$(STAMP): pyproject.toml requirements-dev.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+# Resolve pyproject.toml's ranges again from PyPI (uv reads no pip configuration) for
+# Python 3.11 on every platform; upgrade one package with UPGRADE='-P name'
+# (docs/CONTRIBUTING.md, "Upgrading dependencies").
+LOCK_OPTIONS := --generate-hashes --universal --python-version 3.11 --quiet $(UPGRADE)
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra otel $(LOCK_OPTIONS) -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev -c requirements.lock $(LOCK_OPTIONS) \
+	  -o requirements-dev.lock
 
 PORT ?= 8000
 
@@ -18,6 +29,13 @@ run: $(STAMP)
 
 test: $(STAMP) chromium nginx conformance-tools promtool
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The tests that start no process and need no service (tests/support/tiers.py decides),
+# on fakeredis and the indices `make run` uses (.geosvc, built once).
+test-fast: $(STAMP)
+	$(BIN)/geosvc data build --data-dir .geosvc
+	GEOSVC_TEST_DATA_DIR=.geosvc GEOSVC_TEST_FAKE_REDIS=1 REQUIRE_SERVICES=0 \
+	  $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
 # no browser download). Without root it is left to you: those tests then skip, or fail
