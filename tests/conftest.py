@@ -1,3 +1,3 @@
 """The shared fixtures live in `tests/support/`, loaded here for every folder."""
 
-pytest_plugins = ["tests.support.fixtures", "tests.support.mail_stack"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.mail_stack", "tests.support.tiers"]

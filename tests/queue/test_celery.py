@@ -47,13 +47,11 @@ class TestResultBackend:
 
         assert subscribed == ["a"]
 
-    def test_a_tool_result_is_stored_without_reading_it_first(self) -> None:
+    def test_a_tool_result_is_stored_without_reading_it_first(self, redis_url: str) -> None:
         """Celery keeps a stored success from being overwritten by reading it before each
         store; a tool call's result is read once and deleted, so its store skips the read
         (one Redis round trip less per call). Other tasks keep the protection."""
-        settings = Settings(
-            redis_url="redis://127.0.0.1:6379/0", redis_key_prefix=f"t-{secrets.token_hex(4)}:"
-        )
+        settings = Settings(redis_url=redis_url, redis_key_prefix=f"t-{secrets.token_hex(4)}:")
         app = Celery("t", set_as_current=False)
         app.conf.update(celery_config(settings))
         backend = app.backend
