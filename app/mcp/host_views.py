@@ -72,7 +72,7 @@ def host_views() -> str:
             "",
             "Claude Desktop (`content`):",
             "",
-            "```",
+            "```text",
             _content(result),
             "```",
             "",
