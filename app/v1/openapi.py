@@ -20,7 +20,7 @@ from app.geodata.schemas import MAX_PATH_POINTS
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
-from app.v1.query import MARKERS_FORM, PATH_FORM
+from app.v1.query import MARKERS_FORM, MAX_PATH_QUERY_CHARS, PATH_FORM
 from app.v1.routes import ROUTES, V1Route
 
 REF = "#/components/schemas/{model}"
@@ -121,11 +121,11 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
     },
     "path": {
         "description": f"A line through the points in order, as {PATH_FORM} (at least 2, up "
-        f"to {MAX_PATH_POINTS}, as many as fit in the URL's 8 KiB); drawn the short way across "
-        "the antimeridian; included in a fit",
+        f"to {MAX_PATH_POINTS}, at most {MAX_PATH_QUERY_CHARS:,} characters); drawn the short "
+        "way across the antimeridian; included in a fit",
         "schema": {
             "type": "string",
-            "maxLength": 8192,
+            "maxLength": MAX_PATH_QUERY_CHARS,
             "pattern": r"^(\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
         },
     },

@@ -182,6 +182,8 @@ class TestErrors:
             ("/v1/static-map", {"markers": "north,south"}, "markers: each must be"),
             ("/v1/static-map", {"path": "40.7,-74.0|40.8"}, "path: must be LAT,LON|LAT,LON"),
             ("/v1/static-map", {"path": "40.7,-74.0"}, "at least 2 points"),
+            # longer than the documented maxLength but inside the URL limit: ours, not a 414
+            ("/v1/static-map", {"path": "1" * 6001}, "path: at most 6,000 characters"),
             ("/v1/static-map", {"path": "40.7,-74|40.8,-74", "path_width": "13"}, "path_width"),
             ("/v1/static-map", {"path": "40.7,-74|40.8,-74", "path_color": "teal"}, "path_color"),
         ],
