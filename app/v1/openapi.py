@@ -16,11 +16,10 @@ from app.config import Settings
 from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
 from app.geodata.catalogue import arguments_schema, call_description, spec_for
-from app.geodata.schemas import MAX_PATH_POINTS
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
-from app.v1.query import MARKERS_FORM, MAX_PATH_QUERY_CHARS, PATH_FORM
+from app.v1.query import COMPACT_PARAMETERS
 from app.v1.routes import ROUTES, V1Route
 
 REF = "#/components/schemas/{model}"
@@ -101,34 +100,6 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "string"},
     },
     "ETag": {"description": "The answer's validator (If-None-Match)", "schema": {"type": "string"}},
-}
-COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
-    "center": {
-        "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/path/bbox "
-        "if absent",
-        "schema": {"type": "string", "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*$"},
-    },
-    "bbox": {
-        "description": "Area to show as WEST,SOUTH,EAST,NORTH (degrees)",
-        "schema": {"type": "string", "pattern": r"^(\s*-?[0-9.]+\s*,){3}\s*-?[0-9.]+\s*$"},
-    },
-    "markers": {
-        "description": f"A marker as {MARKERS_FORM}, the parameter repeated per marker (up to "
-        "50); COLOR a name (red, blue, ...) or %23RRGGBB; LABEL the rest, commas included",
-        "schema": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
-        "style": "form",
-        "explode": True,
-    },
-    "path": {
-        "description": f"A line through the points in order, as {PATH_FORM} (at least 2, up "
-        f"to {MAX_PATH_POINTS}, at most {MAX_PATH_QUERY_CHARS:,} characters); drawn the short "
-        "way across the antimeridian; included in a fit",
-        "schema": {
-            "type": "string",
-            "maxLength": MAX_PATH_QUERY_CHARS,
-            "pattern": r"^(\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
-        },
-    },
 }
 DESCRIPTION = f"""The tools of the MCP server as plain HTTP: the same catalogue, the same
 answers (`structuredContent` of the tools), the same limits and credits.

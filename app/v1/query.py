@@ -26,6 +26,7 @@ from starlette.datastructures import QueryParams
 
 from app.errors import InvalidArgument
 from app.geodata.catalogue import spec_for
+from app.geodata.schemas import MAX_PATH_POINTS
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
@@ -121,3 +122,34 @@ def _point(text: str) -> dict[str, Any]:
     if len(values) != 2 or isinstance(values[0], str) or isinstance(values[1], str):
         raise InvalidArgument(f"path: must be {PATH_FORM}, e.g. 40.71,-74.0|40.75,-73.99")
     return {"lat": values[0], "lon": values[1]}
+
+
+# The compact forms as OpenAPI query parameters (app/v1/openapi.py lists them).
+COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
+    "center": {
+        "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/path/bbox "
+        "if absent",
+        "schema": {"type": "string", "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*$"},
+    },
+    "bbox": {
+        "description": "Area to show as WEST,SOUTH,EAST,NORTH (degrees)",
+        "schema": {"type": "string", "pattern": r"^(\s*-?[0-9.]+\s*,){3}\s*-?[0-9.]+\s*$"},
+    },
+    "markers": {
+        "description": f"A marker as {MARKERS_FORM}, the parameter repeated per marker (up to "
+        "50); COLOR a name (red, blue, ...) or %23RRGGBB; LABEL the rest, commas included",
+        "schema": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
+        "style": "form",
+        "explode": True,
+    },
+    "path": {
+        "description": f"A line through the points in order, as {PATH_FORM} (at least 2, up "
+        f"to {MAX_PATH_POINTS}, at most {MAX_PATH_QUERY_CHARS:,} characters); drawn the short "
+        "way across the antimeridian; included in a fit",
+        "schema": {
+            "type": "string",
+            "maxLength": MAX_PATH_QUERY_CHARS,
+            "pattern": r"^(\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
+        },
+    },
+}
