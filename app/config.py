@@ -163,6 +163,8 @@ class Settings(BaseSettings):
     census_url: str = "https://api.census.gov/data"  # get_population, get_average_income
     census_year: int = 2023  # ACS 5-year release asked of the Census API
     census_api_key: SecretStr | None = None  # optional; the Census API limits keyless use
+    # reverse_geocode (US): the ZCTA, county and state polygons that hold the point
+    census_geocoder_url: str = "https://geocoding.geo.census.gov/geocoder"
     upstream_timeout_s: float = Field(5.0, gt=0)  # per upstream request attempt
     upstream_attempts: int = Field(3, ge=1, le=10)  # tries per request (transport, 429, 5xx)
     # Upstream etiquette: the operator's contact (e-mail or URL) in the User-Agent, as the
@@ -173,6 +175,7 @@ class Settings(BaseSettings):
     nominatim_rate_per_s: float = Field(1.0, ge=0)
     overpass_rate_per_s: float = Field(1.0, ge=0)
     census_rate_per_s: float = Field(10.0, ge=0)
+    census_geocoder_rate_per_s: float = Field(5.0, ge=0)
     upstream_rate_wait_s: float = Field(5.0, ge=0)  # longest wait for a slot, then refuse
     upstream_breaker_failures: int = Field(5, ge=1)  # consecutive failed calls that open it
     upstream_breaker_cooldown_s: float = Field(30.0, gt=0)  # open this long, then one probe

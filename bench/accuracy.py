@@ -7,6 +7,11 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   ZIP, or when the answer claims none (`nearestPostalCode` says it is only the nearest
   centre); a wrong `postalCode` fails. How often the nearest centre is the containing ZIP
   is printed too.
+- `zip_among_candidates`: the US ZIP code the point lies in is `postalCode` answered by
+  containment, or one of `postalCodeCandidates` (the nearest ZIP centres) when the answer
+  says `postalCodeBasis` "nearest_centre"; a wrong containment claim fails.
+- `admin2`, `county_fips`, `label_contains` (reverse_geocode): the county (by name and
+  5-digit FIPS) and a text the label must hold (the state of the place named).
 - `exists` (search_nearby): there is one in range; NOT_FOUND fails (it says there is
   none), UNSUPPORTED holds (it says the deployment cannot tell).
 - `honest_near` (geocode of a landmark or address): the top result is that close, or
@@ -58,6 +63,12 @@ def _check_place(found: dict[str, Any], expect: dict[str, Any]) -> str | None:
         return f"name {found.get('name')!r}"
     if "admin1" in expect and found.get("admin1") not in expect["admin1"]:
         return f"admin1 {found.get('admin1')!r}"
+    if "admin2" in expect and found.get("admin2") not in expect["admin2"]:
+        return f"admin2 {found.get('admin2')!r}"
+    if "county_fips" in expect and found.get("countyFips") != expect["county_fips"]:
+        return f"countyFips {found.get('countyFips')!r}"
+    if "label_contains" in expect and expect["label_contains"] not in found.get("label", ""):
+        return f"label {found.get('label')!r}"
     if "kind" in expect and found.get("kind") not in expect["kind"]:
         return f"kind {found.get('kind')}"
     if "near" in expect:
@@ -92,6 +103,17 @@ def _containing_zip(result: dict[str, Any], expect: dict[str, Any]) -> str | Non
     return None
 
 
+def _zip_candidates(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+    zip_code = expect["zip_among_candidates"]
+    claimed = result.get("postalCode")
+    if claimed is not None and result.get("postalCodeBasis") == "containment":
+        return None if claimed == zip_code else f"claims ZIP {claimed}, it is in {zip_code}"
+    if result.get("postalCodeBasis") != "nearest_centre":
+        return f"postalCodeBasis {result.get('postalCodeBasis')!r}"
+    offered = [c["code"] for c in result.get("postalCodeCandidates", [])]
+    return None if zip_code in offered else f"{zip_code} not among candidates {offered}"
+
+
 def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     if result.get("ambiguous") != expect["ambiguous"]:
         found = [c["label"] for c in result.get("candidates", [])]
@@ -108,6 +130,8 @@ def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | No
     if tool == "reverse_geocode":
         if "containing_zip" in expect:
             return _containing_zip(result, expect)
+        if "zip_among_candidates" in expect:
+            return _zip_candidates(result, expect)
         return _check_place(result, expect)
     if tool == "geocode" and "honest_near" in expect:
         if result.get("warnings"):

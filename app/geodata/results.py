@@ -161,10 +161,8 @@ class GeocodeResult(Result):
 
 
 class NearestPostalCode(Result):
-    code: str = Field(description="The US ZIP code whose centre is nearest the point")
-    distance_m: float = Field(
-        description="Great-circle distance from the point to that ZIP code's centre"
-    )
+    code: str = Field(description="A US ZIP code whose centre (ZCTA point) is near the point")
+    distance_m: float = Field(description="From the point to that ZIP code's centre")
 
 
 class ReverseGeocodeResult(Result):
@@ -179,14 +177,32 @@ class ReverseGeocodeResult(Result):
     country: str | None = Field(None, description="Name of the country the point is in")
     admin1: str | None = ADMIN1
     admin2: str | None = Field(None, description="Second-level subdivision (county, district)")
+    county_fips: str | None = Field(None, description="US: 5-digit FIPS code of admin2")
+    admin_basis: Literal["containment", "nearest_county", "place"] | None = Field(
+        None,
+        description="How admin1/admin2 were found: containment (US: the Census county "
+        "polygon holds the point), nearest_county (just off its shore), place (the place's)",
+    )
     postal_code: str | None = Field(
-        None, description="ZIP code of the address at the point (upstream geocoder, US only)"
+        None, description="US ZIP code (ZCTA) the point lies in; only by containment (upstream)"
+    )
+    postal_code_basis: Literal["containment", "address", "nearest_centre"] | None = Field(
+        None,
+        description="containment: postalCode's area holds the point; address: the nearest "
+        "address's; nearest_centre: no ZIP area known, see postalCodeCandidates",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
         None,
-        description="US only: the ZIP code whose centre (Census ZCTA point) is nearest; "
-        "the point need not lie inside that ZIP code",
+        description="US: the first of postalCodeCandidates; the point need not lie in it",
     )
+    postal_code_candidates: list[NearestPostalCode] = Field(
+        default_factory=list,
+        description="US: up to 3 nearest ZIP centres in the point's state and county",
+    )
+    postal_code_uncertain: bool | None = Field(
+        None, description="true when the two nearest ZIP centres are comparably close"
+    )
+    warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(
         description="Great-circle distance from the query point to the place's centre"
     )

@@ -14,6 +14,7 @@ import numpy as np
 from app.geodata.geometry import unit_vectors
 from app.geodata.indices import sources
 from app.geodata.indices.airports_build import add_airports
+from app.geodata.indices.counties_build import county_arrays
 from app.geodata.indices.country_grid import build_country_grid
 from app.geodata.indices.feature_table import IndexBuilder, Progress
 from app.geodata.indices.nearest_grid import build_grid
@@ -92,6 +93,9 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     extra_arrays, extra_tables = reverse_extras(builder.arrays, builder.country_index)
     builder.arrays.update(extra_arrays)
     builder.tables.update(extra_tables)
+    county_arrays_, county_tables = county_arrays()
+    builder.arrays.update(county_arrays_)
+    builder.tables.update(county_tables)
     report("write")
     counts = {
         "features": len(builder.features.kind),

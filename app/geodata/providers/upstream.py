@@ -16,6 +16,7 @@ from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
+from app.geodata.providers.us_upstream import us_containment
 from app.geodata.results import (
     GeocodeMatch,
     GeocodeResult,
@@ -36,6 +37,7 @@ from app.geodata.schemas import (
 from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
 from app.upstream.census import AcsZcta, CensusAcsApi
+from app.upstream.census_geocoder import CensusGeocoderApi
 from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError, user_agent
 from app.upstream.nominatim import NominatimApi, OsmPlace
 from app.upstream.overpass import OverpassApi
@@ -110,6 +112,13 @@ class UpstreamProvider:
         self.overpass = OverpassApi(
             client("overpass", settings.overpass_url, settings.overpass_rate_per_s)
         )
+        self.census_geocoder = CensusGeocoderApi(
+            client(
+                "census-geocoder",
+                settings.census_geocoder_url,
+                settings.census_geocoder_rate_per_s,
+            )
+        )
 
     def _zcta(self, postal_code: str) -> AcsZcta:
         try:
@@ -178,7 +187,7 @@ class UpstreamProvider:
             raise InvalidArgument(f"The geocoder rejected the point ({exc.status})") from exc
         if place is None:
             raise NotFound(f"No place known near ({args.lat}, {args.lon})")
-        return ReverseGeocodeResult(
+        result = ReverseGeocodeResult(
             name=place.name,
             label=place.label,
             kind=_kind(place),
@@ -187,11 +196,12 @@ class UpstreamProvider:
             country_code=place.country_code,
             admin1=place.admin1,
             admin2=place.admin2,
-            postal_code=place.postal_code if place.country_code == "US" else None,
+            admin_basis="place",
             distance_km=round(haversine_km(args.lat, args.lon, place.lat, place.lon), 3),
             source=nominatim.ATTRIBUTION,
             dataset=nominatim.DATASET,
         )
+        return us_containment(self.census_geocoder, args, result, place.postal_code)
 
     def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
         if args.category not in overpass.CATEGORY_TAGS:

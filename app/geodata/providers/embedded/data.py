@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from app.geodata.indices.store import (
     StringTable,
 )
 from app.geodata.providers.embedded.borders import BorderRefiner
+from app.geodata.providers.embedded.counties import CountyIndex
 from app.geodata.providers.embedded.prominence import airport_prominence
 
 logger = logging.getLogger(__name__)
@@ -145,6 +147,10 @@ class GeoData:
             ),
         )
         self.borders = BorderRefiner(raw.tables["borderZones"])
+        self.admin1_by_geonames = {row["geonames"]: i for i, row in enumerate(self.admin1_rows)}
+        self.counties = CountyIndex(
+            {k: v for k, v in a.items() if k.startswith("cty_")}, raw.tables.get("usCounties", [])
+        )
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
         # per airport, in the order of airports.features (ascending feature ids)
@@ -211,6 +217,13 @@ class GeoData:
         )
 
     # -- ZIP codes ----------------------------------------------------------------------------
+
+    @cached_property
+    def zip_row_of_feature(self) -> npt.NDArray[np.int32]:
+        """Feature id -> its row in the ZIP tables (-1: not a ZIP); ~1 ms, on first use."""
+        rows = np.full(len(self.lat), -1, dtype=np.int32)
+        rows[np.asarray(self.zip_feature)] = np.arange(len(self.zip_feature), dtype=np.int32)
+        return rows
 
     def zip_row(self, code: str) -> int | None:
         value = int(code)

@@ -13,7 +13,6 @@ import numpy.typing as npt
 from app.errors import NotFound, Unsupported
 from app.geodata.geometry import (
     EARTH_RADIUS_KM,
-    haversine_km,
     haversine_km_many,
     km_to_chord,
     unit_vector,
@@ -25,9 +24,9 @@ from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.providers.embedded.prominence import nearby_order
+from app.geodata.providers.embedded.us_reverse import place_in_state, zip_candidates
 from app.geodata.results import (
     NearbyPlace,
-    NearestPostalCode,
     ReverseGeocodeResult,
     SearchNearbyResult,
 )
@@ -35,8 +34,6 @@ from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
 MAX_REVERSE_KM = 300.0
-# A US ZIP code is named only when its point is this close (ZIP areas are small).
-MAX_ZIP_KM = 40.0
 # Countries whose addresses use US ZIP codes.
 ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 CATEGORIES = ("city", "airport", "postal_code")
@@ -172,16 +169,14 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
             "(open sea or uninhabited land)"
         )
     country_code = data.country_code(feature)
-    nearest_zip = None
-    if country_code in ZIP_COUNTRIES:  # a centre, not a polygon: said as such, never as "in"
-        _chord, index = data.postal.tree.query(unit_vector(args.lat, args.lon), k=1)
-        zip_feature = int(data.postal.features[index])
-        zip_lat, zip_lon = float(data.lat[zip_feature]), float(data.lon[zip_feature])
-        zip_km = haversine_km(args.lat, args.lon, zip_lat, zip_lon)
-        if zip_km <= MAX_ZIP_KM:
-            nearest_zip = NearestPostalCode(
-                code=data.names[zip_feature], distance_m=round(zip_km * 1000, 1)
-            )
+    county = data.counties.at(args.lat, args.lon) if country_code == "US" else None
+    warnings: list[str] = []
+    if county is not None:  # the state and county that hold the point, a place of that state
+        place = place_in_state(data, args.lat, args.lon, county, feature, km)
+        feature, km, warnings = place.feature, place.km, place.warnings
+    zips = (
+        zip_candidates(data, args.lat, args.lon, county) if country_code in ZIP_COUNTRIES else None
+    )
     return ReverseGeocodeResult(
         name=data.names[feature],
         label=data.label(feature),
@@ -190,9 +185,15 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         lon=float(data.lon[feature]),
         country_code=country_code,
         country=data.country_name(feature),
-        admin1=data.admin1_name(feature),
-        admin2=data.admin2_name(feature),
-        nearest_postal_code=nearest_zip,
+        admin1=county.state if county else data.admin1_name(feature),
+        admin2=county.name if county else data.admin2_name(feature),
+        county_fips=county.fips if county else None,
+        admin_basis=county.basis if county else "place",
+        postal_code_basis="nearest_centre" if zips and zips.candidates else None,
+        nearest_postal_code=zips.candidates[0] if zips and zips.candidates else None,
+        postal_code_candidates=zips.candidates if zips else [],
+        postal_code_uncertain=zips.uncertain if zips else None,
+        warnings=warnings,
         distance_km=round(km, 3),
         source=attribution.REVERSE,
         dataset=attribution.reverse_dataset(data.meta),

@@ -1,0 +1,112 @@
+"""reverse_geocode in the US: the state and county whose Census polygon holds the point
+(counties.py), a place of that state (never a city across the line), and the ZIP codes
+whose centres are nearest, said as such (no registry ships ZIP areas).
+
+nearest_locality ranks places by distance relative to their size, so a big city reaches
+across a state line (Jersey City answered "New York City"). Here the candidates are
+re-ranked when the winner is not in the point's own state and county: the KD-tree's
+nearest places, those of the point's state only, and of those within REACH_KM of the
+nearest one, the ones in the point's county first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, km_to_chord, unit_vector
+from app.geodata.indices.nearest_grid import REACH_KM
+from app.geodata.providers.embedded.counties import County, county_key
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.results import NearestPostalCode
+
+# nearest places searched for one of the point's state
+STATE_CANDIDATES = 128
+# A place of the point's state farther than this is "none near" (said in `warnings`).
+MAX_IN_STATE_KM = 60.0
+# ZIP centres searched, and how many are offered
+ZIP_SEARCHED = 24
+ZIP_OFFERED = 3
+MAX_ZIP_KM = 40.0
+# the nearest ZIP is uncertain when the second is at most this much farther (ratio)
+COMPARABLE = 1.5
+REACH_CHORD = km_to_chord(REACH_KM)
+
+
+@dataclass
+class UsPlace:
+    feature: int
+    km: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def place_in_state(
+    data: GeoData, lat: float, lon: float, county: County, feature: int, km: float
+) -> UsPlace:
+    """The place to name for a US point in `county`: `feature` (nearest_locality's) when
+    it is of the same state and county, else the best of the state, county first."""
+    same_state = data.admin1_code(feature) == county.state_code
+    if same_state and county_key(data.admin2_name(feature)) == county_key(county.name):
+        return UsPlace(feature, km)
+    unit = unit_vector(lat, lon)
+    chords, rows = data.localities.tree.query(unit, k=STATE_CANDIDATES)
+    features = data.localities.features[rows]
+    in_state = data.admin1[features] == data.admin1_by_geonames.get(f"US.{county.state_code}", -1)
+    rows, chords, features = rows[in_state], chords[in_state], features[in_state]
+    if len(rows) == 0 or _chord_km(float(chords[0])) > MAX_IN_STATE_KM:
+        return UsPlace(
+            feature,
+            km,
+            [
+                f"No populated place of {county.state} within {MAX_IN_STATE_KM:.0f} km: "
+                f"{data.label(feature)} is the nearest, across the state line"
+            ],
+        )
+    eligible = chords <= chords[0] + REACH_CHORD
+    rows, chords, features = rows[eligible], chords[eligible], features[eligible]
+    wanted = county_key(county.name)
+    local = np.asarray([county_key(data.admin2_name(int(f))) == wanted for f in features])
+    if local.any():
+        rows, chords, features = rows[local], chords[local], features[local]
+    best = int(np.argmin(chords**2 * data.inverse_reach_sq[rows]))
+    return UsPlace(int(features[best]), _chord_km(float(chords[best])))
+
+
+def _chord_km(chord: float) -> float:
+    return float(2.0 * EARTH_RADIUS_KM * np.arcsin(min(1.0, chord / 2.0)))
+
+
+@dataclass
+class ZipAnswer:
+    candidates: list[NearestPostalCode]
+    uncertain: bool | None
+
+
+def zip_candidates(data: GeoData, lat: float, lon: float, county: County | None) -> ZipAnswer:
+    """Up to ZIP_OFFERED nearest ZIP centres within MAX_ZIP_KM: those in the point's county
+    when any is, else in its state, else any (no county known)."""
+    _chords, rows = data.postal.tree.query(unit_vector(lat, lon), k=ZIP_SEARCHED)
+    features = data.postal.features[rows]
+    kms = haversine_km_many(lat, lon, data.lat[features], data.lon[features])
+    zip_rows = data.zip_row_of_feature[features]
+    found: list[tuple[float, str, str, str]] = [
+        (
+            float(km),
+            data.names[int(feature)],
+            data.zip_state[int(row)] if row >= 0 else "",
+            county_key(data.zip_county[int(row)]) if row >= 0 else "",
+        )
+        for feature, row, km in zip(features, zip_rows, kms, strict=True)
+        if km <= MAX_ZIP_KM
+    ]
+    found.sort()
+    if county is not None:
+        in_state = [f for f in found if f[2] == county.state_code]
+        in_county = [f for f in in_state if f[3] == county_key(county.name)]
+        found = in_county or in_state
+    picked = found[:ZIP_OFFERED]
+    candidates = [NearestPostalCode(code=c, distance_m=round(km * 1000, 1)) for km, c, *_ in picked]
+    if not picked:
+        return ZipAnswer([], None)
+    uncertain = len(picked) > 1 and picked[1][0] <= COMPARABLE * picked[0][0]
+    return ZipAnswer(candidates, uncertain)
