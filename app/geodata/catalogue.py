@@ -19,7 +19,7 @@ from app.geodata import results, schemas
 from app.geodata.batch import BATCH_FORMS
 from app.validation import describe_errors
 
-_CREDIT = " 1 credit per answer with data; errors (NOT_FOUND too) cost 0."
+_CREDIT = " 1 credit per answer; errors (NOT_FOUND too) cost 0."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -94,11 +94,11 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "reverse_geocode",
             "Name the place at a point",
-            "The place a latitude/longitude is in: the country whose border contains the "
-            "point, and within it the populated place that best covers the point (a big city "
-            "reaches farther from its centre than a village), its subdivisions, and in the US "
-            "the ZIP code whose centre is nearest (`nearestPostalCode`). NOT_FOUND farther "
-            "than 300 km from any place (open sea)." + _CREDIT,
+            "The place a point is in: the country whose border holds it, the populated "
+            "place that covers it best. US: the state and county whose Census polygons "
+            "hold it, a place of that state; elsewhere the place's subdivisions. ZIP: "
+            "nearest centres offline (`postalCodeCandidates`), by area via the upstream "
+            "Census geocoder. NOT_FOUND beyond 300 km of any place." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
             "reverse_geocode",
@@ -122,8 +122,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "Draw a map",
             "A PNG map image (Web Mercator) with place labels and up to 50 markers. Give "
             f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
-            "borders and place labels, no streets), or `markers` and/or `bbox` to fit. "
-            "Returns the image plus its centre, zoom and bounding box." + _CREDIT,
+            "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + _CREDIT,
             schemas.StaticMapArgs,
             results.StaticMapResult,
             "static_map",

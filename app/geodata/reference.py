@@ -49,9 +49,16 @@ COVERAGE = {
         "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
     ),
     "reverse_geocode": (
-        "the country (borders), the best-covering city or town, admin1/admin2, and in the US "
-        "the nearest ZIP code centre (`nearestPostalCode`)",
-        "OpenStreetMap Nominatim: the address at the point, with its ZIP code",
+        "countries everywhere by their borders; in the US the state and county by "
+        "containment (Census cartographic boundaries 1:500k, 2016, with `countyFips`) and a "
+        "place of that state (a `warning` when none is within 60 km); elsewhere admin1/admin2 "
+        "are those of the best-covering city or town (no first-level region polygons are "
+        "shipped for other countries). ZIP codes: never by area offline, the up to 3 nearest "
+        "ZIP centres in the point's county (`postalCodeCandidates`, `postalCodeBasis` "
+        "nearest_centre, `postalCodeUncertain` when the nearest two are comparably close)",
+        "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder gives "
+        "the ZIP (ZCTA), county and state whose polygons hold the point (`postalCodeBasis` "
+        "containment); if it is unavailable, the nearest address's postcode (address)",
     ),
     "search_nearby": (
         f"categories {', '.join(OFFLINE_CATEGORIES)}",

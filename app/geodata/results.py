@@ -37,8 +37,8 @@ class Result(BaseModel):
     )
 
 
-SOURCE = Field(description="The credit to show with the data")
-DATASET = Field(description="Id of the data release that answered (docs/DATA.md)")
+SOURCE = Field(description="Credit to show with the data")
+DATASET = Field(description="Data release id (docs/DATA.md)")
 ZIP_ECHO = Field(description="The ZIP code answered for (5 digits)")
 
 
@@ -161,51 +161,38 @@ class GeocodeResult(Result):
 
 
 class NearestPostalCode(Result):
-    code: str = Field(description="A US ZIP code whose centre (ZCTA point) is near the point")
-    distance_m: float = Field(description="From the point to that ZIP code's centre")
+    code: str = Field(description="US ZIP code")
+    distance_m: float = Field(description="To its centre")
 
 
 class ReverseGeocodeResult(Result):
     name: str = NAME
     label: str = LABEL
     kind: Kind = KIND
-    lat: float = Field(description="Where the named place is (its centre), WGS84 degrees")
+    lat: float = Field(description="The place's centre, WGS84 degrees")
     lon: float = LON
     country_code: str | None = Field(
-        None, description="ISO 3166-1 alpha-2 code of the country the point is in"
+        None, description="ISO 3166-1 alpha-2 code of the point's country"
     )
-    country: str | None = Field(None, description="Name of the country the point is in")
+    country: str | None = Field(None, description="The point's country")
     admin1: str | None = ADMIN1
     admin2: str | None = Field(None, description="Second-level subdivision (county, district)")
-    county_fips: str | None = Field(None, description="US: 5-digit FIPS code of admin2")
-    admin_basis: Literal["containment", "nearest_county", "place"] | None = Field(
+    county_fips: str | None = Field(None, description="US: the county's 5-digit FIPS")
+    postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
+    postal_code_basis: str | None = Field(
         None,
-        description="How admin1/admin2 were found: containment (US: the Census county "
-        "polygon holds the point), nearest_county (just off its shore), place (the place's)",
-    )
-    postal_code: str | None = Field(
-        None, description="US ZIP code (ZCTA) the point lies in; only by containment (upstream)"
-    )
-    postal_code_basis: Literal["containment", "address", "nearest_centre"] | None = Field(
-        None,
-        description="containment: postalCode's area holds the point; address: the nearest "
-        "address's; nearest_centre: no ZIP area known, see postalCodeCandidates",
+        description="containment, address (nearest address's) or nearest_centre",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
-        None,
-        description="US: the first of postalCodeCandidates; the point need not lie in it",
+        None, description="First of postalCodeCandidates"
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="US: up to 3 nearest ZIP centres in the point's state and county",
+        description="US: up to 3 nearest ZIP centres in the point's county (not areas)",
     )
-    postal_code_uncertain: bool | None = Field(
-        None, description="true when the two nearest ZIP centres are comparably close"
-    )
+    postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
-    distance_km: float = Field(
-        description="Great-circle distance from the query point to the place's centre"
-    )
+    distance_km: float = Field(description="From the point to the place's centre")
     source: str = SOURCE
     dataset: str = DATASET
 
@@ -215,7 +202,7 @@ class NearbyPlace(Result):
     category: str = Field(description="The category searched for")
     lat: float = LAT
     lon: float = LON
-    distance_m: float = Field(description="Great-circle distance from the query point")
+    distance_m: float = Field(description="From the query point")
     code: str | None = Field(None, description="IATA/ICAO code or ZIP code")
     country_code: str | None = COUNTRY_CODE
     type: AirportType | None = AIRPORT_TYPE
@@ -257,7 +244,7 @@ class StaticMapResult(ImageResult):
     width: int = Field(description="Image width in pixels")
     height: int = Field(description="Image height in pixels")
     center: LatLon = Field(description="The map's centre")
-    zoom: int = Field(description="Web Mercator zoom level, 0 (world) to 12 (a town)")
+    zoom: int = Field(description="Web Mercator zoom level")
     bbox: BBox = Field(description="The area the image shows")
     markers: int = Field(description="How many markers were drawn")
     format: Literal["image/png"] = Field("image/png", description="The image's media type")

@@ -251,8 +251,7 @@ class StaticMapArgs(Arguments):
     path: list[LatLon] = Field(
         default_factory=list,
         max_length=MAX_PATH_POINTS,
-        description=f"Up to {MAX_PATH_POINTS} points drawn as a line (a route, a track); "
-        "included in a fit",
+        description=f"Up to {MAX_PATH_POINTS} points drawn as a line; included in a fit",
     )
     path_color: str = Field("blue", strict=True, max_length=16, description="#RRGGBB or a name")
     path_width: int = Field(3, strict=True, ge=1, le=MAX_PATH_WIDTH, description="Pixels")

@@ -52,12 +52,21 @@ def geocode(result: dict[str, Any]) -> str:
 
 def reverse_geocode(result: dict[str, Any]) -> str:
     text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
+    if result.get("countyFips"):
+        text += f"; the point is in {result['admin2']}, {result['admin1']}"
     if result.get("postalCode"):
-        text += f", ZIP {result['postalCode']}"
-    nearest = result.get("nearestPostalCode")
-    if nearest:
-        text += f"; nearest ZIP centre {nearest['code']} ({_km(nearest['distanceM'])} away)"
-    return text + "."
+        basis = result.get("postalCodeBasis")
+        text += f", ZIP {result['postalCode']}" + (f" ({basis})" if basis else "")
+    candidates = result.get("postalCodeCandidates") or []
+    if candidates and not result.get("postalCode"):
+        listed = ", ".join(f"{c['code']} {_km(c['distanceM'])}" for c in candidates)
+        text += f"; ZIP not known by area, nearest ZIP centres: {listed}"
+        if result.get("postalCodeUncertain"):
+            text += " (comparably close: uncertain)"
+    text += "."
+    for warning in result.get("warnings") or []:
+        text += f" Note: {warning}."
+    return text
 
 
 def search_nearby(result: dict[str, Any]) -> str:

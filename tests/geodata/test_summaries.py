@@ -56,7 +56,9 @@ def test_geocode_points_at_its_warnings() -> None:
 def test_reverse_geocode_says_the_zip_is_only_the_nearest_centre() -> None:
     text, _ = summary("reverse_geocode", {"lat": 40.758, "lon": -73.9855})
     assert text.startswith("In New York City, New York, US (")
-    assert "nearest ZIP centre 10020" in text
+    assert "ZIP not known by area, nearest ZIP centres: 10020 " in text
+    assert "the point is in New York County, New York" in text
+    assert text.endswith("(comparably close: uncertain).")
 
 
 def test_search_nearby_names_the_nearest_and_how_to_page() -> None:

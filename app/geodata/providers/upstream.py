@@ -196,7 +196,6 @@ class UpstreamProvider:
             country_code=place.country_code,
             admin1=place.admin1,
             admin2=place.admin2,
-            admin_basis="place",
             distance_km=round(haversine_km(args.lat, args.lon, place.lat, place.lon), 3),
             source=nominatim.ATTRIBUTION,
             dataset=nominatim.DATASET,

@@ -42,7 +42,6 @@ def us_containment(
             "admin1": found.state or result.admin1,
             "admin2": found.county,
             "county_fips": found.county_fips,
-            "admin_basis": "containment",
             "postal_code": found.zcta,
             "postal_code_basis": "containment" if found.zcta else None,
             "warnings": [] if found.zcta else ["No ZIP Code Tabulation Area holds the point"],

@@ -174,6 +174,8 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     if county is not None:  # the state and county that hold the point, a place of that state
         place = place_in_state(data, args.lat, args.lon, county, feature, km)
         feature, km, warnings = place.feature, place.km, place.warnings
+        if county.basis == "nearest_county":
+            warnings.append(f"The point is just off {county.name}'s shore (the nearest county)")
     zips = (
         zip_candidates(data, args.lat, args.lon, county) if country_code in ZIP_COUNTRIES else None
     )
@@ -188,7 +190,6 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         admin1=county.state if county else data.admin1_name(feature),
         admin2=county.name if county else data.admin2_name(feature),
         county_fips=county.fips if county else None,
-        admin_basis=county.basis if county else "place",
         postal_code_basis="nearest_centre" if zips and zips.candidates else None,
         nearest_postal_code=zips.candidates[0] if zips and zips.candidates else None,
         postal_code_candidates=zips.candidates if zips else [],

@@ -4,9 +4,10 @@ whose centres are nearest, said as such (no registry ships ZIP areas).
 
 nearest_locality ranks places by distance relative to their size, so a big city reaches
 across a state line (Jersey City answered "New York City"). Here the candidates are
-re-ranked when the winner is not in the point's own state and county: the KD-tree's
-nearest places, those of the point's state only, and of those within REACH_KM of the
-nearest one, the ones in the point's county first."""
+re-ranked when the winner is of another state: the KD-tree's nearest places, those of
+the point's state only, and of those within REACH_KM of the nearest one, the ones in the
+point's county first. A winner of the point's own state stands even when its county is
+another: cities span counties (New York City's five boroughs, Atlanta's two)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ def place_in_state(
     data: GeoData, lat: float, lon: float, county: County, feature: int, km: float
 ) -> UsPlace:
     """The place to name for a US point in `county`: `feature` (nearest_locality's) when
-    it is of the same state and county, else the best of the state, county first."""
-    same_state = data.admin1_code(feature) == county.state_code
-    if same_state and county_key(data.admin2_name(feature)) == county_key(county.name):
+    it is of the same state, else the best of the state, county first."""
+    if data.admin1_code(feature) == county.state_code:
+        # a city of the same state may span counties (New York City's five): it stays
         return UsPlace(feature, km)
     unit = unit_vector(lat, lon)
     chords, rows = data.localities.tree.query(unit, k=STATE_CANDIDATES)
