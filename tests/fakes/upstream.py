@@ -1,6 +1,7 @@
 """Fake upstream geodata providers: a real HTTP server on 127.0.0.1 speaking the wire
-formats of Nominatim (search, reverse), Overpass (interpreter), the US Census ACS API and
-an XYZ PNG tile server, with fault injection for retry and outage tests.
+formats of Nominatim (search, reverse), Overpass (interpreter), the US Census ACS API, the
+Census geocoder (census_geocoder.py) and an XYZ PNG tile server, with fault injection for
+retry and outage tests.
 
 Faults are set over HTTP (`POST /_faults`), so a worker in another process sees them too:
 `{"service": "census", "status": 503, "count": 2, "retry_after": 0}` fails the next two
@@ -32,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.embedded_redis import free_port
+from tests.fakes.census_geocoder import geographies
 
 OSM_LICENCE = "Data © OpenStreetMap contributors, ODbL 1.0. http://osm.org/copyright"
 
@@ -278,6 +280,12 @@ def create_fake_app(state: FakeState) -> Starlette:
         data = [f"ZCTA5 {zcta}" if v == "NAME" else str(values.get(v)) for v in get]
         return JSONResponse([header, [*data, zcta]])
 
+    async def census_geographies(request: Request) -> Response:
+        if failure := await faulted("census-geocoder", request):
+            return failure
+        query = request.query_params
+        return JSONResponse(geographies(float(query["x"]), float(query["y"])))
+
     async def tile(request: Request) -> Response:
         if failure := await faulted("tiles", request):
             return failure
@@ -317,6 +325,7 @@ def create_fake_app(state: FakeState) -> Starlette:
             Route("/reverse", reverse),
             Route("/api/interpreter", interpreter, methods=["POST", "GET"]),
             Route("/data/{year:int}/acs/acs5", acs),
+            Route("/geocoder/geographies/coordinates", census_geographies),
             Route("/tiles/{z:int}/{x:int}/{y:int}.png", tile),
             Route("/_faults", set_fault, methods=["POST"]),
             Route("/_latency", set_latency, methods=["POST"]),
@@ -380,11 +389,13 @@ class FakeUpstream:
             "GEOSVC_NOMINATIM_URL": self.url,
             "GEOSVC_OVERPASS_URL": f"{self.url}/api",
             "GEOSVC_CENSUS_URL": f"{self.url}/data",
+            "GEOSVC_CENSUS_GEOCODER_URL": f"{self.url}/geocoder",
             "GEOSVC_TILE_URL_TEMPLATE": f"{self.url}/tiles/{{z}}/{{x}}/{{y}}.png",
             # The fake is not a public instance: keep the limiters on, but out of the way.
             "GEOSVC_NOMINATIM_RATE_PER_S": "200",
             "GEOSVC_OVERPASS_RATE_PER_S": "200",
             "GEOSVC_CENSUS_RATE_PER_S": "200",
+            "GEOSVC_CENSUS_GEOCODER_RATE_PER_S": "200",
         }
 
 

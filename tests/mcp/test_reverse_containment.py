@@ -1,0 +1,98 @@
+"""reverse_geocode over /mcp (real api server and worker, embedded data): the US state and
+county whose Census polygons hold the point, a place of that state, and ZIP codes offered
+as nearest centres, never as containment (issue 41, items 3 and 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.mcp.conftest import Account, Stack, connect, structured
+
+
+async def reverse(stack: Stack, account: Account, lat: float, lon: float) -> dict[str, Any]:
+    async with connect(stack.mcp_url, account.api_key) as client:
+        result = await client.call_tool("reverse_geocode", {"lat": lat, "lon": lon})
+    assert not result.is_error, result.content
+    return structured(result)
+
+
+class TestStatesAndCounties:
+    async def test_jersey_city_is_not_new_york(self, stack: Stack, account: Account) -> None:
+        found = await reverse(stack, account, 40.7178, -74.0431)  # Jersey City City Hall
+        assert found["name"] == "Jersey City"
+        assert (found["admin1"], found["admin2"]) == ("New Jersey", "Hudson County")
+        assert found["countyFips"] == "34017"
+        assert found["label"].endswith(", New Jersey, US")
+        assert found["warnings"] == []
+
+    async def test_the_pentagon_is_in_arlington_virginia(
+        self, stack: Stack, account: Account
+    ) -> None:
+        found = await reverse(stack, account, 38.8719, -77.0563)
+        assert (found["admin1"], found["admin2"], found["countyFips"]) == (
+            "Virginia",
+            "Arlington County",
+            "51013",
+        )
+        assert "Virginia" in found["label"]
+        assert found["name"] != "Washington"
+
+    async def test_cities_across_a_river_keep_their_state(
+        self, stack: Stack, account: Account
+    ) -> None:
+        cases = {
+            (39.0950, -84.4960): ("Kentucky", "21037"),  # Newport, not Cincinnati
+            (38.6286, -90.1773): ("Illinois", "17163"),  # East St. Louis, not St. Louis
+            (39.1080, -94.6280): ("Kansas", "20209"),  # Kansas City, Kansas
+            (39.9445, -75.1300): ("New Jersey", "34007"),  # Camden, not Philadelphia
+        }
+        for (lat, lon), (state, fips) in cases.items():
+            found = await reverse(stack, account, lat, lon)
+            assert (found["admin1"], found["countyFips"]) == (state, fips), found
+            assert found["label"].endswith(f", {state}, US"), found["label"]
+
+    async def test_no_place_of_the_state_near_is_said(self, stack: Stack, account: Account) -> None:
+        # Idaho's Bitterroot border with Montana: Idaho's nearest town is over 60 km away
+        found = await reverse(stack, account, 46.07632, -114.5014)
+        assert found["admin1"] == "Idaho"
+        assert found["label"].endswith(", Montana, US")
+        assert "No populated place of Idaho within 60 km" in found["warnings"][0]
+
+    async def test_outside_the_us_no_county_is_claimed(
+        self, stack: Stack, account: Account
+    ) -> None:
+        found = await reverse(stack, account, 48.8566, 2.3522)
+        assert found["countryCode"] == "FR"
+        assert found["countyFips"] is None
+        assert found["postalCodeCandidates"] == []
+        assert found["postalCodeBasis"] is None
+
+
+class TestZipCandidates:
+    async def test_times_square_offers_nearest_centres_and_says_so(
+        self, stack: Stack, account: Account
+    ) -> None:
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("reverse_geocode", {"lat": 40.758, "lon": -73.9855})
+        found = structured(result)
+        assert found["postalCode"] is None  # no ZIP area offline: never claimed
+        assert found["postalCodeBasis"] == "nearest_centre"
+        candidates = found["postalCodeCandidates"]
+        assert [c["code"] for c in candidates] == ["10020", "10110", "10036"]
+        distances = [c["distanceM"] for c in candidates]
+        assert distances == sorted(distances)
+        assert distances[0] > 0
+        assert found["nearestPostalCode"] == candidates[0]
+        assert found["postalCodeUncertain"] is True  # 424 m against 476 m
+        assert "nearest ZIP centres: 10020" in result.content[0].text
+
+    async def test_candidates_stay_in_the_points_county(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # Rosslyn, Arlington: Georgetown's 20007 centre is across the Potomac
+        found = await reverse(stack, account, 38.8960, -77.0720)
+        codes = [c["code"] for c in found["postalCodeCandidates"]]
+        assert len(codes) == 3
+        assert all(code.startswith("222") for code in codes), codes
+        assert codes[0] == "22209"
+        assert found["postalCodeUncertain"] is False
