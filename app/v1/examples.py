@@ -90,11 +90,21 @@ RESULTS: dict[str, dict[str, Any]] = {
         "countryCode": "US",
         "country": "United States",
         "admin1": "New York",
-        "admin2": None,
+        "admin2": "New York County",
+        "countyFips": "36061",
         "postalCode": None,
+        "postalCodeBasis": "nearest_centre",
         "nearestPostalCode": {"code": "10119", "distanceM": 642.8},
+        "postalCodeCandidates": [
+            {"code": "10119", "distanceM": 642.8},
+            {"code": "10165", "distanceM": 719.5},
+            {"code": "10016", "distanceM": 736.9},
+        ],
+        "postalCodeUncertain": True,
+        "warnings": [],
         "distanceKm": 4.162,
-        "source": f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)",
+        "source": f"{PLACES}, Natural Earth, US Census counties, "
+        "© OpenStreetMap contributors (ODbL)",
         "dataset": "places+borders@v7-66e65d86",
     },
     "search_nearby": {

