@@ -1,0 +1,81 @@
+"""The multi-host drill (bench/multihost_drill.py, issue 43 item 3), short version: hosts
+as network namespaces on a bridge, an api host and a worker host SIGKILLed, a worker host
+partitioned from the data host. Root only (`ip netns`): skipped elsewhere; as root with
+REQUIRE_SERVICES=1 a missing binary fails instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.services import REQUIRE_SERVICES
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+from multihost_drill import missing  # noqa: E402
+
+pytestmark = pytest.mark.drill
+
+
+@pytest.fixture(scope="module")
+def drill(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    reason = missing()
+    if reason is not None:
+        if REQUIRE_SERVICES and os.geteuid() == 0:
+            raise RuntimeError(reason)
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("multihost") / "result.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "multihost_drill.py"), "--short", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=420,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def phase(result: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(row for row in result["phases"] if row["phase"] == name)
+
+
+def test_the_proxy_moves_traffic_to_the_surviving_api(drill: dict[str, Any]) -> None:
+    row = phase(drill, "api-kill")
+    assert row["ok"] > 0
+    # a call that failed because api1 died did so within a few seconds of the kill
+    assert row["last_failure_s"] is None or row["last_failure_s"] < 5, row
+    assert row["first_ok_s"] is not None, row
+    assert row["first_ok_s"] < 5, row
+
+
+def test_calls_a_killed_worker_held_are_answered_or_retryable(drill: dict[str, Any]) -> None:
+    row = phase(drill, "worker-kill")
+    assert row["ok"] > 0
+    assert set(row["in_flight"]) <= {"ok", "retryable"}, row
+    assert row["other"] == 0, row["codes"]
+
+
+def test_no_credit_lost_or_charged_twice(drill: dict[str, Any]) -> None:
+    assert len(drill["ledger"]) == 3
+    for account, row in drill["ledger"].items():
+        assert row["client_ok"] > 0, account
+        assert row["ledger"] == row["client_ok"], (account, row)
+        assert row["counter"] == row["client_ok"], (account, row)
+
+
+@pytest.mark.xfail(
+    reason="after the partition heals, Celery re-declares its exclusive pidbox queue before "
+    "RabbitMQ has dropped the old connection: RESOURCE_LOCKED, and the worker exits "
+    "(a platform restart brings it back). bench/RESULTS.md, multi-host drill.",
+    strict=False,
+)
+def test_the_partitioned_worker_recovers_by_itself(drill: dict[str, Any]) -> None:
+    assert phase(drill, "recovery")["worker2_back_s"] is not None
