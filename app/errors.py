@@ -115,6 +115,11 @@ class DeadlineExceeded(AppError):
     status = 504
     default_message = "The call did not finish in time; no credit was charged. Retry shortly."
 
+    def __init__(self, message: str | None = None, **details: Any) -> None:
+        # the same call may succeed on another worker: a client's retry logic reads this
+        details.setdefault("retryable", True)
+        super().__init__(message, **details)
+
 
 class ServiceUnavailable(AppError):
     """A backing service (Redis, the database, the broker) is down for a moment; the

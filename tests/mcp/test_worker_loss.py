@@ -46,6 +46,7 @@ async def test_sigkilled_worker_costs_callers_nothing_and_charges_once(
     # Slow Census answers keep income calls in flight on the worker when it dies.
     upstream.fail("census", hang_s=1.5, count=-1)
     outcomes: list[tuple[str, float]] = []
+    retryable: list[bool] = []  # of each DEADLINE_EXCEEDED
 
     async def client(index: int) -> None:
         async with connect(stack.mcp_url, api_key) as session:
@@ -57,6 +58,8 @@ async def test_sigkilled_worker_costs_callers_nothing_and_charges_once(
                 started = time.monotonic()
                 result = await session.call_tool(name, args)
                 code = structured(result)["error"]["code"] if result.is_error else "OK"
+                if code == "DEADLINE_EXCEEDED":
+                    retryable.append(structured(result)["error"].get("retryable") is True)
                 outcomes.append((code, time.monotonic() - started))
 
     async def kill_then_replace() -> None:
@@ -71,6 +74,7 @@ async def test_sigkilled_worker_costs_callers_nothing_and_charges_once(
     assert len(outcomes) == CLIENTS * CALLS_PER_CLIENT
     assert set(codes) <= {"OK", "NOT_FOUND", "DEADLINE_EXCEEDED"}
     assert "DEADLINE_EXCEEDED" in codes  # calls were in flight when the worker died
+    assert all(retryable)  # ...and their answers tell a client to retry
     assert max(elapsed for _, elapsed in outcomes) < ANSWER_WITHIN_S
     charged = codes.count("OK")
     assert charged > 0
