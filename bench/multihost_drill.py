@@ -83,7 +83,7 @@ class Durations:
     @classmethod
     def of(cls, short: bool, partition: float | None) -> Durations:
         if short:
-            return cls(6, 12, 10, partition or 8, 14)
+            return cls(5, 10, 10, partition or 20, 15)
         return cls(20, 30, 30, partition or 20, 40)
 
 
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> dict:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--short", action="store_true", help="the test-sized version")
-    parser.add_argument("--partition", type=float, default=None, help="seconds (20; short 8)")
+    parser.add_argument("--partition", type=float, default=None, help="seconds (20)")
     parser.add_argument("--clients", type=int, default=3, help="clients per account")
     parser.add_argument("--think", type=float, default=0.15, help="seconds between calls")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")

@@ -55,7 +55,9 @@ def phase_table(records: list[dict[str, Any]], marks: dict[str, float],
 def fault_measures(records: list[dict[str, Any]], at: float, ends: float) -> dict[str, Any]:
     """The calls in flight at the fault (by outcome), and the last failure after it."""
     held = [r for r in records if r["start"] < at < r["end"]]
-    failed_after = [r["end"] for r in records if at <= r["end"] < ends and outcome(r) != "ok"]
+    # failures of the calls started before the phase ended (however late they ended)
+    failed_after = [r["end"] for r in records
+                    if r["start"] < ends and r["end"] >= at and outcome(r) != "ok"]  # fmt: skip
     ok_after = [r["end"] for r in records if r["start"] >= at and outcome(r) == "ok"]
     return {
         "in_flight": dict(collections.Counter(outcome(r) for r in held)),
