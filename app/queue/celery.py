@@ -169,6 +169,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         # AMQP heartbeats: a dead broker connection is noticed within ~2x this.
         "broker_heartbeat": 10,
+        # The worker's remote-control queue (`<name>.celery.pidbox`) not exclusive: a worker
+        # cut off from RabbitMQ for a while reconnects before the broker has dropped its old
+        # connection, and re-declaring an exclusive queue that connection still holds fails
+        # with RESOURCE_LOCKED, which Celery treats as unrecoverable: the worker exited
+        # (bench/multihost_drill.py, a 20 s partition). The queue still expires unused.
+        "control_queue_exclusive": False,
         # A result stored while Redis restarts is retried (10 ms doubling up to 0.5 s,
         # at most ~8 s in all) instead of failing the task: the api is still waiting for
         # it, and the call would otherwise end in DEADLINE_EXCEEDED.
