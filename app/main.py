@@ -28,7 +28,6 @@ from app.dashboard.pages import router as dashboard_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
-from app.http.discovery import router as discovery_router
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.json_depth import JsonDepthLimit
@@ -36,6 +35,7 @@ from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
 from app.mail.transport import startup_line
+from app.mcp.discovery import router as discovery_router
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
 from app.oauth.endpoints import router as oauth_router

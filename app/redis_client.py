@@ -1,4 +1,4 @@
-"""Redis clients from Settings.
+"""Redis clients from Settings, and `LuaScript` (a script run by its SHA).
 
 With no `GEOSVC_REDIS_URL` the process uses an in-process fakeredis server: enough for
 one-process tools and tests. `geosvc dev` instead starts a local Redis (or a fakeredis TCP
@@ -7,14 +7,19 @@ server) and sets the URL, so the API, Celery and beat share one real protocol pa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import hashlib
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
+from redis.client import Pipeline
+from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from app.config import get_settings
@@ -51,37 +56,45 @@ def _fake_server() -> fakeredis.FakeServer:
     return fakeredis.FakeServer()
 
 
-@lru_cache
-def sync_redis() -> redis.Redis:
+def _options(*, decode: bool, command_timeout: bool) -> dict[str, Any]:
+    """What every client to GEOSVC_REDIS_URL shares: bounded connecting and, unless it
+    waits on pub/sub, bounded commands (see above)."""
+    options: dict[str, Any] = {
+        "decode_responses": decode,
+        "socket_connect_timeout": CONNECT_TIMEOUT_S,
+    }
+    if command_timeout:
+        options["socket_timeout"] = get_settings().redis_command_timeout_s
+    return options
+
+
+def _sync_client(*, decode: bool) -> redis.Redis:
     url = get_settings().redis_url
     if url is None:
         import fakeredis
 
-        return fakeredis.FakeRedis(server=_fake_server(), decode_responses=True)
+        return fakeredis.FakeRedis(server=_fake_server(), decode_responses=decode)
     return redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        retry=_retry(),
-        socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=get_settings().redis_command_timeout_s,
+        url, retry=_retry(), **_options(decode=decode, command_timeout=True)
     )
+
+
+def _async_client(url: str, *, command_timeout: bool) -> aioredis.Redis:
+    return aioredis.Redis.from_url(
+        url, retry=_async_retry(), **_options(decode=True, command_timeout=command_timeout)
+    )
+
+
+@lru_cache
+def sync_redis() -> redis.Redis:
+    return _sync_client(decode=True)
 
 
 @lru_cache
 def sync_redis_bytes() -> redis.Redis:
     """For binary values (the upstream answer cache). Timeouts bound a read the api makes;
     a failed cache read counts as a miss."""
-    url = get_settings().redis_url
-    if url is None:
-        import fakeredis
-
-        return fakeredis.FakeRedis(server=_fake_server())
-    return redis.Redis.from_url(
-        url,
-        retry=_retry(),
-        socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=get_settings().redis_command_timeout_s,
-    )
+    return _sync_client(decode=False)
 
 
 @lru_cache
@@ -92,13 +105,7 @@ def async_redis() -> aioredis.Redis:
         import fakeredis
 
         return fakeredis.FakeAsyncRedis(server=_fake_server(), decode_responses=True)
-    return aioredis.Redis.from_url(
-        url,
-        decode_responses=True,
-        retry=_async_retry(),
-        socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=get_settings().redis_command_timeout_s,
-    )
+    return _async_client(url, command_timeout=True)
 
 
 @lru_cache
@@ -108,12 +115,7 @@ def async_pubsub_redis() -> aioredis.Redis:
     url = get_settings().redis_url
     if url is None:
         return async_redis()
-    return aioredis.Redis.from_url(
-        url,
-        decode_responses=True,
-        retry=_async_retry(),
-        socket_connect_timeout=CONNECT_TIMEOUT_S,
-    )
+    return _async_client(url, command_timeout=False)
 
 
 async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[list[Any]]]:
@@ -159,6 +161,45 @@ async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[lis
         return replies
 
     return read_replies
+
+
+class LuaScript:
+    """EVALSHA, after one SCRIPT LOAD per client; EVAL if the server lost the script.
+
+    Loading first (rather than waiting for NOSCRIPT) also suits fakeredis's TCP server,
+    which drops the connection after a NOSCRIPT error.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+        self._loaded: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def run(self, client: redis.Redis, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        if client not in self._loaded:
+            client.script_load(self.source)
+            self._loaded.add(client)
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return client.eval(self.source, len(keys), *keys, *args)
+
+    def queue(
+        self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
+    ) -> None:
+        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
+        pipe.eval(self.source, len(keys), *keys, *args)
+
+    async def run_async(
+        self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]
+    ) -> Any:
+        if client not in self._loaded:
+            await client.script_load(self.source)
+            self._loaded.add(client)
+        try:
+            return await client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[misc]
+        except NoScriptError:
+            return await client.eval(self.source, len(keys), *keys, *args)  # type: ignore[misc]
 
 
 def reset_clients() -> None:

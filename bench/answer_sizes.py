@@ -21,7 +21,6 @@ from typing import Any
 
 import mcp_types
 
-from app.billing.plans import Plan
 from app.config import Settings
 from app.errors import NotFound
 from app.geodata import service
@@ -30,6 +29,7 @@ from app.mcp.host_views import EXAMPLES, example_result
 from app.mcp.results import compact_json, error_result, success_result
 from app.mcp.server import tool_definition
 from app.metering.readings import MeterReading
+from app.plans import Plan
 
 
 def base_summaries(base: str) -> Any:

@@ -53,7 +53,7 @@ API_STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("reservation (Redis)", ("reserve (app/metering", "run_admission")),
     ("enqueue (Celery send_task)", ("send_task",)),
     ("result wait (pub/sub reader)", ("queue/results.py",)),
-    ("commit + outbox + request log", ("commit_and_record", "metering/outbox.py", "request_log/")),
+    ("commit + outbox + request log", ("send_commit", "metering/outbox.py", "request_log/")),
     ("release", ("release (app/metering",)),
     ("tool result: summary, MCP result", ("mcp/results.py", "geodata/summaries.py")),
     ("metrics and logs", ("observability/", "logging/")),

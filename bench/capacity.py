@@ -5,7 +5,7 @@ A private redis-server (AOF fsynced every second, as production requires) and a 
 PostgreSQL (bench/drill_stack.py; fsync on, as production runs it), nothing shared:
 
 1. Redis: `--clients` processes, each an asyncio loop of `--concurrency` tasks, make
-   reserve + commit_and_record pairs (the api's two Redis round trips of every paid call:
+   reserve + send_commit pairs (the api's two Redis round trips of every paid call:
    the admission script, then the commit script with the outbox RPUSH) for `--accounts`
    standard accounts, for `--seconds`. Reported: pairs per second, and the CPU the
    redis-server process used per pair (utime+stime from /proc), so the pairs one Redis
@@ -115,8 +115,8 @@ def settings_env(redis_url: str, database_url: str, prefix: str) -> dict[str, st
 
 
 async def client_loop(seconds: float, concurrency: int, accounts: list[str]) -> int:
-    from app.billing.plans import Plan
-    from app.metering.service import commit_and_record, reserve
+    from app.metering.service import reserve, send_commit
+    from app.plans import Plan
 
     deadline = time.monotonic() + seconds
     done = 0
@@ -129,7 +129,8 @@ async def client_loop(seconds: float, concurrency: int, accounts: list[str]) -> 
             n += concurrency
             reservation = await reserve(user_id, Plan.STANDARD)
             call_id = f"call_{secrets.token_hex(8)}"
-            await commit_and_record(reservation, call_id=call_id, key_id=None, tool="geocode")
+            committed = await send_commit(reservation, call_id=call_id, key_id=None, tool="geocode")
+            await committed()
             done += 1
 
     await asyncio.gather(*(one(task) for task in range(concurrency)))

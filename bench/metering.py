@@ -39,9 +39,9 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 async def measure(iterations: int, warmup: int) -> tuple[list[float], list[float]]:
-    from app.billing.plans import Plan
     from app.ids import new_user_id
     from app.metering.service import commit, reserve
+    from app.plans import Plan
     from app.redis_client import async_redis
 
     client = async_redis()

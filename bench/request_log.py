@@ -4,7 +4,7 @@ The metering calls a tool call makes after its reservation, with and without the
 log's entry in the same pipeline, interleaved call by call in one asyncio client so both
 see the same server and noise:
 
-  commit           commit_and_record (credit + usage outbox), as before the request log
+  commit           send_commit (credit + usage outbox), as before the request log
   commit + log     the same round trip with the entry (a successful call)
   release          release alone (a failed call), as before
   release + log    the release in a pipeline with the entry (a failed call)
@@ -42,9 +42,9 @@ Step = Callable[[], Awaitable[None]]
 
 
 async def measure(iterations: int, warmup: int) -> dict[str, tuple[list[float], list[float]]]:
-    from app.billing.plans import Plan
     from app.ids import new_user_id
-    from app.metering.service import commit_and_record, release, reserve
+    from app.metering.service import release, reserve, send_commit
+    from app.plans import Plan
     from app.request_log import service as request_log
 
     user_id = new_user_id()
@@ -65,9 +65,10 @@ async def measure(iterations: int, warmup: int) -> dict[str, tuple[list[float], 
 
         async def step() -> None:
             call_id = secrets.token_hex(8)
-            await commit_and_record(
+            committed = await send_commit(
                 reservation, call_id=call_id, key_id="k", tool="geocode", also=also
             )
+            await committed()
 
         return step
 

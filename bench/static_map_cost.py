@@ -11,7 +11,7 @@ Sets of views:
   world 1280x1280      the world at zoom 2 (bench/noisy_neighbour.py's big map)
   600x400, N views     random centres on land and at sea, zooms 2-12 (p50 and p90 over views)
   1280x1280, N views   the same at the largest size
-  perform()            the whole task body of the worker (fit, render, result, base64),
+  run_tool()           the whole task body of the worker (fit, render, result, base64),
                        also for a fit to a 500-point path
 
     .venv/bin/python bench/static_map_cost.py [--views 30] [--repeats 5]
@@ -37,7 +37,7 @@ from app.geodata.providers.embedded import attribution  # noqa: E402
 from app.geodata.rendering.static_map import MapMarker, render  # noqa: E402
 from app.geodata.schemas import StaticMapArgs  # noqa: E402
 from app.geodata.service import provider  # noqa: E402
-from app.tool_calls.service import perform  # noqa: E402
+from app.tool_calls.service import run_tool  # noqa: E402
 from tests.geodata import reference_static_map as reference  # noqa: E402
 
 WORLD = {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280}
@@ -129,9 +129,9 @@ def main() -> None:
         (views(1, 600, 400, 1)[0], "600x400"),
         ({"path": track}, "600x400, 500-point path"),
     ):
-        perform("static_map", request)
-        ms = cpu_ms(partial(perform, "static_map", request), options.repeats)
-        print(f"  perform() after, {label:18} {ms:8.1f} ms (the worker's whole task body)")
+        run_tool("static_map", request)
+        ms = cpu_ms(partial(run_tool, "static_map", request), options.repeats)
+        print(f"  run_tool() after, {label:18} {ms:8.1f} ms (the worker's whole task body)")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ from celery.signals import worker_init
 from app.config import get_settings
 from app.geodata import service as geodata
 from app.queue import celery_app
-from app.tool_calls.batch import RUN_BATCH_TASK, perform_batch
-from app.tool_calls.service import RUN_TOOL_TASK, perform
+from app.tool_calls import service
+from app.tool_calls.batch import RUN_BATCH_TASK, run_tool_batch
+from app.tool_calls.service import RUN_TOOL_TASK
 
 
 @worker_init.connect
@@ -33,9 +34,9 @@ TOOL_TASK_EVENTS = get_settings().tool_task_events
 
 @celery_app.task(name=RUN_TOOL_TASK, send_events=TOOL_TASK_EVENTS)
 def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return perform(name, arguments)
+    return service.run_tool(name, arguments)
 
 
 @celery_app.task(name=RUN_BATCH_TASK, send_events=TOOL_TASK_EVENTS)
 def run_batch(name: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return perform_batch(name, items)
+    return run_tool_batch(name, items)

@@ -20,8 +20,8 @@ from datetime import datetime
 import redis
 from sqlmodel import Session
 
+from app.account_lock import lock_account
 from app.accounts import service, tokens
-from app.accounts.locks import lock_account
 from app.api_keys.service import revoke_all
 from app.billing.closure import end_subscription_now
 from app.clock import utcnow

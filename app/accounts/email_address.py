@@ -22,8 +22,8 @@ from datetime import datetime
 import redis
 from sqlmodel import Session
 
+from app.account_lock import lock_account
 from app.accounts import reclaim, service, throttle, tokens
-from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.signup import SIGNUP

@@ -26,8 +26,8 @@ from datetime import datetime
 import redis
 from sqlmodel import Session, select
 
+from app.account_lock import lock_account
 from app.accounts import passwords, reclaim, service, throttle, tokens
-from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice

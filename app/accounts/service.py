@@ -17,16 +17,16 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, or_, select
 
+from app.account_lock import lock_account
 from app.accounts import passwords, throttle
-from app.accounts.locks import lock_account
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
-from app.billing.service import has_subscription
 from app.clock import as_utc, utcnow
 from app.config import get_settings
 from app.errors import Conflict, Forbidden, Unauthenticated
 from app.ids import new_user_id
 from app.models import AuthSession, User
+from app.plans import has_subscription
 
 _hasher = PasswordHasher()
 
@@ -177,7 +177,7 @@ def user_for_token(session: Session, token: str | None) -> User:
     if not token:
         raise Unauthenticated("Sign in first: this endpoint needs the svc_session cookie")
     # One statement, so the session and the account (its generation: see
-    # app/accounts/locks.py) are read as of one moment, never across a reset.
+    # app/account_lock.py) are read as of one moment, never across a reset.
     found = session.exec(
         select(AuthSession, User)
         .join(User, col(User.id) == col(AuthSession.user_id))

@@ -16,9 +16,9 @@ from typing import Annotated, Any, TypeVar
 import typer
 from sqlmodel import Session
 
-from app.billing.plans import Plan
 from app.clock import iso_ms
 from app.errors import AppError
+from app.plans import Plan
 
 admin_cli = typer.Typer(no_args_is_help=True, help="Operator commands on accounts (audited).")
 
@@ -71,7 +71,7 @@ def _with_user(query: str, act: Callable[[Session, str], T]) -> T:
 def find_command(user: UserArgument) -> None:
     """The account with this id or e-mail."""
     from app.admin.service import find_user
-    from app.billing.service import plan_of
+    from app.plans import plan_of
 
     with _session() as session:
         found = find_user(session, user)

@@ -23,11 +23,10 @@ import redis
 from sqlalchemy import event
 from sqlmodel import Session, col, select
 
-from app.accounts.locks import lock_account
+from app.account_lock import lock_account
 from app.accounts.mailbox import normalise_email
 from app.api_keys.service import list_keys, revoke_key
-from app.billing.plans import Plan
-from app.billing.service import get_subscription, plan_of, set_plan
+from app.billing.service import set_plan
 from app.clock import period_of, utcnow
 from app.errors import InvalidArgument, NotFound
 from app.metering.keys import counter_key
@@ -35,6 +34,7 @@ from app.metering.schemas import UsageResponse
 from app.metering.service import usage_for
 from app.models import AdminAction, ApiKey, Subscription, UsageEvent, User
 from app.observability.logs import log_event
+from app.plans import Plan, get_subscription, plan_of
 
 logger = logging.getLogger("geosvc.admin")
 

@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import event
 from sqlmodel import Session, col, func, select
 
-from app.accounts.locks import lock_account
+from app.account_lock import lock_account
 from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
 from app.api_keys.verify import KEY_PREFIX, invalidate_cached, note_revoked
 from app.clock import as_utc, iso_ms, utcnow

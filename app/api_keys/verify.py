@@ -38,6 +38,7 @@ from app.db import new_session
 from app.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
 from app.per_settings import PerSettings
+from app.principal import CallerPrincipal
 from app.redis_client import sync_redis
 from app.ttl_cache import SingleFlight, TTLCache
 
@@ -49,26 +50,12 @@ _TOKEN = re.compile(r"svc_live_ak_([a-z0-9]{8,32})_([A-Za-z0-9]{32,128})")
 
 
 @dataclass(frozen=True)
-class ApiKeyPrincipal:
-    """Who a verified bearer credential acts for: an API key, or an OAuth access token
-    (`kind` "oauth"), whose `key_id` is then its connected app's id (`app_...`), so the
-    ledger, the rate buckets and the usage reports treat the app as they treat a key."""
-
-    key_id: str
-    user_id: str
-    scopes: frozenset[str]
-    kind: str = "api_key"
-    # Where the call came in ("mcp" or "v1"), set by that edge for the request log.
-    surface: str | None = None
-
-
-@dataclass(frozen=True)
 class KeyRecord:
     """What the database said of a keyId (`principal` None: no such key). The expiry is
     judged at each check, not at the read, so a cached key stops at its expiry exactly."""
 
     secret_hash: str | None
-    principal: ApiKeyPrincipal | None
+    principal: CallerPrincipal | None
     revoked: bool
     expires_at: datetime | None = None
 
@@ -100,7 +87,7 @@ class _Verifier:
         if key is None or key.env != "live":
             record = KeyRecord(None, None, revoked=False)
         else:
-            principal = ApiKeyPrincipal(key.key_id, key.user_id, frozenset(key.scopes.split()))
+            principal = CallerPrincipal(key.key_id, key.user_id, frozenset(key.scopes.split()))
             expiry = as_utc(key.expires_at) if key.expires_at is not None else None
             record = KeyRecord(key.secret_hash, principal, key.revoked_at is not None, expiry)
         self.cache.put(key_id, record, expires_at=expires_at)
@@ -114,7 +101,7 @@ class _Verifier:
             return KeyRecord(record.secret_hash, record.principal, True, record.expires_at)
         return record
 
-    def check(self, record: KeyRecord, secret: str) -> ApiKeyPrincipal:
+    def check(self, record: KeyRecord, secret: str) -> CallerPrincipal:
         digest = hmac.new(self.pepper, secret.encode(), hashlib.sha256).hexdigest()
         stored = record.secret_hash or "0" * 64  # compare anyway: unknown ids take as long
         matches = hmac.compare_digest(digest, stored)
@@ -220,7 +207,7 @@ def parse_bearer(authorization: str | None) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-def verify_bearer(authorization: str | None) -> ApiKeyPrincipal:
+def verify_bearer(authorization: str | None) -> CallerPrincipal:
     """The principal of an `Authorization` header value; raises Unauthenticated for a
     missing, malformed, unknown, wrong, revoked or expired key. Blocks on the database on a cache
     miss: from async code use `averify_bearer`."""
@@ -230,7 +217,7 @@ def verify_bearer(authorization: str | None) -> ApiKeyPrincipal:
     return verifier.check(record, secret)
 
 
-async def averify_bearer(authorization: str | None) -> ApiKeyPrincipal:
+async def averify_bearer(authorization: str | None) -> CallerPrincipal:
     """`verify_bearer` for the event loop: a cache hit is answered inline, a miss reads
     the database in a worker thread (one read for all the concurrent misses of a key)."""
     key_id, secret = parse_bearer(authorization)
@@ -247,7 +234,7 @@ _loads: SingleFlight[str, KeyRecord] = SingleFlight()
 DATA_SCOPE = "read:data"
 
 
-async def averify_data_key(authorization: str | None) -> ApiKeyPrincipal:
+async def averify_data_key(authorization: str | None) -> CallerPrincipal:
     """`averify_bearer`, and Forbidden for a key without the data scope."""
     principal = await averify_bearer(authorization)
     if DATA_SCOPE not in principal.scopes:

@@ -10,10 +10,9 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from app.billing.plans import Plan
 from app.billing.providers import get_provider
-from app.billing.service import get_subscription
 from app.models import Subscription
+from app.plans import Plan, get_subscription
 
 ENDING_STATUSES = frozenset({"incomplete", "active", "past_due"})
 

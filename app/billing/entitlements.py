@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-from app.billing.plans import Plan
-from app.billing.service import plan_of
 from app.config import get_settings
 from app.db import new_session
 from app.errors import unavailable_for
 from app.models import User
+from app.plans import Plan, plan_of
 from app.ttl_cache import SingleFlight, TTLCache
 
 ENTITLEMENTS_CACHE_TTL_S = 1.0

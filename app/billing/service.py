@@ -10,9 +10,9 @@ One `subscriptions` row per account, moved through these states:
 
 A period is the calendar month (UTC) in which the checkout completed, then each
 following month. Period-end moves are applied lazily whenever a subscription is read
-through this module (`settle`) and in bulk by `expire_ended_subscriptions` (for the
-beat). `plan_of` and `has_subscription` never write: they judge the row as it will be
-once settled, so a subscription that ended a second ago is already `free`.
+through this module (`settle`); no beat task sweeps them. `plan_of` and `has_subscription`
+(`app.plans`) never write: they judge the row as it will be once settled, so a
+subscription that ended a second ago is already `free`.
 """
 
 from __future__ import annotations
@@ -20,47 +20,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import cast
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from app.accounts.locks import lock_account
-from app.billing.plans import Plan
+from app.account_lock import lock_account
 from app.billing.providers import Checkout, get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
 from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
 from app.db import new_session
 from app.errors import Conflict, NotFound
 from app.models import Subscription
-
-# A subscription cancelled at period end stays in force until then.
-ENTITLED_STATUSES = frozenset({"active", "past_due"})
-
-
-def get_subscription(session: Session, user_id: str) -> Subscription | None:
-    return session.get(Subscription, user_id)
-
-
-def _ended(subscription: Subscription, now: datetime) -> bool:
-    end = subscription.current_period_end
-    return end is not None and as_utc(end) <= now
-
-
-def in_force(subscription: Subscription | None, now: datetime | None = None) -> bool:
-    """Entitled now: active or past due, and not past the end of a cancelled period."""
-    if subscription is None or subscription.status not in ENTITLED_STATUSES:
-        return False
-    return not (subscription.cancel_at_period_end and _ended(subscription, now or utcnow()))
-
-
-def has_subscription(session: Session, user_id: str, *, now: datetime | None = None) -> bool:
-    return in_force(get_subscription(session, user_id), now)
-
-
-def plan_of(session: Session, user_id: str, *, now: datetime | None = None) -> Plan:
-    subscription = get_subscription(session, user_id)
-    if in_force(subscription, now):
-        assert subscription is not None
-        return Plan(subscription.plan)
-    return Plan.FREE
+from app.plans import (
+    ENTITLED_STATUSES,
+    Plan,
+    ended,
+    get_subscription,
+    in_force,
+)
 
 
 def _set_period(subscription: Subscription, now: datetime) -> None:
@@ -71,7 +46,7 @@ def _set_period(subscription: Subscription, now: datetime) -> None:
 
 def settle(subscription: Subscription, now: datetime) -> bool:
     """Apply a period end that has passed; True when the row changed (not flushed)."""
-    if subscription.status not in ENTITLED_STATUSES or not _ended(subscription, now):
+    if subscription.status not in ENTITLED_STATUSES or not ended(subscription, now):
         return False
     if subscription.cancel_at_period_end:
         subscription.status = "canceled"
@@ -290,20 +265,3 @@ def portal_url(user_id: str) -> str:
         url = get_provider().portal_url(session, user_id)
         session.commit()
     return url
-
-
-def expire_ended_subscriptions(session: Session, now: datetime | None = None) -> int:
-    """Settle every subscription whose period has ended (cancel or renew); returns how
-    many changed. Safe to run twice or late. Flushes only."""
-    now = now or utcnow()
-    query = select(Subscription).where(
-        col(Subscription.status).in_(ENTITLED_STATUSES),
-        col(Subscription.current_period_end) <= now,
-    )
-    changed = 0
-    for subscription in session.exec(query):
-        if settle(subscription, now):
-            session.add(subscription)
-            changed += 1
-    session.flush()
-    return changed

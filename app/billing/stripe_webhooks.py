@@ -30,13 +30,13 @@ from typing import Any
 import stripe
 from sqlmodel import Session, select
 
-from app.accounts.locks import lock_account
-from app.billing.plans import Plan
+from app.account_lock import lock_account
 from app.billing.stripe_provider import StripeProvider
 from app.clock import utcnow
 from app.config import get_settings
 from app.errors import AppError, PaymentProviderUnavailable
 from app.models import StripeCustomer, StripeWebhookEvent, Subscription
+from app.plans import Plan
 
 logger = logging.getLogger(__name__)
 

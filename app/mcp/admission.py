@@ -28,7 +28,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api_keys.verify import ApiKeyPrincipal
 from app.errors import (
     AppError,
     Forbidden,
@@ -40,6 +39,7 @@ from app.errors import (
 from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.results import error_result
 from app.observability import metrics
+from app.principal import CallerPrincipal
 from app.tool_calls.service import Admission, admit, close_admission, record_refused
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class EdgeAdmission:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get("state", {}).get("principal")
-        if not isinstance(principal, ApiKeyPrincipal) or scope["method"] != "POST":
+        if not isinstance(principal, CallerPrincipal) or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         body, complete = await _read_body(receive)

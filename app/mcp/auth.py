@@ -23,12 +23,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api_keys.verify import KEY_PREFIX, ApiKeyPrincipal, averify_bearer
+from app.api_keys.verify import KEY_PREFIX, averify_bearer
 from app.config import get_settings
 from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import error_body, send_error
 from app.oauth.metadata import resource_metadata_url
 from app.oauth.verify import averify_access_token
+from app.principal import CallerPrincipal
 from app.request_log.service import MCP_SURFACE
 
 REQUIRED_SCOPE = "read:data"
@@ -76,7 +77,7 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-async def _key_principal(authorization: str, send: Send) -> ApiKeyPrincipal | None:
+async def _key_principal(authorization: str, send: Send) -> CallerPrincipal | None:
     try:
         principal = await averify_bearer(authorization)
         if REQUIRED_SCOPE not in principal.scopes:
@@ -87,7 +88,7 @@ async def _key_principal(authorization: str, send: Send) -> ApiKeyPrincipal | No
     return principal
 
 
-async def _token_principal(token: str, send: Send) -> ApiKeyPrincipal | None:
+async def _token_principal(token: str, send: Send) -> CallerPrincipal | None:
     try:
         principal = await averify_access_token(token)
     except ServiceUnavailable as exc:
@@ -103,10 +104,10 @@ async def _token_principal(token: str, send: Send) -> ApiKeyPrincipal | None:
     return principal
 
 
-def principal_of(request: Any) -> ApiKeyPrincipal:
+def principal_of(request: Any) -> CallerPrincipal:
     """The principal `BearerAuth` put on this request (a Starlette request)."""
     principal = request.state.principal if isinstance(request, Request) else None
-    if not isinstance(principal, ApiKeyPrincipal):
+    if not isinstance(principal, CallerPrincipal):
         raise Unauthenticated()
     return principal
 

@@ -25,8 +25,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from app.api_keys.verify import ApiKeyPrincipal
-from app.billing.plans import Plan, limits_for
 from app.clock import iso_ms
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
@@ -45,6 +43,8 @@ from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_go
 from app.mcp.results import error_result, success_result
 from app.mcp.tool_schemas import compact, described_once, output_schema
 from app.observability.logs import bind_request_of
+from app.plans import Plan, limits_for
+from app.principal import CallerPrincipal
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import ToolAnswer, call_tool
 
@@ -157,7 +157,7 @@ def batch_result_models(name: str) -> list[type[BaseModel]]:
 
 async def _call_batch(
     ctx: ServerRequestContext[Any],
-    principal: ApiKeyPrincipal,
+    principal: CallerPrincipal,
     name: str,
     arguments: dict[str, Any],
 ) -> types.CallToolResult:

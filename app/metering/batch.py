@@ -17,15 +17,11 @@ from datetime import datetime
 
 import redis
 
-from app.billing.plans import Plan, limits_for
 from app.clock import period_of, utcnow
-from app.config import get_settings
 from app.errors import AppError
 from app.metering import alerts, outbox, recent_refusals
 from app.metering.keys import (
-    account_bucket_key,
     counter_key,
-    key_bucket_key,
     outbox_key,
     reservations_key,
 )
@@ -40,10 +36,12 @@ from app.metering.scripts import (
 from app.metering.service import (
     CREDITS_PER_CALL,
     Reservation,
+    admission_arguments,
     counter_ttl_s,
     run_admission,
 )
 from app.observability import metrics
+from app.plans import Plan, limits_for
 from app.redis_client import async_redis
 
 logger = logging.getLogger(__name__)
@@ -77,26 +75,7 @@ async def reserve_batch(
     limits = limits_for(plan)
     limit = credit_limit(plan, credit_cap)
     prefix = "res_" + secrets.token_hex(10)
-    enforce = 0 if limit is None else 1
-    keys = [
-        counter_key(user_id, period),
-        reservations_key(user_id, period),
-        key_bucket_key(user_id, key_id or "-"),
-        account_bucket_key(user_id),
-    ]
-    args = [
-        prefix,
-        get_settings().reservation_ttl_s * 1000,
-        limit or 0,
-        enforce,
-        enforce,
-        items,
-        limits.rate_per_s,
-        limits.burst,
-        limits.account_rate_per_s,
-        limits.account_burst,
-        limits.concurrency,
-    ]
+    keys, args = admission_arguments(user_id, period, key_id, prefix, limits, limit, items)
     reply = await run_admission(reserve_batch_script, user_id, period, keys, args)
     status, count, used, in_flight, wait_ms, key_tokens, account_tokens = map(int, reply)
     refused = None

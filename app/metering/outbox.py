@@ -1,7 +1,7 @@
 """The usage outbox: events of successful calls, on their way to the SQL ledger.
 
 A successful call commits its credit and appends its usage event to a Redis list in one
-pipelined round trip (`service.commit_and_record`), so the event is as durable as the
+pipelined round trip (`service.send_commit`), so the event is as durable as the
 counter increment it goes with and the hot path sends no Celery message of its own. The
 `billing.drain_usage_outbox` task moves the list into the ledger in batches (one
 transaction per 500 events); each api process asks for a drain at most every

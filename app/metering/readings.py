@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.billing.plans import Plan, quota_for
 from app.clock import iso_ms, period_end
+from app.plans import Plan, quota_for
 
 USAGE_META_KEY = "geosvc/usage"
 

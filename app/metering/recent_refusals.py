@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 import time
 
-from app.billing.plans import Plan, limits_for
 from app.errors import RateLimited
 from app.metering.refusals import rate_limited
 from app.metering.scripts import ACCOUNT_RATE, KEY_RATE
 from app.observability import metrics
+from app.plans import Plan, limits_for
 
 MAX_KEYS = 10_000
 

@@ -4,12 +4,12 @@ to go on and that nothing was charged; and the credit limit a call may not pass.
 
 from __future__ import annotations
 
-from app.billing.plans import Plan, PlanLimits, quota_for
 from app.clock import iso_ms, period_end
 from app.errors import QuotaExceeded, RateLimited
 from app.metering.readings import MeterReading
 from app.metering.scripts import ACCOUNT_RATE, CONCURRENCY, KEY_RATE
 from app.observability import metrics
+from app.plans import Plan, PlanLimits, quota_for
 
 
 def quota_exceeded(*, quota: int, used: int, in_flight: int, period: str) -> QuotaExceeded:

@@ -14,21 +14,35 @@ expires with its newest reservation, so nothing is left behind.
 
 from __future__ import annotations
 
-import hashlib
-import weakref
-from collections.abc import Sequence
-from typing import Any
-
-import redis
-import redis.asyncio as aioredis
-from redis.asyncio.client import Pipeline as AsyncPipeline
-from redis.client import Pipeline
-from redis.exceptions import NoScriptError
+from app.redis_client import LuaScript
 
 _PRUNE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+"""
+
+# The two token buckets of RESERVE and RESERVE_BATCH (after _PRUNE, which sets `now`): a
+# bucket is a hash {t: tokens, ts: ms of the last update}, created full. `level`: its
+# tokens now; `wait_ms`: ms until it holds `need`; `store`: write it back, expiring once
+# it would be full again (+1 s). ARGV 7-10: key rate (tokens/s), key burst, account rate,
+# account burst.
+_BUCKETS = """
+local function level(key, rate, burst)
+  local b = redis.call('HMGET', key, 't', 'ts')
+  local tokens, ts = tonumber(b[1]), tonumber(b[2])
+  if not tokens then return burst end
+  return math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+end
+local function wait_ms(tokens, need, rate)
+  return math.ceil((need - tokens) * 1000 / rate)
+end
+local function store(key, tokens, rate, burst)
+  redis.call('HSET', key, 't', tokens, 'ts', now)
+  redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
+end
+local key_rate, key_burst = tonumber(ARGV[7]), tonumber(ARGV[8])
+local acct_rate, acct_burst = tonumber(ARGV[9]), tonumber(ARGV[10])
 """
 
 # Admission of one call, in the order a refusal is decided:
@@ -50,6 +64,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 GRANTED, OVER_CREDITS, NEEDS_COUNTER, KEY_RATE, ACCOUNT_RATE, CONCURRENCY = 1, 0, -1, 2, 3, 4
 RESERVE = (
     _PRUNE
+    + _BUCKETS
     + """
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
   return {-1, 0, 0, 0}
@@ -57,29 +72,16 @@ end
 local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
 local in_flight = redis.call('ZCARD', KEYS[2])
 local cost = tonumber(ARGV[6])
-local function level(key, rate, burst)
-  local b = redis.call('HMGET', key, 't', 'ts')
-  local tokens, ts = tonumber(b[1]), tonumber(b[2])
-  if not tokens then return burst end
-  return math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
-end
-local function wait_ms(tokens, rate)
-  return math.ceil((cost - tokens) * 1000 / rate)
-end
-local key_rate, key_burst = tonumber(ARGV[7]), tonumber(ARGV[8])
-local acct_rate, acct_burst = tonumber(ARGV[9]), tonumber(ARGV[10])
 local key_tokens = level(KEYS[3], key_rate, key_burst)
 if key_tokens < cost then
-  return {2, used, in_flight, wait_ms(key_tokens, key_rate)}
+  return {2, used, in_flight, wait_ms(key_tokens, cost, key_rate)}
 end
 local acct_tokens = level(KEYS[4], acct_rate, acct_burst)
 if acct_tokens < cost then
-  return {3, used, in_flight, wait_ms(acct_tokens, acct_rate)}
+  return {3, used, in_flight, wait_ms(acct_tokens, cost, acct_rate)}
 end
-redis.call('HSET', KEYS[3], 't', key_tokens - cost, 'ts', now)
-redis.call('PEXPIRE', KEYS[3], math.ceil(key_burst * 1000 / key_rate) + 1000)
-redis.call('HSET', KEYS[4], 't', acct_tokens - cost, 'ts', now)
-redis.call('PEXPIRE', KEYS[4], math.ceil(acct_burst * 1000 / acct_rate) + 1000)
+store(KEYS[3], key_tokens - cost, key_rate, key_burst)
+store(KEYS[4], acct_tokens - cost, acct_rate, acct_burst)
 if in_flight >= tonumber(ARGV[11]) then
   return {4, used, in_flight, 0}
 end
@@ -106,6 +108,7 @@ return {1, used, in_flight + 1, 0, math.floor(key_tokens - cost), math.floor(acc
 #          in_flight, ms until a token (rate refusals), key tokens left, account tokens left}.
 RESERVE_BATCH = (
     _PRUNE
+    + _BUCKETS
     + """
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
   return {-1, 0, 0, 0, 0, 0, 0}
@@ -113,28 +116,17 @@ end
 local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
 local in_flight = redis.call('ZCARD', KEYS[2])
 local n = tonumber(ARGV[6])
-local function level(key, rate, burst)
-  local b = redis.call('HMGET', key, 't', 'ts')
-  local tokens, ts = tonumber(b[1]), tonumber(b[2])
-  if not tokens then return burst end
-  return math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
-end
-local function wait_ms(tokens, rate)
-  return math.ceil((1 - tokens) * 1000 / rate)
-end
-local key_rate, key_burst = tonumber(ARGV[7]), tonumber(ARGV[8])
-local acct_rate, acct_burst = tonumber(ARGV[9]), tonumber(ARGV[10])
 local key_tokens = level(KEYS[3], key_rate, key_burst)
 local acct_tokens = level(KEYS[4], acct_rate, acct_burst)
 local ttl = tonumber(ARGV[2])
 local status, admitted, wait = 1, 0, 0
 for i = 1, n do
   if key_tokens < 1 then
-    status, wait = 2, wait_ms(key_tokens, key_rate)
+    status, wait = 2, wait_ms(key_tokens, 1, key_rate)
     break
   end
   if acct_tokens < 1 then
-    status, wait = 3, wait_ms(acct_tokens, acct_rate)
+    status, wait = 3, wait_ms(acct_tokens, 1, acct_rate)
     break
   end
   key_tokens, acct_tokens = key_tokens - 1, acct_tokens - 1
@@ -149,10 +141,8 @@ for i = 1, n do
   admitted = admitted + 1
   redis.call('ZADD', KEYS[2], now + ttl, ARGV[1] .. ':' .. i)
 end
-redis.call('HSET', KEYS[3], 't', key_tokens, 'ts', now)
-redis.call('PEXPIRE', KEYS[3], math.ceil(key_burst * 1000 / key_rate) + 1000)
-redis.call('HSET', KEYS[4], 't', acct_tokens, 'ts', now)
-redis.call('PEXPIRE', KEYS[4], math.ceil(acct_burst * 1000 / acct_rate) + 1000)
+store(KEYS[3], key_tokens, key_rate, key_burst)
+store(KEYS[4], acct_tokens, acct_rate, acct_burst)
 if admitted > 0 and redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
@@ -273,45 +263,6 @@ if not used then return 0 end
 redis.call('HSET', KEYS[1], 'snap_used', used, 'snap_at', ARGV[1])
 return 1
 """
-
-
-class LuaScript:
-    """EVALSHA, after one SCRIPT LOAD per client; EVAL if the server lost the script.
-
-    Loading first (rather than waiting for NOSCRIPT) also suits fakeredis's TCP server,
-    which drops the connection after a NOSCRIPT error.
-    """
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-        self._loaded: weakref.WeakSet[Any] = weakref.WeakSet()
-
-    def run(self, client: redis.Redis, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        if client not in self._loaded:
-            client.script_load(self.source)
-            self._loaded.add(client)
-        try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)
-
-    def queue(
-        self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
-    ) -> None:
-        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
-        pipe.eval(self.source, len(keys), *keys, *args)
-
-    async def run_async(
-        self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]
-    ) -> Any:
-        if client not in self._loaded:
-            await client.script_load(self.source)
-            self._loaded.add(client)
-        try:
-            return await client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[misc]
-        except NoScriptError:
-            return await client.eval(self.source, len(keys), *keys, *args)  # type: ignore[misc]
 
 
 reserve_script = LuaScript(RESERVE)

@@ -28,8 +28,6 @@ import redis
 from redis.asyncio.client import Pipeline as AsyncPipeline
 from sqlmodel import Session
 
-from app.billing.plans import Plan, limits_for, quota_for
-from app.billing.service import plan_of
 from app.clock import period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -49,7 +47,6 @@ from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import (
     GRANTED,
     NEEDS_COUNTER,
-    LuaScript,
     commit_script,
     release_script,
     reserve_script,
@@ -57,7 +54,8 @@ from app.metering.scripts import (
 )
 from app.models import User
 from app.observability import metrics
-from app.redis_client import async_redis, send_now, sync_redis
+from app.plans import Plan, PlanLimits, limits_for, plan_of, quota_for
+from app.redis_client import LuaScript, async_redis, send_now, sync_redis
 
 logger = logging.getLogger(__name__)
 
@@ -114,28 +112,8 @@ async def reserve(
     limits = limits_for(plan)
     limit = credit_limit(plan, credit_cap)
     reservation_id = "res_" + secrets.token_hex(10)
-    ttl_ms = get_settings().reservation_ttl_s * 1000
-    enforce = 0 if limit is None else 1
     cost = min(cost, limits.burst)  # never more than a full bucket holds
-    keys = [
-        counter_key(user_id, period),
-        reservations_key(user_id, period),
-        key_bucket_key(user_id, key_id or "-"),
-        account_bucket_key(user_id),
-    ]
-    args = [
-        reservation_id,
-        ttl_ms,
-        limit or 0,
-        enforce,
-        enforce,  # a credit limit needs the counter (`run_admission`)
-        cost,
-        limits.rate_per_s,
-        limits.burst,
-        limits.account_rate_per_s,
-        limits.account_burst,
-        limits.concurrency,
-    ]
+    keys, args = admission_arguments(user_id, period, key_id, reservation_id, limits, limit, cost)
     reply = await run_admission(reserve_script, user_id, period, keys, args)
     status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
@@ -153,6 +131,40 @@ async def reserve(
         key_tokens=int(reply[4]),
         account_tokens=int(reply[5]),
     )
+
+
+def admission_arguments(
+    user_id: str,
+    period: str,
+    key_id: str | None,
+    reservation_id: str,
+    limits: PlanLimits,
+    limit: int | None,
+    amount: int,
+) -> tuple[list[str], list[Any]]:
+    """KEYS and ARGV of RESERVE and RESERVE_BATCH (`app.metering.scripts`). `amount`: the
+    call's cost, or the batch's number of items; `limit`: the credit limit, if any."""
+    enforce = 0 if limit is None else 1
+    keys = [
+        counter_key(user_id, period),
+        reservations_key(user_id, period),
+        key_bucket_key(user_id, key_id or "-"),
+        account_bucket_key(user_id),
+    ]
+    args = [
+        reservation_id,
+        get_settings().reservation_ttl_s * 1000,
+        limit or 0,
+        enforce,
+        enforce,  # a credit limit needs the counter (`run_admission`)
+        amount,
+        limits.rate_per_s,
+        limits.burst,
+        limits.account_rate_per_s,
+        limits.account_burst,
+        limits.concurrency,
+    ]
+    return keys, args
 
 
 async def run_admission(
@@ -210,27 +222,6 @@ async def release(reservation: Reservation, *, also: AlsoWrite | None = None) ->
     metrics.reservation_closed()
 
 
-async def commit_and_record(
-    reservation: Reservation,
-    *,
-    call_id: str,
-    key_id: str | None,
-    tool: str,
-    also: AlsoWrite | None = None,
-) -> int:
-    """The call succeeded: commit its credit and put its usage event in the outbox, in one
-    pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
-    Returns the account's credits used in the period, this call included. `also`: writes
-    of the caller's for the same round trip (the request log's entry).
-
-    The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
-    day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
-    decides the month's usage alerts (`app.metering.alerts`).
-    """
-    committed = await send_commit(reservation, call_id=call_id, key_id=key_id, tool=tool, also=also)
-    return await committed()
-
-
 async def send_commit(
     reservation: Reservation,
     *,
@@ -239,10 +230,18 @@ async def send_commit(
     tool: str,
     also: AlsoWrite | None = None,
 ) -> Callable[[], Awaitable[int]]:
-    """`commit_and_record`, in two halves: this writes the commit to Redis and returns
-    the reader of its reply (credits used, as `commit_and_record` returns them), which
-    must be awaited once. Once this returns, the commit is on its way: an MCP answer can
-    go out while Redis runs it (what a call pays for is written before it is delivered)."""
+    """The call succeeded: commit its credit and put its usage event in the outbox, in one
+    pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
+    `also`: writes of the caller's for the same round trip (the request log's entry).
+
+    In two halves: this writes the commit to Redis and returns the reader of its reply
+    (the account's credits used in the period, this call included), which must be awaited
+    once. Once this returns, the commit is on its way: an MCP answer can go out while
+    Redis runs it (what a call pays for is written before it is delivered).
+
+    The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
+    day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
+    decides the month's usage alerts (`app.metering.alerts`)."""
     user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
         call_id=call_id,

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import event, or_, update
 from sqlmodel import Session, col, select
 
-from app.accounts.locks import lock_account
+from app.account_lock import lock_account
 from app.clock import as_utc, utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -34,7 +34,7 @@ def grant_for(
 ) -> OAuthGrant:
     """The person's active grant to this client (its scope widened), or a new one.
     `generation`: the account's as read with the approving sign-in; Unauthenticated if a
-    password reset has since ended it (see app/accounts/locks.py)."""
+    password reset has since ended it (see app/account_lock.py)."""
     lock_account(session, user_id, generation=generation)
     grant = session.exec(
         select(OAuthGrant)

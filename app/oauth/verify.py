@@ -17,7 +17,7 @@ from datetime import datetime
 import anyio.to_thread
 from sqlmodel import select
 
-from app.api_keys.verify import ApiKeyPrincipal, mark_revoked, revoked_lately
+from app.api_keys.verify import mark_revoked, revoked_lately
 from app.clock import as_utc, utcnow
 from app.config import Settings
 from app.db import new_session
@@ -25,6 +25,7 @@ from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import OAuthGrant, OAuthToken
 from app.oauth.secrets import secret_hash
 from app.per_settings import PerSettings
+from app.principal import CallerPrincipal
 from app.ttl_cache import SingleFlight, TTLCache
 
 
@@ -37,7 +38,7 @@ def resource_url(settings: Settings) -> str:
 class TokenRecord:
     """What the database said of an access-token hash (`principal` None: no such token)."""
 
-    principal: ApiKeyPrincipal | None
+    principal: CallerPrincipal | None
     expires_at: datetime | None = None
     resource: str | None = None
     revoked: bool = False
@@ -67,7 +68,7 @@ class _Verifier:
             record = TokenRecord(None, token_hash=token_hash)
         else:
             token, grant = found
-            principal = ApiKeyPrincipal(
+            principal = CallerPrincipal(
                 grant.id, grant.user_id, frozenset(token.scope.split()), kind="oauth"
             )
             record = TokenRecord(
@@ -90,7 +91,7 @@ class _Verifier:
                 return TokenRecord(principal, record.expires_at, record.resource, True, token_hash)
         return record
 
-    def check(self, record: TokenRecord) -> ApiKeyPrincipal:
+    def check(self, record: TokenRecord) -> CallerPrincipal:
         if record.principal is None:
             raise Unauthenticated("Invalid access token: sign in again")
         if record.revoked:
@@ -112,7 +113,7 @@ def _verifier() -> _Verifier:
 _loads: SingleFlight[str, TokenRecord] = SingleFlight()
 
 
-async def averify_access_token(token: str) -> ApiKeyPrincipal:
+async def averify_access_token(token: str) -> CallerPrincipal:
     """The principal of a bearer access token; Unauthenticated for an unknown, expired,
     revoked or foreign one; ServiceUnavailable when it cannot be checked."""
     token_hash = secret_hash(token)

@@ -16,8 +16,12 @@ UNAUTHENTICATED = {"error": {"code": "UNAUTHENTICATED", "message": "Metrics toke
 
 
 def metrics_router() -> APIRouter:
+    # imported here: the metering feature defines metrics, and this module must load
+    # before the multiprocess directory is set (see exposition.prepare_multiprocess_dir)
+    from app.metering.outbox import outbox_stats
+
     router = APIRouter()
-    registry = exposition.scrape_registry(with_redis_state=True)
+    registry = exposition.scrape_registry(outbox_reader=outbox_stats)
 
     @router.get("/metrics", include_in_schema=False)
     def metrics(request: Request) -> Response:

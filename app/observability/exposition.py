@@ -27,7 +27,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer, make_server
 
 from prometheus_client import (
@@ -118,12 +118,28 @@ def process_exited(pid: int) -> None:
 # --- what a scrape reads ---------------------------------------------------------------
 
 
+class OutboxReading(Protocol):
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def oldest_age_s(self) -> float | None: ...  # None when empty
+
+
+# Reads the metering outbox from a Redis client (`app.metering.outbox.outbox_stats`): passed
+# in by the edge that builds the registry, as this module sits below the metering feature.
+OutboxReader = Callable[[Any], OutboxReading]
+
+
 class SharedStateCollector(Collector):
     """Read per scrape: queue depths from the broker (a passive declare per queue, on a
-    connection of its own), the outbox (`outbox_stats`) and the breakers from Redis, and
+    connection of its own), the outbox (`outbox_reader`) and the breakers from Redis, and
     whether the database answers."""
 
-    def __init__(self, redis_factory: Callable[[], Any] = sync_redis) -> None:
+    def __init__(
+        self, outbox_reader: OutboxReader, redis_factory: Callable[[], Any] = sync_redis
+    ) -> None:
+        self._outbox = outbox_reader
         self._redis = redis_factory
 
     def collect(self) -> Iterable[Metric]:
@@ -165,13 +181,9 @@ class SharedStateCollector(Collector):
         yield depth
 
     def _redis_state(self) -> Iterator[Metric]:
-        # imported here: the metering feature defines metrics, and this module must load
-        # before the multiprocess directory is set (see prepare_multiprocess_dir)
-        from app.metering.outbox import outbox_stats
-
         up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
         try:
-            outbox = outbox_stats(self._redis())
+            outbox = self._outbox(self._redis())
             pipe = self._redis().pipeline(transaction=False)
             prefix = get_settings().redis_key_prefix
             for provider in PROVIDERS:
@@ -221,17 +233,18 @@ def _breaker_state(open_until: object, now_ms: float) -> int:
     return BREAKER_OPEN if now_ms < int(str(open_until)) else BREAKER_HALF_OPEN
 
 
-def scrape_registry(*, with_redis_state: bool) -> CollectorRegistry:
+def scrape_registry(*, outbox_reader: OutboxReader | None) -> CollectorRegistry:
     """The registry a scrape reads: every process's files in multiprocess mode, else this
-    process's own metrics."""
+    process's own metrics; with the state read from Redis and the broker when given an
+    `outbox_reader` (the api's /metrics)."""
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     else:
         registry = CollectorRegistry()
         registry.register(_Forward(REGISTRY))
-    if with_redis_state:
-        registry.register(SharedStateCollector())
+    if outbox_reader is not None:
+        registry.register(SharedStateCollector(outbox_reader))
     return registry
 
 
@@ -252,7 +265,7 @@ def start_worker_exporter(settings: Settings) -> WSGIServer | None:
     if not settings.worker_metrics_port:
         return None
     require_metrics_protection(settings)
-    inner = make_wsgi_app(scrape_registry(with_redis_state=False))
+    inner = make_wsgi_app(scrape_registry(outbox_reader=None))
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if not authorized(settings, environ.get("HTTP_AUTHORIZATION")):

@@ -37,8 +37,7 @@ from app.clock import iso_ms
 from app.config import get_settings
 from app.errors import AppError, unavailable_for
 from app.metering.reports import principal_names
-from app.metering.scripts import LuaScript
-from app.redis_client import async_redis, sync_redis
+from app.redis_client import LuaScript, async_redis, sync_redis
 from app.request_log.schemas import CallLogResponse, CallLogRetention, CallPrincipal, CallRecord
 
 logger = logging.getLogger(__name__)
@@ -132,7 +131,7 @@ def _decode_all(raw: list[str]) -> list[CallEntry]:
 
 
 def principal_type(kind: str) -> str:
-    """The log's name for an `ApiKeyPrincipal.kind` ("api_key", or "oauth" for a token)."""
+    """The log's name for a `CallerPrincipal.kind` ("api_key", or "oauth" for a token)."""
     return OAUTH_APP if kind == "oauth" else API_KEY
 
 

@@ -22,9 +22,7 @@ from typing import Any
 
 import anyio
 
-from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
-from app.billing.plans import Plan
 from app.config import get_settings
 from app.errors import AppError, DeadlineExceeded, Internal, InvalidArgument, error_from_body
 from app.geodata import service as geodata
@@ -32,12 +30,14 @@ from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import logs, metrics
+from app.plans import Plan
+from app.principal import CallerPrincipal
 from app.queue import waiter
 from app.request_log.refusals import record_later
 from app.request_log.service import CallEntry, entry_for, outcome_of, principal_type
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import queue_for
-from app.tool_calls.service import perform
+from app.tool_calls.service import run_tool
 
 RUN_BATCH_TASK = "tools.run_batch"
 
@@ -66,7 +66,7 @@ class BatchAnswer:
 
 
 async def call_tool_batch(
-    principal: ApiKeyPrincipal, name: str, items: Sequence[Any]
+    principal: CallerPrincipal, name: str, items: Sequence[Any]
 ) -> BatchAnswer:
     """Run `items` (each a call's arguments) as calls of `name` for `principal`; the
     request log gets one entry per outcome among the items, after the answer."""
@@ -82,7 +82,7 @@ async def call_tool_batch(
 
 
 def _entry(
-    principal: ApiKeyPrincipal,
+    principal: CallerPrincipal,
     name: str,
     failure: BaseException | None,
     started: float,
@@ -104,7 +104,7 @@ def _entry(
 
 
 def _entries(
-    principal: ApiKeyPrincipal, name: str, answer: BatchAnswer, started: float
+    principal: CallerPrincipal, name: str, answer: BatchAnswer, started: float
 ) -> list[CallEntry]:
     """One entry per outcome among the items (OK first, then errors by first seen)."""
     by_outcome: dict[str, tuple[AppError | None, int]] = {}
@@ -119,7 +119,7 @@ def _entries(
 
 
 async def _call_tool_batch(
-    principal: ApiKeyPrincipal, name: str, items: Sequence[Any], started: float
+    principal: CallerPrincipal, name: str, items: Sequence[Any], started: float
 ) -> BatchAnswer:
     answers: list[ItemAnswer | None] = [None] * len(items)
     valid = list(enumerate(validated_items(name, items)))
@@ -232,6 +232,6 @@ def batch_body(answer: BatchAnswer, status_of: Callable[[AppError], int]) -> dic
     return {"results": items, "credits": answer.credits}
 
 
-def perform_batch(name: str, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The worker's side: `{"items": [perform(name, item), ...]}`, one reply per item."""
-    return {"items": [perform(name, item) for item in items]}
+def run_tool_batch(name: str, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The worker's side: `{"items": [run_tool(name, item), ...]}`, one reply per item."""
+    return {"items": [run_tool(name, item) for item in items]}

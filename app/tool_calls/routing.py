@@ -15,8 +15,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from app.billing.plans import Plan
 from app.config import get_settings
+from app.plans import Plan
 from app.queue.celery import FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE, TOOLS_QUEUE
 
 

@@ -3,7 +3,7 @@ on a worker queue chosen by plan and weight (`app.tool_calls.routing`) or answer
 upstream answer cache right here (`app.tool_calls.cached`), charge or release.
 
 Every data surface (the MCP server, the HTTP data API at /v1) calls `call_tool` (or
-`app.tool_calls.batch.call_tool_batch` for a batch); the Celery task calls `perform`.
+`app.tool_calls.batch.call_tool_batch` for a batch); the Celery task calls `run_tool`.
 Only a call that returns data costs a credit: invalid arguments are refused before
 anything is reserved, and every failure after the reservation (NOT_FOUND, an upstream
 outage, the deadline, a crash, the client going away) releases it.
@@ -21,15 +21,15 @@ from typing import Any
 import anyio
 from redis.asyncio.client import Pipeline as AsyncPipeline
 
-from app.api_keys.verify import ApiKeyPrincipal
 from app.billing.entitlements import current_entitlements
-from app.billing.plans import Plan
 from app.config import get_settings
 from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering import service as metering
 from app.metering.readings import MeterReading
 from app.observability import logs, metrics
+from app.plans import Plan
+from app.principal import CallerPrincipal
 from app.queue import waiter
 from app.queue.results import forget_result
 from app.request_log import service as request_log
@@ -78,7 +78,7 @@ class Admission:
 
 
 async def admit(
-    principal: ApiKeyPrincipal, name: str, arguments: Mapping[str, Any] | None
+    principal: CallerPrincipal, name: str, arguments: Mapping[str, Any] | None
 ) -> Admission:
     """Validate and admit one call (rate, concurrency and credits: one Redis call);
     raises InvalidArgument, Forbidden (e-mail not confirmed), RateLimited or
@@ -110,7 +110,7 @@ def email_unverified() -> Forbidden:
 
 @metrics.observed_tool_call(geodata.TOOL_SPECS)  # counted, timed and logged by outcome
 async def call_tool(
-    principal: ApiKeyPrincipal,
+    principal: CallerPrincipal,
     name: str,
     arguments: Mapping[str, Any] | None,
     admission: Admission | None = None,
@@ -215,7 +215,7 @@ def _both(first: metering.AlsoWrite, second: metering.AlsoWrite) -> metering.Als
 
 
 def record_refused(
-    principal: ApiKeyPrincipal, name: str, refusal: BaseException, started: float
+    principal: CallerPrincipal, name: str, refusal: BaseException, started: float
 ) -> None:
     """A call refused before its reservation (invalid, rate, concurrency, credits), into
     the request log after its answer (`app.request_log.refusals`). `started`:
@@ -226,7 +226,7 @@ def record_refused(
 
 
 def _log_entry(
-    principal: ApiKeyPrincipal,
+    principal: CallerPrincipal,
     name: str,
     failure: BaseException | None,
     started: float,
@@ -246,7 +246,7 @@ def _log_entry(
     )
 
 
-def perform(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def run_tool(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The worker's side: run the tool, answer `{"structured", "png"}` or `{"error"}`.
 
     Expected failures are answers, not task failures, so they reach the caller intact.

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from app.api_keys.verify import ApiKeyPrincipal, averify_data_key
+from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
 from app.clock import period_of, utcnow
 from app.errors import AppError, InvalidArgument
@@ -32,6 +32,7 @@ from app.http.errors import error_response, product_api_status
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import metrics
+from app.principal import CallerPrincipal
 from app.request_log.service import V1_SURFACE
 from app.tool_calls import images
 from app.tool_calls.batch import batch_body, call_tool_batch
@@ -45,12 +46,12 @@ from app.v1.routes import ROUTES, V1Route
 CLIENT_CLOSED = 499
 
 
-async def _principal(request: Request) -> ApiKeyPrincipal:
+async def _principal(request: Request) -> CallerPrincipal:
     principal = await averify_data_key(request.headers.get("authorization"))
     return replace(principal, surface=V1_SURFACE)
 
 
-Principal = Annotated[ApiKeyPrincipal, Depends(_principal)]
+Principal = Annotated[CallerPrincipal, Depends(_principal)]
 
 
 def _json(body: Any) -> bytes:
@@ -109,7 +110,7 @@ def wants_json(accept: str | None) -> bool:
     return accept is not None and quality("application/json") > quality("image/png")
 
 
-async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Route) -> Response:
+async def answer_call(request: Request, principal: CallerPrincipal, route: V1Route) -> Response:
     started, admission_started = time.perf_counter(), time.monotonic()
     account: Entitlements | None = None
     try:
@@ -150,7 +151,7 @@ async def answer_call(request: Request, principal: ApiKeyPrincipal, route: V1Rou
     return Response(body, media_type="application/json", headers=headers)
 
 
-async def answer_batch(request: Request, principal: ApiKeyPrincipal, route: V1Route) -> Response:
+async def answer_batch(request: Request, principal: CallerPrincipal, route: V1Route) -> Response:
     started = time.monotonic()
     account: Entitlements | None = None
     try:

@@ -26,12 +26,12 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-from app.billing.plans import Plan, limits_for, quota_for
 from app.clock import period_end, period_start, utcnow
 from app.errors import AppError, QuotaExceeded, RateLimited
 from app.geodata.service import FALLBACK_SOURCE
 from app.metering.readings import MeterReading
 from app.metering.refusals import credit_limit
+from app.plans import Plan, limits_for, quota_for
 
 # Answers deterministic for a data vintage may be kept by the client (never by a shared
 # cache: a proxy would then answer other callers without their key being checked or

@@ -1,5 +1,5 @@
 """A request of the account's previous holder on its way while the owner's reset commits:
-whatever it makes after the reset is refused (app/accounts/locks.py), not left alive
+whatever it makes after the reset is refused (app/account_lock.py), not left alive
 beside the keys and grants the reset revoked. Two database sessions play the two
 requests, on SQLite and PostgreSQL; an HTTP test cannot place a reset between a
 request's sign-in check and its write."""

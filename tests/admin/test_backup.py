@@ -21,7 +21,6 @@ from typer.testing import CliRunner, Result
 from app.accounts.service import create_user
 from app.api_keys.service import create_key
 from app.billing.meter_reports import report_overage
-from app.billing.plans import Plan
 from app.billing.service import set_plan
 from app.billing.stripe_provider import stripe_client
 from app.clock import period_of, utcnow
@@ -29,6 +28,7 @@ from app.db import new_session
 from app.metering.keys import counter_key
 from app.metering.ledger import ledger_total
 from app.models import StripeCustomer, StripeMeterReport
+from app.plans import Plan
 from app.runtime import reload_settings
 from tests.fakes.stripe import FakeStripe
 from tests.mcp.conftest import connect, start_stack, structured

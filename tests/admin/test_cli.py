@@ -16,8 +16,6 @@ from typer.testing import CliRunner, Result
 from app.accounts.service import create_user
 from app.api_keys.service import create_key
 from app.api_keys.verify import verify_bearer
-from app.billing.plans import Plan
-from app.billing.service import plan_of
 from app.clock import period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
@@ -26,6 +24,7 @@ from app.metering import service as metering
 from app.metering.keys import counter_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.models import AdminAction, UsageEvent
+from app.plans import Plan, plan_of
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.fixtures import Backend
 

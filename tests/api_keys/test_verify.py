@@ -15,10 +15,11 @@ import pytest
 from sqlalchemy import event
 
 from app.api_keys import service
-from app.api_keys.verify import ApiKeyPrincipal, KeyRecord, averify_bearer, verify_bearer
+from app.api_keys.verify import KeyRecord, averify_bearer, verify_bearer
 from app.config import get_settings
 from app.db import get_engine, new_session
 from app.errors import Unauthenticated
+from app.principal import CallerPrincipal
 from app.runtime import reload_settings
 from app.ttl_cache import TTLCache
 from tests.api_keys.conftest import create_key
@@ -64,7 +65,7 @@ class TestVerifyBearer:
 
         principal = verify_bearer(bearer(created["plaintext"]))
 
-        assert principal == ApiKeyPrincipal(
+        assert principal == CallerPrincipal(
             key_id=created["key"]["keyId"], user_id=account, scopes=frozenset({"read:data"})
         )
 

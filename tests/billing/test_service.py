@@ -7,12 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session
 
+from app import plans
 from app.billing import service
-from app.billing.plans import Plan
 from app.billing.providers import LocalProvider, get_provider
 from app.errors import Conflict, NotFound, PaymentProviderUnavailable
 from app.ids import new_user_id
 from app.models import Subscription, User
+from app.plans import Plan
 from app.runtime import reload_settings
 
 NOV_15 = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
@@ -29,7 +30,7 @@ def new_account(session: Session) -> str:
 def subscribed(session: Session, *, at: datetime = NOV_15) -> str:
     user_id = new_account(session)
     service.start_checkout(session, user_id, now=at)
-    subscription = service.get_subscription(session, user_id)
+    subscription = plans.get_subscription(session, user_id)
     assert subscription is not None
     assert subscription.checkout_id
     service.complete_checkout(session, user_id, subscription.checkout_id, now=at)
@@ -39,7 +40,7 @@ def subscribed(session: Session, *, at: datetime = NOV_15) -> str:
 
 def row(session: Session, user_id: str) -> Subscription:
     session.expire_all()
-    subscription = service.get_subscription(session, user_id)
+    subscription = plans.get_subscription(session, user_id)
     assert subscription is not None
     return subscription
 
@@ -59,21 +60,23 @@ class TestPeriods:
         session.commit()
         just_before = DEC_1 - timedelta(microseconds=1)
 
-        assert service.plan_of(session, user_id, now=just_before) is Plan.STANDARD
-        assert service.has_subscription(session, user_id, now=just_before)
-        assert service.plan_of(session, user_id, now=DEC_1) is Plan.FREE
-        assert not service.has_subscription(session, user_id, now=DEC_1)
+        assert plans.plan_of(session, user_id, now=just_before) is Plan.STANDARD
+        assert plans.has_subscription(session, user_id, now=just_before)
+        assert plans.plan_of(session, user_id, now=DEC_1) is Plan.FREE
+        assert not plans.has_subscription(session, user_id, now=DEC_1)
 
     def test_a_free_account_has_no_subscription(self, session: Session) -> None:
         user_id = new_account(session)
-        assert service.plan_of(session, user_id) is Plan.FREE
-        assert not service.has_subscription(session, user_id)
+        assert plans.plan_of(session, user_id) is Plan.FREE
+        assert not plans.has_subscription(session, user_id)
         service.start_checkout(session, user_id, now=NOV_15)
         session.commit()
-        assert service.plan_of(session, user_id) is Plan.FREE
+        assert plans.plan_of(session, user_id) is Plan.FREE
 
 
-class TestExpireEndedSubscriptions:
+class TestSettlingOnRead:
+    """A period end is applied when the subscription is next read (`subscription_of`)."""
+
     def test_cancels_ended_renews_running_and_leaves_the_rest(self, session: Session) -> None:
         cancelling = subscribed(session)
         service.cancel_subscription(session, cancelling, now=NOV_15)
@@ -83,10 +86,11 @@ class TestExpireEndedSubscriptions:
         row(session, past_due).status = "past_due"
         session.commit()
 
-        changed = service.expire_ended_subscriptions(session, DEC_1 + timedelta(hours=1))
+        moment = DEC_1 + timedelta(hours=1)
+        for user_id in (cancelling, renewing, running, past_due):
+            service.subscription_of(session, user_id, now=moment)
         session.commit()
 
-        assert changed >= 2  # other tests' rows on this backend may be due as well
         ended = row(session, cancelling)
         assert (ended.status, ended.plan, ended.cancel_at_period_end) == ("canceled", "free", True)
         renewed = row(session, renewing)
@@ -102,15 +106,16 @@ class TestExpireEndedSubscriptions:
         )
         assert row(session, past_due).status == "past_due"
 
-    def test_running_it_twice_changes_nothing_more(self, session: Session) -> None:
+    def test_reading_it_twice_changes_nothing_more(self, session: Session) -> None:
         user_id = subscribed(session)
         service.cancel_subscription(session, user_id, now=NOV_15)
         session.commit()
-        moment = DEC_1 + timedelta(days=40)  # every earlier test row is due too
-        service.expire_ended_subscriptions(session, moment)
+        moment = DEC_1 + timedelta(days=40)
+        first = service.subscription_of(session, user_id, now=moment)
         session.commit()
 
-        assert service.expire_ended_subscriptions(session, moment) == 0
+        assert service.subscription_of(session, user_id, now=moment) == first
+        assert not service.settle(row(session, user_id), moment)
         assert row(session, user_id).status == "canceled"
 
 
@@ -130,7 +135,7 @@ class TestCheckoutRules:
         old_checkout = row(session, user_id).checkout_id
         assert old_checkout is not None
         service.cancel_subscription(session, user_id, now=NOV_15)
-        service.expire_ended_subscriptions(session, DEC_1)
+        service.subscription_of(session, user_id, now=DEC_1)
         session.commit()
         with pytest.raises(Conflict):
             service.complete_checkout(session, user_id, old_checkout, now=DEC_1)

@@ -12,15 +12,15 @@ import pytest
 import redis
 from sqlmodel import Session
 
-from app.billing.plans import Plan
 from app.config import get_settings
 from app.db import migrate, new_session
 from app.ids import new_user_id
 from app.metering.keys import counter_key, outbox_key, repairs_key
 from app.metering.outbox import encode
 from app.metering.schemas import UsageEventIn
-from app.metering.service import Reservation, commit_and_record
+from app.metering.service import Reservation, send_commit
 from app.models import Subscription, User
+from app.plans import Plan
 from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.support.fixtures import Backend
@@ -150,7 +150,8 @@ def call_id() -> str:
 
 async def commit(reservation: Reservation) -> None:
     """A successful call's commit, as the tool-call service makes it."""
-    await commit_and_record(reservation, call_id=call_id(), key_id=None, tool="geocode")
+    committed = await send_commit(reservation, call_id=call_id(), key_id=None, tool="geocode")
+    await committed()
 
 
 def put_in_outbox(events: list[UsageEventIn]) -> None:

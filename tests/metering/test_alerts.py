@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import create_engine
 from sqlmodel import Session, col, select
 
-from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.metering import alerts
 from app.metering.keys import counter_key, reservations_key
 from app.metering.scripts import ALERT_NONE, ALERT_QUOTA, ALERT_WARNING, commit_script
 from app.models import UsageAlert, User
+from app.plans import Plan
 from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.billing.conftest import subscribe

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.errors import QuotaExceeded, RateLimited
 from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.keys import reservations_key
 from app.metering.service import release, reserve
+from app.plans import Plan
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts, call_id
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.config import get_settings
 from app.errors import QuotaExceeded
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from app.metering.service import release, reserve
+from app.plans import Plan
 from tests.metering.conftest import Accounts
 
 

@@ -6,12 +6,12 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, func, select
 
-from app.billing.plans import Plan
 from app.clock import period_of, previous_period, utcnow
 from app.metering.ledger import ledger_total, record_events
 from app.metering.schemas import UsageEventIn
 from app.metering.service import usage_for
 from app.models import UsageEvent
+from app.plans import Plan
 from tests.metering.conftest import Accounts, call_id
 
 

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.billing.plans import Plan
 from app.clock import period_of, utcnow
 from app.errors import QuotaExceeded, RateLimited
 from app.metering.batch import reserve_batch
 from app.metering.keys import key_bucket_key, outbox_key, reservations_key
 from app.metering.service import Reservation, release, reserve
+from app.plans import Plan
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts, commit
 
@@ -197,7 +197,7 @@ class TestConcurrency:
         user_id = redis_accounts.new_id()
         script = (
             "import asyncio, sys\n"
-            "from app.billing.plans import Plan\n"
+            "from app.plans import Plan\n"
             "from app.metering.service import reserve\n"
             "async def main():\n"
             "    for n in range(2):\n"

@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from app.billing.plans import Plan
 from app.clock import iso_ms, next_period, period_end, period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.rollover import finalise_periods
 from app.models import UsagePeriod
+from app.plans import Plan
 from tests.metering.conftest import Accounts
 from tests.metering.test_ledger import events_for
 

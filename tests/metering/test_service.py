@@ -12,13 +12,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from app.billing.plans import Plan
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
 from app.errors import QuotaExceeded
 from app.metering import service
 from app.metering.keys import counter_key, reservations_key
 from app.metering.service import Reservation, release, reserve, usage_state
+from app.plans import Plan
 from app.redis_client import async_redis, send_now
 from tests.metering.conftest import Accounts, call_id, commit
 from tests.support.services import redis_reachable
@@ -127,7 +127,7 @@ class TestReserve:
         redis_accounts.set_used(user_id, period, quota - 1)
         script = (
             "import asyncio, sys\n"
-            "from app.billing.plans import Plan\n"
+            "from app.plans import Plan\n"
             "from app.metering.service import reserve\n"
             "async def main():\n"
             "    r = await reserve(sys.argv[1], Plan.FREE)\n"

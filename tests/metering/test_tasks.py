@@ -14,7 +14,6 @@ from typing import TypeVar
 import pytest
 from sqlmodel import Session, func, select
 
-from app.billing.plans import Plan
 from app.clock import iso_ms, period_end, period_of, previous_period, utcnow
 from app.db import new_session
 from app.errors import QuotaExceeded
@@ -22,8 +21,9 @@ from app.metering.keys import outbox_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import DRAIN_TASK, encode
 from app.metering.schemas import UsageEventIn
-from app.metering.service import commit_and_record, reserve
+from app.metering.service import reserve, send_commit
 from app.models import UsageEvent, UsagePeriod, User
+from app.plans import Plan
 from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts, call_id, commit, put_in_outbox
 from tests.metering.test_ledger import events_for
@@ -94,7 +94,7 @@ class TestDrainUsageOutbox:
         calls = [call_id() for _ in range(5)]
         for call in calls:
             reservation = await reserve(user_id, Plan.STANDARD)
-            await commit_and_record(reservation, call_id=call, key_id="k1", tool="geocode")
+            await (await send_commit(reservation, call_id=call, key_id="k1", tool="geocode"))()
         # The first event once more (as a drain that died before trimming would leave it).
         duplicate = UsageEventIn(
             call_id=calls[0],

@@ -127,6 +127,7 @@ def test_metrics_need_the_token(observed: ObservedStack, header: str | None) -> 
 
 def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the GeosvcDatabaseUnreachable alert reads (deploy/alerts.yml): 0, not an error."""
+    from app.metering.outbox import outbox_stats
     from app.observability.exposition import SharedStateCollector
     from app.runtime import reload_settings
 
@@ -134,7 +135,7 @@ def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GEOSVC_DATABASE_URL", "postgresql://geosvc:x@127.0.0.1:9/geosvc")
     reload_settings()
     try:
-        [sample] = SharedStateCollector()._database().samples
+        [sample] = SharedStateCollector(outbox_stats)._database().samples
     finally:
         monkeypatch.delenv("GEOSVC_DATABASE_URL")
         reload_settings()

@@ -1,5 +1,5 @@
-"""Per-account write serialisation (no imports of other features: billing and api_keys
-use it, and accounts.service imports billing)."""
+"""Per-account write serialisation, in the bottom layer: accounts, api_keys, billing and
+oauth all lock the account row, and accounts (deletion, a new holder) imports the others."""
 
 from __future__ import annotations
 
