@@ -80,12 +80,6 @@ class PaymentProviderUnavailable(AppError):
     default_message = "The payment provider is not available"
 
 
-class LimitExceeded(AppError):
-    code = "LIMIT_EXCEEDED"
-    status = 422
-    default_message = "Limit exceeded"
-
-
 class RateLimited(AppError):
     code = "RATE_LIMITED"
     status = 429

@@ -59,10 +59,6 @@ def new_grant_id() -> str:
     return GRANT_ID_PREFIX + random_lower_alnum(16)
 
 
-def is_grant_id(key_id: str | None) -> bool:
-    return bool(key_id) and str(key_id).startswith(GRANT_ID_PREFIX)
-
-
 def consent_signature(session_token: str, params: Mapping[str, str]) -> str:
     """The consent form's CSRF token: bound to the signed-in session and to exactly the
     request shown, so it approves nothing else and nobody else's page can post it."""

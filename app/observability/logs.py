@@ -93,10 +93,6 @@ def log_event(logger: logging.Logger, event: str, message: str, **fields: Any) -
         logger.info(message, extra={"event": event, **fields})
 
 
-def current_call_id() -> str | None:
-    return call_id_var.get()
-
-
 def current_request_id() -> str | None:
     return request_id_var.get()
 
@@ -162,14 +158,6 @@ def configure_logging(log_format: str = "json", level: str = "INFO") -> None:
     # Its warnings and errors still show; GEOSVC_LOG_LEVEL=DEBUG shows everything.
     sdk_level = logging.DEBUG if root.level <= logging.DEBUG else logging.WARNING
     logging.getLogger("mcp").setLevel(sdk_level)
-
-
-def reformat_handlers(logger: logging.Logger, log_format: str) -> None:
-    """Give handlers someone else installed (Celery's) our formatter."""
-    for handler in logger.handlers:
-        handler.setFormatter(formatter_for(log_format))
-        if not any(isinstance(f, RedactCredentials) for f in handler.filters):
-            handler.addFilter(RedactCredentials())
 
 
 class RequestIdMiddleware:
