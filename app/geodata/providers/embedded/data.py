@@ -173,6 +173,10 @@ class GeoData:
         index = int(self.admin1[feature])
         return self.admin1_rows[index]["name"] if index >= 0 else None
 
+    def admin1_code(self, feature: int) -> str | None:
+        index = int(self.admin1[feature])
+        return (self.admin1_rows[index]["code"] or None) if index >= 0 else None
+
     def admin2_name(self, feature: int) -> str | None:
         index = int(self.admin2[feature])
         return self.admin2_names[index] if index >= 0 else None
