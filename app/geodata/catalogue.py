@@ -1,5 +1,8 @@
-"""The tool catalogue: every tool's arguments, result, description, annotations and the
-provider method that answers it, in one place; and argument validation.
+"""The tool catalogue: every tool's arguments, result, description, annotations, the
+provider method that answers it, its one-line summary, its /v1 path and its example, in
+one place; and argument validation. MCP's tools/list, the /v1 routes and OpenAPI, the
+summaries and docs/TOOLS.md are all derived from `TOOL_SPECS` (docs/CONTRIBUTING.md:
+adding a tool).
 
 Light on purpose: the api process validates arguments through this module without
 loading the indices (no numpy, scipy or pyarrow is imported from here).
@@ -15,8 +18,10 @@ from pydantic import BaseModel, ValidationError
 
 from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
 from app.errors import InvalidArgument, NotFound, Unsupported
-from app.geodata import results, schemas
+from app.geodata import examples, results, schemas, summaries
 from app.geodata.batch import BATCH_FORMS
+from app.geodata.examples import Example
+from app.geodata.providers.base import GeodataProvider
 from app.validation import describe_errors
 
 _CREDIT = " 1 credit per answer; errors (NOT_FOUND too) cost 0."
@@ -40,8 +45,16 @@ class ToolSpec:
     result_model: type[BaseModel]
     # the GeodataProvider method that answers it (called with the validated arguments)
     method: str
+    # the first line of the MCP text block: the gist of a (dumped, camelCase) result
+    summary: summaries.Summary
+    # GET <http_path> on the HTTP data API (POST <http_path>/batch where it has a batch)
+    http_path: str
+    # an example call and its real answer, for OpenAPI and docs/TOOLS.md
+    example: Example
     # static_map draws from the embedded basemap only; the others may go upstream
     upstream_capable: bool = True
+    # deterministic for a data vintage: /v1 answers it with Cache-Control and an ETag
+    cacheable: bool = True
     read_only: bool = True
     idempotent: bool = True
 
@@ -60,6 +73,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.PopulationArgs,
             results.PopulationResult,
             "get_population",
+            summaries.population,
+            "/v1/population",
+            examples.POPULATION,
         ),
         ToolSpec(
             "get_average_income",
@@ -72,6 +88,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.IncomeArgs,
             results.IncomeResult,
             "get_average_income",
+            summaries.income,
+            "/v1/average-income",
+            examples.INCOME,
         ),
         ToolSpec(
             "geocode",
@@ -90,6 +109,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.GeocodeArgs,
             results.GeocodeResult,
             "geocode",
+            summaries.geocode,
+            "/v1/geocode",
+            examples.GEOCODE,
         ),
         ToolSpec(
             "reverse_geocode",
@@ -102,6 +124,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
             "reverse_geocode",
+            summaries.reverse_geocode,
+            "/v1/reverse-geocode",
+            examples.REVERSE_GEOCODE,
         ),
         ToolSpec(
             "search_nearby",
@@ -116,6 +141,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.SearchNearbyArgs,
             results.SearchNearbyResult,
             "search_nearby",
+            summaries.search_nearby,
+            "/v1/nearby",
+            examples.SEARCH_NEARBY,
+            cacheable=False,
         ),
         ToolSpec(
             "static_map",
@@ -126,7 +155,11 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             schemas.StaticMapArgs,
             results.StaticMapResult,
             "static_map",
+            summaries.static_map,
+            "/v1/static-map",
+            examples.STATIC_MAP,
             upstream_capable=False,
+            cacheable=False,
         ),
     )
 }
@@ -135,6 +168,12 @@ TOOL_SPECS: dict[str, ToolSpec] = {
 # the catalogue is the truth, so the two must agree.
 if {s.name for s in TOOL_SPECS.values() if s.upstream_capable} != set(get_args(UpstreamTool)):
     raise RuntimeError("app.config.UpstreamTool must list the catalogue's upstream-capable tools")
+
+
+_PROVIDED = {name for name in dir(GeodataProvider) if not name.startswith("_")}
+for _spec in TOOL_SPECS.values():
+    if _spec.upstream_capable and _spec.method not in _PROVIDED:
+        raise RuntimeError(f"{_spec.name}: GeodataProvider declares no method {_spec.method!r}")
 
 
 def spec_for(name: str) -> ToolSpec:
@@ -216,6 +255,13 @@ def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
         for name in form.replaces:
             schema["properties"][name]["description"] += f" (or give `{form.argument}`)"
     return schema
+
+
+def summarize(tool: str, result: dict[str, Any]) -> str:
+    """One line with the gist of the tool's (dumped) result, or of a batch of its calls."""
+    if "credits" in result:  # a batch: geocode with queries, reverse_geocode with points
+        return summaries.batch(tool, result)
+    return spec_for(tool).summary(result)
 
 
 def validate_arguments(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Executing the six tools: the provider each tool's policy picks, loaded once per process.
+"""Executing the tools: the provider each tool's policy picks, loaded once per process.
 
 Thin edges (MCP tools, Celery tasks, the CLI) call `validate_arguments` and `execute`.
 The embedded provider loads its indices once per process, lazily under a lock, or eagerly
@@ -28,6 +28,7 @@ from app.geodata import results
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, parse, policy, validate_arguments
 
 if TYPE_CHECKING:
+    from app.geodata.providers.base import GeodataProvider
     from app.geodata.providers.embedded import EmbeddedProvider
     from app.geodata.providers.upstream import UpstreamProvider
 
@@ -86,7 +87,9 @@ def warm_up() -> None:
     provider()
 
 
-def _call(source: Any, spec: ToolSpec, args: BaseModel) -> BaseModel:
+def _call(source: GeodataProvider, spec: ToolSpec, args: BaseModel) -> BaseModel:
+    # mypy checks both providers against the Protocol here; the catalogue checks at import
+    # that each upstream-capable tool's method is one the Protocol declares.
     result: BaseModel = getattr(source, spec.method)(args)
     return result
 

@@ -1,7 +1,8 @@
 """One line that says what a tool answered: the first line of an MCP result's text block,
-before the result itself as JSON (`app.mcp.results`). The gist for a person or a model
-skimming (the figure, the best place, the nearest few); every field is in the JSON.
-Works on the dumped (camelCase) result, which is all the api process holds.
+before the result itself as JSON (`app.mcp.results`). Each tool's catalogue entry names
+its function here (`ToolSpec.summary`); `catalogue.summarize` picks it. The gist for a
+person or a model skimming (the figure, the best place, the nearest few); every field is
+in the JSON. Works on the dumped (camelCase) result, which is all the api process holds.
 """
 
 from __future__ import annotations
@@ -96,16 +97,6 @@ def static_map(result: dict[str, Any]) -> str:
     )
 
 
-SUMMARIES: dict[str, Summary] = {
-    "get_population": population,
-    "get_average_income": income,
-    "geocode": geocode,
-    "reverse_geocode": reverse_geocode,
-    "search_nearby": search_nearby,
-    "static_map": static_map,
-}
-
-
 def _item(tool: str, result: dict[str, Any]) -> str:
     if tool == "geocode":
         best = result["results"][0]
@@ -125,9 +116,3 @@ def batch(tool: str, body: dict[str, Any]) -> str:
     if answered:
         text += f"; first: {_item(tool, answered[0])}"
     return text + "."
-
-
-def summarize(tool: str, result: dict[str, Any]) -> str:
-    if "credits" in result:  # a batch: geocode with queries, reverse_geocode with points
-        return batch(tool, result)
-    return SUMMARIES[tool](result)

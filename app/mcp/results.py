@@ -1,6 +1,6 @@
 """Tool results on the wire, for hosts that pass their model only one part of a result:
 Claude Desktop only `content`, Claude Code and VS Code only `structuredContent`. So the
-text block carries the data too: one summary line (`app.geodata.summaries`), then the
+text block carries the data too: one summary line (`app.geodata.catalogue.summarize`), then the
 result itself as compact JSON, the same object as `structuredContent` (as the MCP
 specification asks of a tool that returns structured content). Errors are `isError`
 results whose text is the envelope `{"error": {"code", "message", ...}}` as JSON, also
@@ -16,7 +16,7 @@ from typing import Any
 import mcp_types as types
 
 from app.errors import AppError
-from app.geodata.summaries import summarize
+from app.geodata.catalogue import summarize
 from app.metering.readings import MeterReading, usage_meta
 
 

@@ -1,10 +1,15 @@
-"""The HTTP data API's routes, one per tool (and the two batches), named in one table that
-the router and the OpenAPI document both read: they cannot disagree."""
+"""The HTTP data API's routes, one per tool (and one per batch form), derived from the
+tool catalogue (`ToolSpec.http_path`, `BATCH_FORMS`) into one table that the router and
+the OpenAPI document both read: they cannot disagree."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from app.geodata.batch import BATCH_FORMS
+from app.geodata.catalogue import TOOL_SPECS
+from app.geodata.results import ImageResult
 
 Kind = Literal["call", "image", "batch"]
 
@@ -26,13 +31,18 @@ class V1Route:
         return f"{self.tool}_batch" if self.kind == "batch" else self.tool
 
 
-ROUTES: tuple[V1Route, ...] = (
-    V1Route("/v1/population", "get_population", cacheable=True),
-    V1Route("/v1/average-income", "get_average_income", cacheable=True),
-    V1Route("/v1/geocode", "geocode", cacheable=True),
-    V1Route("/v1/reverse-geocode", "reverse_geocode", cacheable=True),
-    V1Route("/v1/nearby", "search_nearby"),
-    V1Route("/v1/static-map", "static_map", kind="image"),
-    V1Route("/v1/geocode/batch", "geocode", kind="batch"),
-    V1Route("/v1/reverse-geocode/batch", "reverse_geocode", kind="batch"),
-)
+def _routes() -> tuple[V1Route, ...]:
+    calls = [
+        V1Route(
+            spec.http_path,
+            spec.name,
+            kind="image" if issubclass(spec.result_model, ImageResult) else "call",
+            cacheable=spec.cacheable,
+        )
+        for spec in TOOL_SPECS.values()
+    ]
+    batches = [V1Route(f"{TOOL_SPECS[t].http_path}/batch", t, "batch") for t in BATCH_FORMS]
+    return (*calls, *batches)
+
+
+ROUTES: tuple[V1Route, ...] = _routes()

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from app.geodata.catalogue import summarize
 from app.geodata.geometry import haversine_km
 from app.geodata.providers.embedded.ambiguity import COMPETES, FAR_KM, LISTED, MAX_CANDIDATES
 from app.geodata.service import execute
-from app.geodata.summaries import summarize
 
 
 @pytest.fixture(autouse=True)

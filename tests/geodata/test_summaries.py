@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.geodata.catalogue import TOOL_SPECS
+from app.geodata.catalogue import summarize
 from app.geodata.service import execute
-from app.geodata.summaries import SUMMARIES, summarize
 
 
 @pytest.fixture(autouse=True)
@@ -24,10 +23,6 @@ def summary(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     assert len(text.splitlines()) == 1, text
     assert len(text) < len(json.dumps(result)), text
     return text, result
-
-
-def test_every_tool_has_a_summary() -> None:
-    assert set(SUMMARIES) == set(TOOL_SPECS)
 
 
 def test_population_names_the_figure_and_place() -> None:

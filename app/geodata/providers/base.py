@@ -1,6 +1,11 @@
 """What every geodata provider answers. Arguments arrive validated; a provider raises
 `NotFound` when it has nothing, `InvalidArgument` for a value it cannot serve (e.g. a
-category it does not know) and `UpstreamUnavailable` when its upstream fails."""
+category it does not know) and `UpstreamUnavailable` when its upstream fails.
+
+Both the embedded and the upstream provider implement it (mypy checks where
+`app.geodata.service` calls them); each upstream-capable catalogue entry names one of its
+methods (checked when `app.geodata.catalogue` is imported). static_map is the embedded
+provider's alone."""
 
 from __future__ import annotations
 

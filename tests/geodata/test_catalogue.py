@@ -1,0 +1,61 @@
+"""Every catalogue entry is complete: a tool is its entry (with its summary, /v1 path and
+example), its argument and result models and its provider method; nothing else names it.
+Needs no index and no server (the fast tier)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import get_args, get_type_hints
+
+import pytest
+
+from app.config import UpstreamTool
+from app.geodata.catalogue import TOOL_SPECS, ToolSpec, summarize, validate_arguments
+from app.geodata.providers.base import GeodataProvider
+from app.geodata.providers.embedded import EmbeddedProvider
+from app.geodata.providers.upstream import UpstreamProvider
+from app.v1.routes import ROUTES
+
+SPECS = list(TOOL_SPECS.values())
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_the_example_is_a_valid_call_and_a_valid_answer(spec: ToolSpec) -> None:
+    # /v1 query parameters: compact forms ("40.71,-74.0") where the tool has them
+    assert set(spec.example.arguments) <= set(spec.args_model.model_fields)
+    if spec.name != "static_map":
+        validate_arguments(spec.name, spec.example.arguments)
+    answer = spec.result_model.model_validate(spec.example.result)
+    dumped = answer.model_dump(mode="json", by_alias=True)
+    assert set(dumped) >= set(spec.example.result) - {"pngBase64"}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_the_summary_of_the_example_is_one_line(spec: ToolSpec) -> None:
+    text = summarize(spec.name, spec.example.result)
+    assert text and "\n" not in text and len(text) < 400, text
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_the_providers_answer_it_with_its_models(spec: ToolSpec) -> None:
+    providers: list[type] = [EmbeddedProvider]
+    if spec.upstream_capable:
+        providers += [UpstreamProvider, GeodataProvider]
+    for provider in providers:
+        method = getattr(provider, spec.method)
+        hints = get_type_hints(method)
+        (argument,) = (n for n in inspect.signature(method).parameters if n != "self")
+        assert hints[argument] is spec.args_model, (provider, spec.name)
+        assert hints["return"] is spec.result_model, (provider, spec.name)
+
+
+def test_each_tool_has_its_own_v1_path_and_its_route() -> None:
+    paths = [spec.http_path for spec in SPECS]
+    assert len(set(paths)) == len(paths)
+    assert all(path.startswith("/v1/") for path in paths)
+    assert {r.tool for r in ROUTES if r.kind != "batch"} == set(TOOL_SPECS)
+
+
+def test_settings_name_exactly_the_upstream_capable_tools() -> None:
+    capable = {s.name for s in SPECS if s.upstream_capable}
+    assert capable == set(get_args(UpstreamTool))
