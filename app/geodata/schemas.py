@@ -19,18 +19,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 # --- shared argument types ---------------------------------------------------------------------
 
 Latitude = Annotated[
     float,
-    Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Latitude, WGS84 degrees"),
+    Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Latitude, WGS84"),
 ]
 Longitude = Annotated[
     float,
-    Field(
-        strict=True, ge=-180, le=180, allow_inf_nan=False, description="Longitude, WGS84 degrees"
-    ),
+    Field(strict=True, ge=-180, le=180, allow_inf_nan=False, description="Longitude, WGS84"),
 ]
 CountryCode = Annotated[
     str,
@@ -63,7 +62,7 @@ class ZipArguments(Arguments):
     postal_code: str = Field(
         strict=True,
         max_length=16,
-        description='US ZIP code as a JSON string of 5 digits, e.g. "94103" (ZIP+4 accepted)',
+        description='US ZIP code, 5 digits as a JSON string: "94103" (ZIP+4 accepted)',
     )
     country: Literal["US"] = Field("US", description="Only US is available")
 
@@ -103,6 +102,25 @@ class PopulationArgs(ZipArguments):
 
 class IncomeArgs(ZipArguments):
     pass
+
+
+Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]
+TOPICS: tuple[Topic, ...] = get_args(Topic)
+
+
+class DemographicsArgs(ZipArguments):
+    country: SkipJsonSchema[Literal["US"]] = "US"  # accepted as for the others, not listed
+    topics: list[Topic] | None = Field(
+        None, min_length=1, max_length=len(TOPICS), description="Only these topics (default all)"
+    )
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        """/v1 passes `topics=age,housing` as one string."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",")]
+        return value
 
 
 class GeocodeArgs(Arguments):
@@ -169,8 +187,7 @@ class SearchNearbyArgs(PointArgs):
     limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
     order: Literal["prominence", "distance"] = Field(
         "prominence",
-        description="prominence (the most prominent first, as the description says) or "
-        "distance (nearest first)",
+        description="prominence (the most prominent first) or distance (nearest first)",
     )
     cursor: str | None = Field(
         None,

@@ -38,6 +38,23 @@ def income(result: dict[str, Any]) -> str:
     return f"ZIP {result['postalCode']}: median household income {amount} ({period})."
 
 
+_UNITS = {"percent": "%", "dollars": "", "count": "", "years": " years", "minutes": " min"}
+
+
+def _figure(measure: dict[str, Any]) -> str:
+    value, unit = measure["value"], measure["unit"]
+    if value is None:
+        return f"{measure['name']} n/a"
+    text = f"${value:,.0f}" if unit == "dollars" else f"{value:,g}"
+    text += _UNITS.get(unit, "") + ("+" if measure.get("lowerBound") else "")
+    return f"{measure['name']} {text}"
+
+
+def demographics(result: dict[str, Any]) -> str:
+    figures = "; ".join(_figure(m) for m in result["measures"])
+    return f"{_zip_place(result)}, ACS {result['period']}: {figures}."
+
+
 def geocode(result: dict[str, Any]) -> str:
     best, *others = result["results"]
     text = f"{result['query']!r}: {_where(best)}, {best['kind']}, confidence {best['confidence']:g}"

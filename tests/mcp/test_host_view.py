@@ -60,7 +60,7 @@ class TestToolList:
 
         tools = listed.model_dump(by_alias=True, exclude_none=True, mode="json")["tools"]
         size = len(json.dumps({"tools": tools}))
-        assert len(tools) == 6
+        assert len(tools) == len(TOOL_SPECS)
         assert size <= TOOL_LIST_MAX_CHARS, size
         for tool in tools:
             assert titles(tool["inputSchema"]) == titles(tool["outputSchema"]) == [], tool["name"]

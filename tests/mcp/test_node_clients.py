@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
+from app.geodata.catalogue import TOOL_SPECS
 from tests.mcp.conftest import Account, Stack, connect, structured, usage_meta
 from tests.mcp.test_host_view import BIG_MAP, TOOL_LIST_MAX_CHARS
 from tests.mcp.test_tools import GOOD_CALLS
@@ -119,7 +120,7 @@ def test_inspector_lists_and_calls_tools(inspector: Path, stack: Stack, account:
         inspector, stack, account.api_key, "get_population", {"postal_code": "94103"}
     )
 
-    assert len(listed["tools"]) == 6
+    assert len(listed["tools"]) == len(TOOL_SPECS)
     assert called["isError"] is False
     assert called["structuredContent"]["postalCode"] == "94103"
     assert called["structuredContent"]["population"] > 0
@@ -133,7 +134,7 @@ async def test_mcp_remote_proxies_the_tools_as_the_readme_configures_it(
         tools = (await client.list_tools()).tools
         result = await client.call_tool("get_population", {"postal_code": "94103"})
 
-    assert len(tools) == 6
+    assert len(tools) == len(TOOL_SPECS)
     assert not result.is_error
     assert result.structured_content["population"] > 0
     assert account.http.get("/usage").json()["used"] == 1

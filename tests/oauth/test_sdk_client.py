@@ -20,6 +20,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
+from app.geodata.catalogue import TOOL_SPECS
 from tests.oauth.conftest import approve
 from tests.support.live_server import LiveServer
 
@@ -81,7 +82,7 @@ async def test_the_sdk_signs_in_and_refreshes(
     storage, visits = MemoryStorage(), []
     provider = provider_for(live_server, person, storage, visits)
 
-    assert await list_tools(live_server, provider) == 6
+    assert await list_tools(live_server, provider) == len(TOOL_SPECS)
 
     assert len(visits) == 1
     assert f"resource={live_server.url.replace(':', '%3A').replace('/', '%2F')}%2Fmcp" in visits[0]
@@ -95,7 +96,7 @@ async def test_the_sdk_signs_in_and_refreshes(
     storage.tokens = first.model_copy(update={"expires_in": 0})
     again = provider_for(live_server, person, storage, visits)
     again.context.token_expiry_time = 1.0  # long past (0 would mean "unknown": valid)
-    assert await list_tools(live_server, again) == 6
+    assert await list_tools(live_server, again) == len(TOOL_SPECS)
 
     assert len(visits) == 1
     assert storage.tokens.refresh_token != first.refresh_token  # rotated

