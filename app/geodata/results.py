@@ -38,7 +38,7 @@ class Result(BaseModel):
 
 
 SOURCE = Field(description="Credit to show")
-DATASET = Field(description="Data release (docs/DATA.md)")
+DATASET = Field(description="Release (docs/DATA.md)")
 ZIP_ECHO = Field(description="The ZIP code answered")
 
 
@@ -76,29 +76,31 @@ class IncomeResult(Result):
 
 
 class Measure(Result):
-    topic: str
-    name: str
-    value: int | float | None
-    unit: Literal["count", "percent", "dollars", "years", "minutes", "persons"]
+    topic: str = Field(description="e.g. age")
+    name: str = Field(description="e.g. median_age")
+    value: int | float | None = Field(description="null if unpublished")
+    unit: Literal["count", "percent", "dollars", "years", "minutes", "persons"] = Field(
+        description="Of `value`"
+    )
     lower_bound: bool = Field(False, description="Top-coded: at least `value`")
     margin_of_error: float | None = Field(None, description="90% MOE, if published")
 
 
 class DemographicsResult(Result):
     postal_code: str = ZIP_ECHO
-    country_code: Literal["US"] = "US"
-    place_name: str | None = None
-    state: str | None = None
-    measures: list[Measure]
+    country_code: Literal["US"] = Field("US", description="US")
+    place_name: str | None = Field(None, description="Main city")
+    state: str | None = Field(None, description="State code")
+    measures: list[Measure] = Field(description="The figures asked for")
     year: int = Field(description="Of every measure")
     period: str = Field(description='Of every measure, e.g. "2018-2022"')
     source: str = SOURCE
     dataset: str = DATASET
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list, description="Unpublished figures")
 
 
 Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
-KIND = Field(description="admin1: a state or province; poi: a landmark")
+KIND = Field(description="admin1: state or province; poi: landmark")
 NAME = Field(description="The place's name")
 LABEL = Field(description="Name, region and country")
 LAT = Field(description="Latitude, WGS84")
@@ -115,7 +117,7 @@ AirportType = Literal[
     "closed",
 ]
 AIRPORT_TYPE = Field(None, description="Airports: size class")
-POPULATION = Field(None, description="Cities and countries: residents (GeoNames)")
+POPULATION = Field(None, description="Residents (GeoNames)")
 
 
 class GeocodeMatch(Result):

@@ -62,7 +62,7 @@ class ZipArguments(Arguments):
     postal_code: str = Field(
         strict=True,
         max_length=16,
-        description='US ZIP code, 5 digits as a JSON string: "94103" (ZIP+4 accepted)',
+        description='US ZIP code: "94103" (a JSON string; ZIP+4 accepted)',
     )
     country: Literal["US"] = Field("US", description="Only US is available")
 

@@ -83,8 +83,12 @@ def upstream_provider() -> UpstreamProvider:
 
 
 def warm_up() -> None:
-    """Load (building if needed) the indices now rather than on the first call."""
+    """Load (building if needed) the indices, and get_demographics' table, now rather than
+    on the first call."""
     provider()
+    from app.geodata.providers.embedded import profiles
+
+    profiles.table()
 
 
 def _call(source: GeodataProvider, spec: ToolSpec, args: BaseModel) -> BaseModel:

@@ -19,10 +19,11 @@ def invalid(name: str, arguments: dict[str, object]) -> str:
 
 
 class TestToolSpecs:
-    def test_six_tools_with_descriptions_for_agents(self) -> None:
+    def test_seven_tools_with_descriptions_for_agents(self) -> None:
         assert set(TOOL_SPECS) == {
             "get_population",
             "get_average_income",
+            "get_demographics",
             "geocode",
             "reverse_geocode",
             "search_nearby",

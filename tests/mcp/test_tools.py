@@ -43,7 +43,6 @@ TOOL_NAMES = {
 GOOD_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_population", {"postal_code": "10001"}),
     ("get_average_income", {"postal_code": "94103"}),
-    ("get_demographics", {"postal_code": "94103", "topics": ["age"]}),
     ("geocode", {"query": "Austin, TX", "limit": 1}),
     ("reverse_geocode", {"lat": 48.8566, "lon": 2.3522}),
     ("search_nearby", {"lat": 30.2672, "lon": -97.7431, "radius_m": 50000, "category": "airport"}),

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Literal
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
+from numpy.typing import NDArray
 
 from app.errors import NotFound
 from app.geodata.indices.sources import package_dir
@@ -64,7 +67,7 @@ assert {f.topic for f in FIGURES} == set(TOPICS)
 @dataclass(frozen=True)
 class Table:
     rows: dict[str, int]
-    columns: dict[str, list[float | int | None]]
+    columns: dict[str, NDArray[np.float64]]  # NaN where unpublished
     year: int
 
 
@@ -83,14 +86,20 @@ def table() -> Table:
             (year,) = set(read.column("data_year").to_pylist())
             _table = Table(
                 rows={code: i for i, code in enumerate(codes)},
-                columns={f.column: read.column(f.column).to_pylist() for f in FIGURES},
+                columns={
+                    f.column: read.column(f.column)
+                    .cast(pa.float64())
+                    .to_numpy(zero_copy_only=False)
+                    .astype(np.float64)
+                    for f in FIGURES
+                },
                 year=int(year),
             )
         return _table
 
 
-def _measure(figure: Figure, raw: float | int | None) -> Measure:
-    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+def _measure(figure: Figure, raw: float) -> Measure:
+    if math.isnan(raw):
         return Measure(topic=figure.topic, name=figure.name, value=None, unit=figure.unit)
     value: float = float(raw)
     top_coded = figure.name == "median_home_value" and value > HOME_VALUE_TOP_CODE
@@ -120,7 +129,7 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
         raise NotFound(f"No ACS demographic profile is published for ZIP code {code}")
     topics = set(args.topics or TOPICS)
     measures = [
-        _measure(f, profiles.columns[f.column][index]) for f in FIGURES if f.topic in topics
+        _measure(f, float(profiles.columns[f.column][index])) for f in FIGURES if f.topic in topics
     ]
     if all(m.value is None for m in measures):
         raise NotFound(
