@@ -32,8 +32,7 @@ class GeocodeQueries(schemas.Arguments):
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
         json_schema_extra={"items": {"type": "string", "minLength": 1, "maxLength": 256}},
-        description=f"Instead of `query`: up to {MAX_BATCH_ITEMS}, each with the same "
-        "`country` and `limit`",
+        description=f"Instead of `query`: up to {MAX_BATCH_ITEMS}",
     )
     country: Any = None
     limit: Any = 5

@@ -102,9 +102,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_demographics",
             "Demographic profile by US ZIP code",
-            "A US ZIP code's ACS 5-year profile: age, households, education, employment, "
-            "poverty, housing, race and ethnicity (`topics` narrows it); each measure with its "
-            "`unit`, top codes `lowerBound`." + _CREDIT,
+            "A US ZIP code's ACS 5-year profile by `topics` (age, households, education, "
+            "employment, poverty, housing, race); each measure has a `unit`." + _CREDIT,
             schemas.DemographicsArgs,
             results.DemographicsResult,
             "get_demographics",
@@ -267,8 +266,7 @@ def call_description(spec: ToolSpec, settings: Settings) -> str:
         coverage = ""
         if policy("geocode", settings) == "embedded":
             coverage = (
-                f" Here {UPSTREAM_GEOCODE_COVERAGE}: such a query is UNSUPPORTED, or "
-                "answers its town with an entry in `warnings`."
+                f" Here {UPSTREAM_GEOCODE_COVERAGE}: UNSUPPORTED, or its town with `warnings`."
             )
         return spec.description.replace("{coverage}", coverage)
     return spec.description

@@ -38,7 +38,7 @@ class Result(BaseModel):
 
 
 SOURCE = Field(description="Credit to show")
-DATASET = Field(description="Release (docs/DATA.md)")
+DATASET = Field(description="Data release")
 ZIP_ECHO = Field(description="The ZIP code answered")
 
 
@@ -91,7 +91,7 @@ class DemographicsResult(Result):
     country_code: Literal["US"] = Field("US", description="US")
     place_name: str | None = Field(None, description="Main city")
     state: str | None = Field(None, description="State code")
-    measures: list[Measure] = Field(description="The figures asked for")
+    measures: list[Measure] = Field(description="Figures")
     year: int = Field(description="Of every measure")
     period: str = Field(description='Of every measure, e.g. "2018-2022"')
     source: str = SOURCE
@@ -103,8 +103,8 @@ Kind = Literal["postal_code", "city", "admin1", "country", "address", "poi"]
 KIND = Field(description="admin1: state or province; poi: landmark")
 NAME = Field(description="The place's name")
 LABEL = Field(description="Name, region and country")
-LAT = Field(description="Latitude, WGS84")
-LON = Field(description="Longitude, WGS84")
+LAT = Field(description="Latitude")
+LON = Field(description="Longitude")
 COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
 ADMIN1 = Field(None, description="State, province or region")
 AirportType = Literal[
@@ -171,7 +171,7 @@ class GeocodeResult(Result):
     )
     warnings: list[str] = Field(
         default_factory=list,
-        description="What the results are not, e.g. an address answered by its town only",
+        description="What the results are not",
     )
     source: str = SOURCE
     dataset: str = DATASET

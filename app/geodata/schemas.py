@@ -25,11 +25,11 @@ from pydantic.json_schema import SkipJsonSchema
 
 Latitude = Annotated[
     float,
-    Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Latitude, WGS84"),
+    Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Latitude"),
 ]
 Longitude = Annotated[
     float,
-    Field(strict=True, ge=-180, le=180, allow_inf_nan=False, description="Longitude, WGS84"),
+    Field(strict=True, ge=-180, le=180, allow_inf_nan=False, description="Longitude"),
 ]
 CountryCode = Annotated[
     str,
@@ -62,7 +62,7 @@ class ZipArguments(Arguments):
     postal_code: str = Field(
         strict=True,
         max_length=16,
-        description='US ZIP code: "94103" (a JSON string; ZIP+4 accepted)',
+        description='US ZIP code "94103" (JSON string; ZIP+4 ok)',
     )
     country: Literal["US"] = Field("US", description="Only US is available")
 
