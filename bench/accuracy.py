@@ -19,6 +19,9 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
 - `detail` (static_map): the image shows more than a blank canvas (at least 2 % of its
   pixels differ from the dominant colour), or the zoom is refused as INVALID_ARGUMENT.
 - `error_code` (+ `message_contains`): that refusal, saying that.
+- `level` (get_population, get_average_income of an `area`): the level of area the
+  answer says it matched (state, county, country, city): a ZIP's or a city's figure
+  presented for a larger area fails.
 - `ambiguous` (geocode): whether the name fits several well-known places far apart; with
   `candidates_include`, the [country, admin1] of places that must be among `candidates`.
 
@@ -159,6 +162,8 @@ def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | No
         if "name" in expect and not any(_name_ok(r, expect["name"]) for r in places):
             return f"none of {expect['name']} in {[r['name'] for r in places]}"
         return None
+    if "level" in expect and result.get("level") != expect["level"]:
+        return f"level {result.get('level')} ({result.get('name')!r})"
     value = result.get("population", result.get("amount"))
     if "at_least" in expect:
         return None if value >= expect["at_least"] else f"{value} < {expect['at_least']}"

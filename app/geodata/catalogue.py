@@ -66,10 +66,12 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     for spec in (
         ToolSpec(
             "get_population",
-            "Population by US ZIP code",
-            "Resident population of a US ZIP code, with its main city, state and county: an "
-            "ACS 5-year estimate or else the 2010 Census count (`year`, `source`). PO-box-only "
-            "and single-organisation ZIPs: NOT_FOUND." + _CREDIT,
+            "Population of a US ZIP code, state, county, country or city",
+            'Residents of a US ZIP code (`postal_code`: "94103") or an `area`: a US state '
+            "('Texas', 'TX'), county ('Travis County, Texas', '48453'), country ('Vietnam', "
+            "'VN') or city ('Lyon, France'). `level`, `name`, `areaId` say what matched; an "
+            "ambiguous name answers the most populous, others in `candidates`. {coverage}"
+            + _CREDIT,
             schemas.PopulationArgs,
             results.PopulationResult,
             "get_population",
@@ -84,10 +86,11 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "get_average_income",
-            "Median household income by US ZIP code",
-            "The MEDIAN household income (not the mean, despite the name) of a US ZIP code in "
-            "US dollars; `measure`, `year`, `period`, `source` say which survey. A top code "
-            "('250,000+') is `amount` with `lowerBound` true. NOT_FOUND if none." + _CREDIT,
+            "Median household income of a US ZIP code or area",
+            "The MEDIAN household income (not the mean) in USD of a US ZIP code "
+            "(`postal_code`) or an `area` (as in get_population); `year`, `period`, `source` "
+            "name the survey. Top-coded '250,000+': `amount` 250000, `lowerBound` true. "
+            "{coverage}" + _CREDIT,
             schemas.IncomeArgs,
             results.IncomeResult,
             "get_average_income",
@@ -257,8 +260,28 @@ def nearby_categories(settings: Settings) -> tuple[str, ...]:
     return schemas.NEARBY_CATEGORIES
 
 
+# What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
+AREA_COVERAGE = {
+    ("get_population", False): "Here: ZIPs ACS 5-year or 2010 Census; states, counties "
+    "Census estimates 2019; countries World Bank 2019; cities GeoNames (no year).",
+    ("get_population", True): "Here: Census ACS 5-year (newest, `marginOfError`) for ZIPs, "
+    "the US, states, counties, US places; else UNSUPPORTED.",
+    ("get_average_income", False): "Here: ZIPs only; states, counties, places need the "
+    "upstream Census ACS (not enabled): UNSUPPORTED.",
+    ("get_average_income", True): "Here: ZIPs, states, counties, US places (Census ACS, "
+    "`marginOfError`); countries, other cities: UNSUPPORTED.",
+}
+
+
 def call_description(spec: ToolSpec, settings: Settings) -> str:
     """The description of one call of the tool as this deployment answers it."""
+    if spec.name in ("get_population", "get_average_income"):
+        chosen = policy(spec.name, settings)
+        # population: the shipped figures answer unless the upstream goes first
+        first = ("upstream", "upstream-then-embedded")
+        upstream = chosen in first if spec.name == "get_population" else chosen != "embedded"
+        coverage = AREA_COVERAGE[(spec.name, upstream)]
+        return spec.description.replace("{coverage}", coverage)
     if spec.name == "search_nearby":
         categories = ", ".join(nearby_categories(settings))
         return spec.description.replace("{categories}", f"Categories here: {categories}.")

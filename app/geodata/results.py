@@ -39,28 +39,54 @@ class Result(BaseModel):
 
 SOURCE = Field(description="Credit to show")
 DATASET = Field(description="Data release")
-ZIP_ECHO = Field(description="The ZIP code answered")
+ZIP_ECHO = Field(None, description="The ZIP code; null for an area")
+AREA_NAME = Field(None, description="The area matched")
+AREA_ID = Field(None, description="US-TX, county FIPS, ISO country, city label")
+AREA_COUNTRY = Field("US", description="ISO 3166-1 alpha-2 country code")
+MOE = Field(None, description="90% margin of error, where given")
+
+AreaLevel = Literal["postal_code", "city", "county", "state", "country"]
+
+
+def area_candidate(level: str, name: str, area_id: str) -> dict[str, str]:
+    """One entry of `candidates`: another area the name could mean."""
+    return {"level": level, "name": name, "areaId": area_id}
+
+
+CANDIDATES: list[dict[str, str]] = Field(
+    default_factory=list,
+    description="Other areas it may mean: {level, name, areaId}",
+)
 
 
 class PopulationResult(Result):
-    postal_code: str = ZIP_ECHO
-    country_code: Literal["US"] = Field("US", description="Always US: ZIP data is US-only")
-    population: int = Field(description="Residents counted in the ZIP code's area")
+    postal_code: str | None = ZIP_ECHO
+    level: AreaLevel = Field("postal_code", description="What the figure covers")
+    name: str | None = AREA_NAME
+    area_id: str | None = AREA_ID
+    country_code: str | None = AREA_COUNTRY
+    population: int = Field(description="Residents counted in the area")
+    margin_of_error: int | None = MOE
     measure: Literal["total_population"] = Field(
         "total_population", description="What `population` counts"
     )
-    year: int = Field(description="Year of the count, or last year of the survey period")
-    place_name: str | None = Field(None, description="Main city of the ZIP code")
+    year: int | None = Field(description="Year of the count or survey end; null: not stated")
+    place_name: str | None = Field(None, description="The ZIP's main city")
     state: str | None = Field(None, description="US state code")
-    county: str | None = Field(None, description="County of the ZIP code's main city")
+    county: str | None = Field(None, description="The ZIP's county")
+    candidates: list[dict[str, str]] = CANDIDATES
     source: str = SOURCE
     dataset: str = DATASET
 
 
 class IncomeResult(Result):
-    postal_code: str = ZIP_ECHO
-    country_code: Literal["US"] = Field("US", description="Always US: ZIP data is US-only")
+    postal_code: str | None = ZIP_ECHO
+    level: AreaLevel = Field("postal_code", description="What the figure covers")
+    name: str | None = AREA_NAME
+    area_id: str | None = AREA_ID
+    country_code: str | None = AREA_COUNTRY
     amount: int = Field(description="Household income in `currency` per year")
+    margin_of_error: int | None = MOE
     currency: Literal["USD"] = Field("USD", description="Currency of `amount`")
     measure: Literal["median_household_income", "mean_household_income"] = Field(
         description="Which statistic `amount` is"
@@ -71,6 +97,7 @@ class IncomeResult(Result):
         False,
         description="Top-coded (e.g. 250,000+): the median is at least `amount`",
     )
+    candidates: list[dict[str, str]] = CANDIDATES
     source: str = SOURCE
     dataset: str = DATASET
 
@@ -141,7 +168,7 @@ class GeocodeMatch(Result):
 
 
 class GeocodeCandidate(Result):
-    """One of the places an ambiguous name fits; fields as in `results`."""
+    # one of the places an ambiguous name fits; fields as in `results`
 
     name: str = NAME
     label: str = LABEL

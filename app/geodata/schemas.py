@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -58,13 +59,26 @@ class Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+AREA_EXAMPLES = "'Texas', 'TX', 'Travis County, Texas', '48453', 'Vietnam', 'Lyon, France'"
+
+
 class ZipArguments(Arguments):
-    postal_code: str = Field(
+    """A US ZIP code or a named area: exactly one of `postal_code` and `area`."""
+
+    postal_code: Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 16})] = Field(
+        None,
         strict=True,
         max_length=16,
         description='US ZIP code "94103" (JSON string; ZIP+4 ok)',
     )
-    country: Literal["US"] = Field("US", description="Only US is available")
+    area: Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 128})] = Field(
+        None,
+        strict=True,
+        min_length=1,
+        max_length=128,
+        description="Or: a US state, county, country or city",
+    )
+    country: Literal["US"] = Field("US", description="US only")
 
     @field_validator("postal_code", mode="before")
     @classmethod
@@ -76,7 +90,9 @@ class ZipArguments(Arguments):
 
     @field_validator("postal_code", mode="after")
     @classmethod
-    def _five_digits(cls, value: str) -> str:
+    def _five_digits(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         code = value.strip()
         match = _ZIP.match(code)
         if match:
@@ -90,10 +106,31 @@ class ZipArguments(Arguments):
             )
         raise ValueError('must be a US ZIP code of 5 digits such as "94103"')
 
+    @field_validator("area", mode="after")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = " ".join(value.split())
+        if not value:
+            raise ValueError("must not be blank")
+        if any(ord(ch) < 32 for ch in value):
+            raise ValueError("must not contain control characters")
+        return value
+
     @field_validator("country", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ZipArguments:
+        if (self.postal_code is None) == (self.area is None):
+            raise ValueError(
+                "give exactly one of postal_code (a US ZIP code) and area (a state, county, "
+                f"country or city, e.g. {AREA_EXAMPLES})"
+            )
+        return self
 
 
 class PopulationArgs(ZipArguments):
@@ -194,7 +231,7 @@ class SearchNearbyArgs(PointArgs):
         strict=True,
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",
-        description="`nextCursor` of the previous page, to get the next one",
+        description="`nextCursor` of the previous page",
     )
 
 
@@ -203,11 +240,16 @@ class LatLon(Arguments):
     lon: Longitude
 
 
+# a box's sides: their names say what they are (WGS84 degrees)
+_Lon = Annotated[float, Field(strict=True, ge=-180, le=180, allow_inf_nan=False)]
+_Lat = Annotated[float, Field(strict=True, ge=-90, le=90, allow_inf_nan=False)]
+
+
 class BBox(Arguments):
-    west: Longitude
-    south: Latitude
-    east: Longitude
-    north: Latitude
+    west: _Lon
+    south: _Lat
+    east: _Lon
+    north: _Lat
 
     @model_validator(mode="after")
     def _ordered(self) -> BBox:

@@ -25,7 +25,14 @@ from pydantic import BaseModel
 from app.config import get_settings
 from app.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.geodata import results
-from app.geodata.catalogue import TOOL_SPECS, ToolSpec, parse, policy, validate_arguments
+from app.geodata.catalogue import (
+    TOOL_SPECS,
+    ToolSpec,
+    parse,
+    policy,
+    some_tool_goes_upstream,
+    validate_arguments,
+)
 
 if TYPE_CHECKING:
     from app.geodata.providers.base import GeodataProvider
@@ -83,12 +90,16 @@ def upstream_provider() -> UpstreamProvider:
 
 
 def warm_up() -> None:
-    """Load (building if needed) the indices, and get_demographics' table, now rather than
-    on the first call."""
-    provider()
+    """Load (building if needed) the indices now rather than on the first call, with
+    get_demographics' table, the area tables (states, counties, countries) a call with
+    `area` reads, and the upstream provider's clients where a policy goes upstream (their
+    imports take seconds)."""
+    provider().areas.tables()
     from app.geodata.providers.embedded import profiles
 
     profiles.table()
+    if some_tool_goes_upstream(get_settings()):
+        upstream_provider()
 
 
 def _call(source: GeodataProvider, spec: ToolSpec, args: BaseModel) -> BaseModel:

@@ -24,18 +24,21 @@ def _km(metres: float) -> str:
 
 
 def _zip_place(result: dict[str, Any]) -> str:
+    if not result.get("postalCode"):  # an area: its name and level
+        return f"{result.get('name')} ({result.get('level')})"
     named = ", ".join(part for part in (result.get("placeName"), result.get("state")) if part)
     return f"ZIP {result['postalCode']}" + (f" ({named})" if named else "")
 
 
 def population(result: dict[str, Any]) -> str:
-    return f"{_zip_place(result)}: population {result['population']:,} ({result['year']})."
+    year = result.get("year") or "year not stated"
+    return f"{_zip_place(result)}: population {result['population']:,} ({year})."
 
 
 def income(result: dict[str, Any]) -> str:
     amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
     period = result.get("period") or result["year"]
-    return f"ZIP {result['postalCode']}: median household income {amount} ({period})."
+    return f"{_zip_place(result)}: median household income {amount} ({period})."
 
 
 _UNITS = {"percent": "%", "dollars": "", "count": "", "years": " years", "minutes": " min"}

@@ -77,3 +77,74 @@ class CensusAcsApi:
 
         body = self.client.cached(("acs5", self.year, zcta), fetch)
         return parse_acs_rows(zcta, self.year, json.loads(body))
+
+
+# --- larger areas: the nation, states, counties and places, with margins of error ---------
+
+POPULATION_MOE = "B01003_001M"
+MEDIAN_HOUSEHOLD_INCOME_MOE = "B19013_001M"
+AREA_VARIABLES = (
+    "NAME",
+    POPULATION,
+    POPULATION_MOE,
+    MEDIAN_HOUSEHOLD_INCOME,
+    MEDIAN_HOUSEHOLD_INCOME_MOE,
+)
+
+
+@dataclass(frozen=True)
+class AcsArea:
+    """One geography's estimates; None where the Census publishes none (its annotation
+    values such as -666666666: too few cases; -555555555: no margin, controlled)."""
+
+    name: str
+    year: int
+    population: int | None
+    population_moe: int | None
+    median_household_income: int | None
+    income_moe: int | None
+
+
+def parse_area_rows(where: str, year: int, rows: list[list[str]]) -> AcsArea:
+    if len(rows) < 2:
+        raise NotFound(f"No ACS {year} estimates for {where}")
+    record = dict(zip(rows[0], rows[1], strict=False))
+    return AcsArea(
+        name=str(record.get("NAME") or where),
+        year=year,
+        population=_estimate(record.get(POPULATION)),
+        population_moe=_estimate(record.get(POPULATION_MOE)),
+        median_household_income=_estimate(record.get(MEDIAN_HOUSEHOLD_INCOME)),
+        income_moe=_estimate(record.get(MEDIAN_HOUSEHOLD_INCOME_MOE)),
+    )
+
+
+def _geography(api: CensusAcsApi, geo_for: str, geo_in: str | None, get: str) -> bytes:
+    params = {"get": get, "for": geo_for}
+    if geo_in:
+        params["in"] = geo_in
+    if api.api_key:
+        params["key"] = api.api_key
+
+    def fetch() -> bytes:
+        response = api.client.get(f"/{api.year}/acs/acs5", params)
+        return b"[]" if response.status_code == 204 else response.content
+
+    return api.client.cached(("acs5", api.year, get, geo_for, geo_in or ""), fetch)
+
+
+def area(api: CensusAcsApi, geo_for: str, geo_in: str | None = None) -> AcsArea:
+    """Estimates for `for=<geo_for>&in=<geo_in>`, e.g. ("county:453", "state:48")."""
+    body = _geography(api, geo_for, geo_in, ",".join(AREA_VARIABLES))
+    return parse_area_rows(geo_for, api.year, json.loads(body))
+
+
+def places(api: CensusAcsApi, state_fips: str) -> list[tuple[str, str]]:
+    """(place code, NAME) of every Census place in a state: 'Austin city, Texas'."""
+    body = _geography(api, "place:*", f"state:{state_fips}", "NAME")
+    rows = json.loads(body)
+    if len(rows) < 2:
+        return []
+    header = rows[0]
+    name, code = header.index("NAME"), header.index("place")
+    return [(str(row[code]), str(row[name])) for row in rows[1:]]

