@@ -5,6 +5,7 @@ policy for get_average_income is `upstream`)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -116,6 +117,21 @@ class TestAreaRefusals:
         assert says in error["message"]
 
 
+@pytest.fixture
+async def upstream_warm(stack: Stack, account: Account) -> None:
+    """The worker's first upstream call of an area has outlasted this stack's 4 s
+    deadline on a busy machine (a cold start not yet explained, see the branch notes):
+    poll until an upstream answer for an area comes."""
+    deadline = time.monotonic() + 60
+    async with connect(stack.mcp_url, account.api_key) as client:
+        while True:
+            result = await client.call_tool("get_average_income", {"area": "California"})
+            late = result.is_error and structured(result)["error"]["code"] == "DEADLINE_EXCEEDED"
+            if not late or time.monotonic() > deadline:
+                return
+
+
+@pytest.mark.usefixtures("upstream_warm")
 class TestIncomeOfAnAreaUpstream:
     @pytest.mark.parametrize(
         ("area", "level", "name", "amount", "moe"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import time
 from typing import Any
 
 import httpx
@@ -174,12 +175,35 @@ class TestHeaders:
         assert "etag" not in nearby.headers
 
 
+class TestAreas:
+    def test_population_and_income_of_an_area(self, client: Client) -> None:
+        texas = client.api.get("/v1/population", params={"area": "TX"})
+        deadline = time.monotonic() + 60  # a worker's first upstream area call: see test_areas
+        county = client.api.get("/v1/average-income", params={"area": "48453"})
+        while county.status_code == 504 and time.monotonic() < deadline:
+            county = client.api.get("/v1/average-income", params={"area": "48453"})
+        abroad = client.api.get("/v1/average-income", params={"area": "Vietnam"})
+
+        assert texas.status_code == 200, texas.text
+        assert_documented(texas)
+        assert (texas.json()["level"], texas.json()["areaId"]) == ("state", "US-TX")
+        assert texas.json()["year"] == 2019
+        assert county.status_code == 200, county.text
+        assert (county.json()["name"], county.json()["marginOfError"]) == (
+            "Travis County, Texas",
+            1_058,
+        )
+        assert abroad.status_code == 422, abroad.text
+        assert abroad.json()["error"]["code"] == "UNSUPPORTED"
+
+
 class TestErrors:
     @pytest.mark.parametrize(
         ("path", "query", "says"),
         [
             ("/v1/population", {"postal_code": "2139"}, 'did you mean "02139"'),
             ("/v1/population", {}, "exactly one of postal_code"),
+            ("/v1/population", {"postal_code": "78701", "area": "Texas"}, "exactly one"),
             ("/v1/geocode", {"query": "Paris", "lang": "fr"}, "lang: is not a known parameter"),
             ("/v1/geocode", {"query": "Paris", "limit": "x"}, "limit"),
             ("/v1/reverse-geocode", {"lat": "91", "lon": "0"}, "lat"),

