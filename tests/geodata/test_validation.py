@@ -64,6 +64,7 @@ class TestZipArguments:
     def test_normalised_with_defaults(self) -> None:
         assert validate_arguments("get_population", {"postal_code": " 94103-1234 "}) == {
             "postal_code": "94103",
+            "area": None,
             "country": "US",
         }
 
@@ -99,7 +100,9 @@ class TestZipArguments:
         )
 
     def test_missing_and_unknown_fields(self) -> None:
-        assert invalid("get_population", {}) == "postal_code: is required"
+        assert invalid("get_population", {}).startswith(
+            "arguments: give exactly one of postal_code (a US ZIP code) and area"
+        )
         message = invalid("get_population", {"postal_code": "10001", "zip": "1"})
         assert message.startswith("zip: is not a known argument")
 
