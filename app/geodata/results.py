@@ -114,7 +114,7 @@ class Measure(Result):
 
 
 class DemographicsResult(Result):
-    postal_code: str = ZIP_ECHO
+    postal_code: str = Field(description="The ZIP code answered")
     country_code: Literal["US"] = Field("US", description="US")
     place_name: str | None = Field(None, description="Main city")
     state: str | None = Field(None, description="State code")

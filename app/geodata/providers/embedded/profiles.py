@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from app.errors import NotFound
+from app.errors import NotFound, Unsupported
 from app.geodata.indices.sources import package_dir
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import DemographicsResult, Measure
@@ -120,6 +120,11 @@ def _measure(figure: Figure, raw: float) -> Measure:
 
 def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
     code = args.postal_code
+    if code is None:  # an `area` (the arguments hold exactly one)
+        raise Unsupported(
+            "get_demographics answers a US ZIP code (postal_code) only; for a state, county, "
+            "country or city use get_population or get_average_income"
+        )
     row = data.zip_row(code)
     if row is None:
         raise NotFound(f"ZIP code {code} is not a known US ZIP code")
