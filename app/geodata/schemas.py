@@ -241,8 +241,12 @@ class LatLon(Arguments):
 
 
 # a box's sides: their names say what they are (WGS84 degrees)
-_Lon = Annotated[float, Field(strict=True, ge=-180, le=180, allow_inf_nan=False)]
-_Lat = Annotated[float, Field(strict=True, ge=-90, le=90, allow_inf_nan=False)]
+_Lon = Annotated[
+    float, Field(strict=True, ge=-180, le=180, allow_inf_nan=False, description="Degrees")
+]
+_Lat = Annotated[
+    float, Field(strict=True, ge=-90, le=90, allow_inf_nan=False, description="Degrees")
+]
 
 
 class BBox(Arguments):

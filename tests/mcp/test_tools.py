@@ -37,6 +37,7 @@ TOOL_NAMES = {
     "reverse_geocode",
     "search_nearby",
     "static_map",
+    "get_demographics",
 }
 
 # One successful call of every tool (get_average_income goes to the fake Census API).
@@ -79,7 +80,7 @@ def raw_call(url: str, authorization: str | None, **headers: str) -> httpx.Respo
 
 class TestListTools:
     @pytest.mark.parametrize("mode", ["legacy", "auto"])
-    async def test_six_tools_with_schemas_and_annotations(
+    async def test_every_tool_with_schemas_and_annotations(
         self, stack: Stack, account: Account, mode: str
     ) -> None:
         async with connect(stack.mcp_url, account.api_key, mode) as client:
