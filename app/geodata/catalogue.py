@@ -29,7 +29,15 @@ _CREDIT = " 1 credit per answer; errors (NOT_FOUND too) cost 0."
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
 EMBEDDED_GEOCODE_COVERAGE = (
-    "the embedded data resolves cities and towns, regions, countries, US ZIP codes and airports"
+    "the embedded data resolves cities and towns, regions, countries, postal codes and airports"
+)
+# Countries with postal codes in the shipped data (the US: ZIP codes; GB: outward codes, CA:
+# first 3 characters); tests/geodata/test_postal_codes.py checks it against the index.
+POSTAL_COUNTRIES = (
+    "AD AR AS AT AU AX AZ BD BE BG BM BR BY CA CH CL CN CO CR CY CZ DE DK DO DZ EC EE ES FI FM "
+    "FO FR GB GF GG GL GP GT GU HR HT HU IE IM IN IS IT JE JP KR LI LK LT LU LV MA MC MD MH MK "
+    "MP MQ MT MW MX MY NC NL NO NZ PA PE PF PH PK PL PM PR PT PW RE RO RS RU SE SG SI SJ SK SM "
+    "TH TR UA US UY VA VI WF YT ZA"
 )
 UPSTREAM_GEOCODE_COVERAGE = (
     "landmarks, natural features and street addresses need the upstream geocoder"
@@ -123,12 +131,14 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "geocode",
             "Find places by name",
-            "Coordinates (WGS84) for a place: a US ZIP code, a city ('Austin, TX', 'München'), "
-            "a state or province, a country, an airport (code or name). An address resolves to "
-            "its most precise known part (`kind`, `matched`) with a lowered `confidence`. "
-            "Sorted by `confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` "
-            "say when a name fits several well-known places. NOT_FOUND when nothing matches."
-            "{coverage}" + _CREDIT,
+            "Coordinates (WGS84) for a place: a postal code ('10115 Berlin', 'SW1A 1AA'; bare "
+            "digits with `country`), a city ('Austin, TX', 'München'), a state or province, a "
+            "country, an airport (code or name: 'SFO', 'Heathrow'). An address resolves to its "
+            "most precise known part (`kind`, `matched`) with a lowered `confidence`. Sorted by "
+            "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
+            "name fits several well-known places; `warnings` name query parts not used. "
+            f"Postal codes (GB outward, CA 3 characters): {POSTAL_COUNTRIES}. "
+            "NOT_FOUND when nothing matches.{coverage}" + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
             "geocode",
@@ -148,7 +158,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "The place a point is in: the country whose border holds it, the populated "
             "place that covers it best. US: the state and county whose Census polygons "
             "hold it, a place of that state; elsewhere the place's subdivisions. ZIP: "
-            "nearest centres offline (`postalCodeCandidates`), by area via the upstream "
+            "nearest centres offline (`postalCodeCandidates`; other countries: "
+            "`nearestPostalCode`, as listed in geocode), by area via the upstream "
             "Census geocoder. NOT_FOUND beyond 300 km of any place." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
@@ -176,7 +187,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "Places near a point",
             "Places of one `category` within `radius_m` of a point, with `distanceM`, the "
             "most prominent first (airports by size class `type`, then scheduled service; "
-            'cities by `population`; ZIP codes nearest first); `order` "distance": nearest '
+            'cities by `population`; postal codes nearest first); `order` "distance": nearest '
             "first. {categories} More pages: pass `nextCursor` as `cursor`. NOT_FOUND when "
             "none is in range." + _CREDIT,
             schemas.SearchNearbyArgs,

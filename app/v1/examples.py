@@ -25,7 +25,7 @@ BATCH_RESULTS: dict[str, dict[str, Any]] = {
                 "status": 404,
                 "error": {
                     "code": "NOT_FOUND",
-                    "message": "No city, region, country, US ZIP code or airport "
+                    "message": "No city, region, country, postal code or airport "
                     "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
                     "need the upstream geocoder).",
                 },
@@ -67,7 +67,7 @@ ERRORS: dict[int, dict[str, Any]] = {
     403: {"code": "FORBIDDEN", "message": "This API key lacks the read:data scope"},
     404: {
         "code": "NOT_FOUND",
-        "message": "No city, region, country, US ZIP code or airport "
+        "message": "No city, region, country, postal code or airport "
         "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
         "need the upstream geocoder).",
     },

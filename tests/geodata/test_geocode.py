@@ -75,6 +75,9 @@ class TestOtherKinds:
     def test_zip_code(self) -> None:
         top = geocode("10001")[0]
         assert (top["kind"], top["postalCode"], top["confidence"]) == ("postal_code", "10001", 1.0)
+        # the same digits are a postal code elsewhere too: said, and `country` chooses
+        warnings = execute("geocode", {"query": "10001"}).structured["warnings"]
+        assert any("countries (US, " in w for w in warnings), warnings
         assert haversine_km(top["lat"], top["lon"], 40.7506, -73.9973) < 1
 
     def test_state_and_country(self) -> None:
@@ -139,7 +142,7 @@ class TestBeyondTheGazetteer:
             geocode(query)
         assert f"reads as {what}" in refused.value.message
         assert "need the upstream geocoder" in refused.value.message
-        assert "cities and towns, regions, countries, US ZIP codes and airports" in (
+        assert "cities and towns, regions, countries, postal codes and airports" in (
             refused.value.message
         )
 
@@ -164,10 +167,12 @@ class TestBeyondTheGazetteer:
         assert result["results"][0]["name"] != "Lake Tahoe"
         assert "places that carry the name" in result["warnings"][0]
 
-    @pytest.mark.parametrize("query", ["Paris", "Austin, TX", "Niagara Falls", "10001", "JFK"])
+    @pytest.mark.parametrize(
+        "query", ["Paris", "Austin, TX", "Niagara Falls", "10001 New York", "JFK"]
+    )
     def test_places_it_holds_have_no_warning(self, query: str) -> None:
         assert execute("geocode", {"query": query}).structured["warnings"] == []
 
     def test_nothing_matching_is_not_found_and_says_what_is_searched(self) -> None:
-        with pytest.raises(NotFound, match="No city, region, country, US ZIP code or airport"):
+        with pytest.raises(NotFound, match="No city, region, country, postal code or airport"):
             geocode("Xyzzyplughville")

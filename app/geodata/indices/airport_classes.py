@@ -37,6 +37,7 @@ class AirportClass:
     # set when OurAirports places the same airport elsewhere (see the module docstring)
     moved_to: tuple[float, float] | None = None
     name: str | None = None
+    known_as: str | None = None  # OurAirports' name ('Tokyo Haneda International Airport')
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,14 @@ def classify(airport: Airport, by_code: dict[str, list[OurAirportsRecord]]) -> A
             key=lambda pair: pair[0],
         )
         if km <= MATCH_KM:
-            return AirportClass(nearest.type, nearest.scheduled)
+            return AirportClass(nearest.type, nearest.scheduled, known_as=nearest.name)
     for record in candidates:
         if airport.iata and record.iata == airport.iata and record.country == airport.country:
             return AirportClass(
-                record.type, record.scheduled, moved_to=(record.lat, record.lon), name=record.name
+                record.type,
+                record.scheduled,
+                moved_to=(record.lat, record.lon),
+                name=record.name,
+                known_as=record.name,
             )
     return None

@@ -19,6 +19,7 @@ from app.geodata.indices.country_grid import build_country_grid
 from app.geodata.indices.feature_table import IndexBuilder, Progress
 from app.geodata.indices.nearest_grid import build_grid
 from app.geodata.indices.places_build import add_admin1, add_cities, add_countries, load_reference
+from app.geodata.indices.postal_build import add_postal_codes
 from app.geodata.indices.reverse_build import reverse_extras
 from app.geodata.indices.store import (
     LAYER_ISLAND,
@@ -34,6 +35,7 @@ STEPS = (
     "subdivisions",
     "countries",
     "ZIP codes",
+    "postal codes",
     "airports",
     "name index",
     "basemap",
@@ -79,6 +81,7 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     add_admin1(builder)
     add_countries(builder)
     add_zips(builder)
+    add_postal_codes(builder)
     add_airports(builder)
     _finish_features(builder)
     features = builder.arrays["reverse_features"]
@@ -110,6 +113,7 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
         "cities": builder.city_count,
         "localities": len(builder.arrays["reverse_features"]),
         "zips": len(builder.zip_codes),
+        "postalCodes": len(builder.arrays["postal_key"]),
         "airports": len(builder.arrays["airport_features"]),
         "names": len(builder.arrays["key_hash"]),
     }

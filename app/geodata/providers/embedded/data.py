@@ -152,6 +152,15 @@ class GeoData:
             {k: v for k, v in a.items() if k.startswith("cty_")}, raw.tables.get("usCounties", [])
         )
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
+        # postal codes outside the US (postal_build.py): found by code and through a grid
+        self.postal_first: int = raw.tables["postal"]["first"]
+        self.postal_countries: dict[str, int] = raw.tables["postal"]["countries"]
+        self.postal_place = StringTable.from_arrays(a, "postal_place")
+        self.postal_key = np.asarray(a["postal_key"])
+        self.postal_key_feature = np.asarray(a["postal_key_feature"])
+        self.postal_cell = np.asarray(a["postal_cell"])
+        self.postal_cell_off = np.asarray(a["postal_cell_off"])
+        self.postal_cell_feature = np.asarray(a["postal_cell_feature"])
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
         # per airport, in the order of airports.features (ascending feature ids)
         self.airport_type = np.asarray(a["airport_type"])
@@ -182,13 +191,17 @@ class GeoData:
         return self.admin2_names[index] if index >= 0 else None
 
     def label(self, feature: int) -> str:
-        """'Austin, Texas, US'; ZIPs read '78701, Austin, TX, US' as on an envelope."""
+        """'Austin, Texas, US'; ZIPs read '78701, Austin, TX, US' as on an envelope, other
+        postal codes '10115, Berlin, Berlin, DE' (code, place, admin1, country)."""
         kind = int(self.kind[feature])
         name = self.names[feature]
         country = self.country_code(feature)
         if kind == KIND_COUNTRY:
             return name
-        if kind == KIND_POSTAL:
+        if kind == KIND_POSTAL and feature >= self.postal_first:
+            place = self.postal_place[feature - self.postal_first]
+            parts = [name, place, self.admin1_name(feature), country]
+        elif kind == KIND_POSTAL:
             parts = [name, self.zip_place(name), self.zip_state_code(name), country]
         elif kind == KIND_AIRPORT:
             code = self.codes[feature]
@@ -209,6 +222,15 @@ class GeoData:
         if row >= len(features) or int(features[row]) != feature:
             return None, None
         return self.airport_class_at(row)
+
+    def airport_prominence_of(self, feature: int) -> int:
+        """prominence.airport_prominence of an airport feature (that of a small airport
+        when its class is not known)."""
+        features = self.airports.features
+        row = int(np.searchsorted(features, feature))
+        if row >= len(features) or int(features[row]) != feature:
+            return 4
+        return int(self.airport_prominence[row])
 
     def airport_class_at(self, row: int) -> tuple[str | None, bool | None]:
         scheduled = int(self.airport_scheduled[row])

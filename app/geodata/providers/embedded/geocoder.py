@@ -35,8 +35,9 @@ from app.geodata.indices.store import (
     Q_CODE,
     Q_NAME,
 )
-from app.geodata.providers.embedded import ambiguity, attribution
+from app.geodata.providers.embedded import ambiguity, attribution, postal_codes
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.prominence import airport_rank
 from app.geodata.providers.embedded.query_kinds import (
     beyond_gazetteer,
     not_found_message,
@@ -71,7 +72,7 @@ PARTIAL = 0.6  # factor when only part of the query matched (the town of an addr
 # Ranking adds PROMINENCE x log10(population): 10x the people outweighs an alternate name
 # ("Bombay" is Mumbai, not a hamlet called Bombay; "St. Petersburg" is the Russian one).
 PROMINENCE = 0.08
-AIRPORT_RANK = 100_000.0  # an airport ranks like a town of this size
+AIRPORT_CODE = 1.0  # base confidence of an airport whose IATA or ICAO code is the query
 
 
 def _score(base: float, rank: float) -> float:
@@ -106,12 +107,14 @@ class Offer(Protocol):
         zip_code: bool = False,
         weak: bool = False,
         alternate: bool = False,
+        as_matched: str | None = None,
     ) -> None: ...
 
 
 class Geocoder:
     def __init__(self, data: GeoData) -> None:
         self.data = data
+        self.country_codes = set(data.country_by_code)
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:
         country = None
@@ -119,12 +122,21 @@ class Geocoder:
             if args.country not in self.data.country_by_code:
                 raise InvalidArgument(f"country: {args.country!r} is not an ISO 3166-1 code")
             country = self.data.country_by_code[args.country]
-        candidates = self._candidates(args.query)
+        candidates, warnings = self._candidates(args.query)
         if country is not None:
             candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
+        # a bare code: say when its digits are a postal code in several countries
+        codes = sorted((c for c in candidates if c.zip), key=lambda c: -c.score)
+        if codes and len(codes) == len(candidates):
+            countries = list(dict.fromkeys(self.data.country_code(c.feature) or "?" for c in codes))
+            if len(countries) > 1:
+                warnings.append(postal_codes.several_countries(codes[0].matched, countries))
         # the most specific part, as a street address or landmark would be written first
         first_part = _ZIP.sub(" ", args.query.split(",")[0]).strip()
         beyond = beyond_gazetteer(first_part)
+        if beyond and any(c.zip for c in candidates):  # '1010 Wien': a code and a city
+            if beyond_gazetteer(self._without_codes(args.query).split(",")[0]) is None:
+                beyond = None
         if not candidates:
             if beyond:
                 raise Unsupported(unsupported_message(args.query, beyond))
@@ -147,7 +159,7 @@ class Geocoder:
             GeocodeCandidate.of(results[i] if i < len(results) else self._match(*scored[i]))
             for i in ambiguity.candidates(contenders)
         ]
-        best, warnings = candidates[0], []
+        best = candidates[0]
         if beyond and (best.matched != args.query or best.alternate):
             partial = best.matched if best.matched != args.query else None
             warnings.append(partial_warning(first_part, beyond, partial))
@@ -163,7 +175,8 @@ class Geocoder:
 
     # -- matching -----------------------------------------------------------------------------
 
-    def _candidates(self, query: str) -> list[_Candidate]:
+    def _candidates(self, query: str) -> tuple[list[_Candidate], list[str]]:
+        """The places a query may mean, and warnings naming what of it was not used."""
         found: dict[int, _Candidate] = {}
         matched = query
 
@@ -174,10 +187,12 @@ class Geocoder:
             zip_code: bool = False,
             weak: bool = False,
             alternate: bool = False,
+            as_matched: str | None = None,
         ) -> None:
+            text = matched if as_matched is None else as_matched
             if int(self.data.kind[feature]) == KIND_AIRPORT:
-                rank = max(rank, AIRPORT_RANK)
-            if matched != query:
+                rank = max(rank, airport_rank(self.data.airport_prominence_of(feature)))
+            if text != query:
                 base *= PARTIAL
             current = found.get(feature)
             if current is None or (not weak, base, rank) > (
@@ -185,25 +200,76 @@ class Geocoder:
                 current.base,
                 current.rank,
             ):
-                found[feature] = _Candidate(feature, base, rank, matched, zip_code, alternate, weak)
+                found[feature] = _Candidate(feature, base, rank, text, zip_code, alternate, weak)
 
-        zips = _ZIP.findall(query)
-        for code in zips:
-            row = self.data.zip_row(code)
-            if row is not None and int(self.data.zip_feature[row]) >= 0:
-                feature = int(self.data.zip_feature[row])
-                matched = query if normalize(query) == code else code
-                offer(feature, ZIP_MATCH, float(self.data.population[feature]), zip_code=True)
+        codes = postal_codes.tokens(query, self.country_codes)
+        hits = [(t, f) for t in codes for f in postal_codes.features_of(self.data, t.key)]
+        text = postal_codes.without(query, list(dict.fromkeys(t for t, _f in hits)))
         raw = [part.strip() for part in query.split(",")]
-        raw = [part for part in raw if normalize(_ZIP.sub(" ", part))]
-        parts = [normalize(_ZIP.sub(" ", part)) for part in raw]
+        stripped = [normalize(part) for part in text.split(",")]
+        raw = [r for r, part in zip(raw, stripped, strict=True) if part]
+        parts = [part for part in stripped if part]
+        # an airport's own IATA or ICAO code, alone or with 'airport': the airport first
+        code = normalize(query).removesuffix(" airport")
+        if len(code) in (3, 4) and code.isalnum():
+            for feature, quality in self.data.lookup_key(key_hash(code)):
+                if int(self.data.kind[feature]) == KIND_AIRPORT and (
+                    quality == Q_CODE or self.data.codes[feature].lower() == code
+                ):
+                    offer(feature, AIRPORT_CODE, 0.0, as_matched=query)
         fallback = False
         for i, part in enumerate(parts):
-            # the whole query matched when its first part did (and it held no ZIP code)
-            matched = query if i == 0 and not zips else ", ".join(raw[i:])
+            # the whole query matched when its first part did (and it held no postal code)
+            matched = query if i == 0 and not hits else ", ".join(raw[i:])
             context = [c for c in (self._context(p) for p in parts[i + 1 :]) if c is not None]
             fallback = self._match_part(part, context, fallback, offer) or fallback
-        return list(found.values())
+        warnings = self._offer_postal(query, hits, found, parts, offer)
+        return list(found.values()), warnings
+
+    def _without_codes(self, query: str) -> str:
+        codes = postal_codes.tokens(query, self.country_codes)
+        return postal_codes.without(
+            query, [t for t in codes if postal_codes.features_of(self.data, t.key)]
+        )
+
+    def _offer_postal(
+        self,
+        query: str,
+        hits: list[tuple[postal_codes.Token, int]],
+        found: dict[int, _Candidate],
+        parts: list[str],
+        offer: Offer,
+    ) -> list[str]:
+        """Offer the postal codes that the places named with them confirm (all of them when
+        no place is named): a code never outranks a place named in the same query that it
+        does not lie in. Returns warnings for the parts not used."""
+        places = sorted((c for c in found.values() if not c.weak), key=lambda c: -c.score)
+        tokens = list(dict.fromkeys(t for t, _f in hits))
+        address = beyond_gazetteer(postal_codes.without(query, tokens).split(",")[0]) is not None
+        # a confirmed code ranks like the place that confirms it: '28050 Madrid' is the
+        # Spanish code (Madrid, Spain), not the Mexican one (a village called Madrid)
+        support: dict[int, float] = {}
+        for _t, f in hits:
+            ranks = [c.rank for c in places if postal_codes.confirms(self.data, c.feature, f)]
+            if ranks:
+                support[f] = max(ranks)
+        confirmed = [(t, f) for t, f in hits if f in support]
+        offered = confirmed if places else hits
+        warnings = []
+        for token, feature in offered:
+            whole = normalize(query) == normalize(token.text) or (bool(confirmed) and not address)
+            rank = support.get(feature) or postal_codes.rank(self.data, feature)
+            text = query if whole else token.text
+            offer(feature, ZIP_MATCH, rank, zip_code=True, as_matched=text)
+        used = {t for t, _f in offered}
+        if not address:
+            for token in tokens:
+                if token not in used and places:
+                    label = self.data.label(places[0].feature)
+                    warnings.append(postal_codes.unused_code(token, label))
+            if not places and offered and parts:
+                warnings.append(postal_codes.unused_text(offered[0][0], " ".join(parts)))
+        return warnings
 
     def _match_part(self, part: str, context: list[Context], fallback: bool, offer: Offer) -> bool:
         words = part.split()[:MAX_WORDS]
@@ -237,6 +303,8 @@ class Geocoder:
             else:
                 base = NAME if quality == Q_NAME else ALTERNATE
             rank = float(data.population[feature])
+            if int(data.kind[feature]) == KIND_AIRPORT:
+                rank = airport_rank(data.airport_prominence_of(feature))
             scores[feature] = (base * (FALLBACK if fallback else 1.0), rank)
         # an admin1 yields to a namesake city inside it: 'New York' is the city first
         for feature, _quality in hits:

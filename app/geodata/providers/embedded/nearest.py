@@ -21,12 +21,18 @@ from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, REACH_KM, ROWS
 from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
-from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded import attribution, postal_codes
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.providers.embedded.prominence import nearby_order
-from app.geodata.providers.embedded.us_reverse import place_in_state, zip_candidates
+from app.geodata.providers.embedded.us_reverse import (
+    MAX_ZIP_KM,
+    ZipAnswer,
+    place_in_state,
+    zip_candidates,
+)
 from app.geodata.results import (
     NearbyPlace,
+    NearestPostalCode,
     ReverseGeocodeResult,
     SearchNearbyResult,
 )
@@ -176,9 +182,16 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         feature, km, warnings = place.feature, place.km, place.warnings
         if county.basis == "nearest_county":
             warnings.append(f"The point is just off {county.name}'s shore (the nearest county)")
-    zips = (
-        zip_candidates(data, args.lat, args.lon, county) if country_code in ZIP_COUNTRIES else None
-    )
+    zips = None
+    if country_code in ZIP_COUNTRIES:
+        zips = zip_candidates(data, args.lat, args.lon, county)
+    elif country_code in data.postal_countries:  # outside the US: postal_build.py's codes
+        near = postal_codes.nearest(data, args.lat, args.lon, MAX_ZIP_KM)
+        code = data.names[near[0]] if near else ""
+        zips = ZipAnswer(
+            [NearestPostalCode(code=code, distance_m=round(near[1] * 1000, 1))] if near else [],
+            None,
+        )
     return ReverseGeocodeResult(
         name=data.names[feature],
         label=data.label(feature),
@@ -225,6 +238,11 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     metres = haversine_km_many(args.lat, args.lon, data.lat[features], data.lon[features]) * 1000
     inside = metres <= args.radius_m
     hits, features, metres = hits[inside], features[inside], metres[inside]
+    if args.category == "postal_code":  # and those outside the US (no prominence: no hits)
+        more_features, km = postal_codes.within(data, args.lat, args.lon, radius_km)
+        features = np.concatenate([features, more_features])
+        metres = np.concatenate([metres, km * 1000])
+        hits = np.arange(len(features), dtype=np.intp)
     total = len(features)
     offset = offset_of(args.cursor)
     if total == 0:

@@ -45,3 +45,15 @@ def nearby_order(
     if prominence is None:
         return np.lexsort((features, metres))
     return np.lexsort((features, metres, -np.asarray(prominence, dtype=np.int64)))
+
+
+# geocode ranks a small airport with scheduled service like a town of this size
+AIRPORT_RANK = 100_000.0
+
+
+def airport_rank(prominence: int) -> float:
+    """The population an airport ranks like in geocode: x10 per class, x3 for scheduled
+    service (a large airport with airlines like a city of 10 M, so 'Heathrow' is the
+    airport, not the town in Florida; an airport named after its city never outranks it:
+    its name is only an alternate name, see airports_build.common_names)."""
+    return AIRPORT_RANK * 10 ** ((prominence - 5) / 2)

@@ -1,7 +1,7 @@
 """What a geocode query asks for that the shipped gazetteer cannot hold: a street address,
 a landmark or a natural feature.
 
-The embedded data names cities and towns, regions, countries, US ZIP codes and airports,
+The embedded data names cities and towns, regions, countries, postal codes and airports,
 nothing else. A query for something else is answered for what it is (UNSUPPORTED, or its
 town with a warning), never with a town that merely shares a word with it as if that
 were the answer.
@@ -62,6 +62,6 @@ def partial_warning(part: str, what: str, matched: str | None) -> str:
 
 def not_found_message(query: str) -> str:
     return (
-        f"No city, region, country, US ZIP code or airport matches {query!r} "
+        f"No city, region, country, postal code or airport matches {query!r} "
         f"({UPSTREAM_GEOCODE_COVERAGE})."
     )

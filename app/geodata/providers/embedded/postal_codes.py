@@ -1,0 +1,177 @@
+"""Postal codes in a query, and near a point, worldwide (US ZIP codes and postal_build.py's
+codes of other countries).
+
+A query's postal codes are its tokens that hold a digit ("10115", "1000-001", "LV-1001"),
+and full codes of the countries whose data is shorter: a British postcode is looked up by
+its outward code ("SW1A 1AA" -> SW1A), a Canadian one by its first three characters
+("M5V 3L9" -> M5V), a Dutch one by its digits ("3011 AB" -> 3011). The same digits are a
+code in several countries ("10115": New York and Berlin); geocoder.py decides which one the
+rest of the query confirms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from math import ceil, cos, radians
+
+import numpy as np
+import numpy.typing as npt
+
+from app.geodata.geometry import haversine_km, haversine_km_many
+from app.geodata.indices.postal_build import CELL_DEG, GRID_COLS, GRID_ROWS, postal_key
+from app.geodata.indices.store import KIND_ADMIN1, KIND_COUNTRY
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.text import key_hash
+
+_FULL_FORMS = (
+    re.compile(r"\b([A-Z]{1,2}\d[A-Z\d]?)\s?\d[A-Z]{2}\b"),  # GB: SW1A 1AA
+    re.compile(r"\b([A-Z]\d[A-Z])\s?\d[A-Z]\d\b"),  # CA: M5V 3L9
+    re.compile(r"\b(\d{4})\s?[A-Z]{2}\b"),  # NL: 3011 AB
+)
+_TOKEN = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+_US_ZIP = re.compile(r"^(\d{5})(?:-\d{4})?$")
+KM_PER_CELL = CELL_DEG * 111.19  # north-south extent of a grid cell
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # as written in the query
+    key: str  # postal_key() of the code it names
+    start: int
+    end: int
+
+
+def tokens(query: str, is_country: set[str]) -> list[Token]:
+    """The parts of `query` that may be postal codes, left to right, not overlapping.
+    A full-form match whose letters are a country code ("1010 AT") is read as digits."""
+    found: list[Token] = []
+    taken: list[tuple[int, int]] = []
+    # British and Canadian codes in any case; Dutch letters only as written ("2000 NY")
+    upper = "".join(ch.upper() if ch.isascii() else ch for ch in query)
+    for form, text in zip(_FULL_FORMS, (upper, upper, query), strict=True):
+        for match in form.finditer(text):
+            if form is _FULL_FORMS[2] and match.group(0)[-2:] in is_country:
+                continue
+            if any(match.start() < e and s < match.end() for s, e in taken):
+                continue
+            taken.append(match.span())
+            span = query[match.start() : match.end()]
+            found.append(Token(span, match.group(1), *match.span()))
+    for match in _TOKEN.finditer(query):
+        text = match.group(0)
+        if not any(ch.isdigit() for ch in text) or not 2 <= len(text) <= 10:
+            continue
+        if any(match.start() < e and s < match.end() for s, e in taken):
+            continue
+        us = _US_ZIP.match(text)
+        found.append(Token(text, us.group(1) if us else postal_key(text), *match.span()))
+    return sorted(found, key=lambda t: t.start)
+
+
+def without(query: str, found: list[Token]) -> str:
+    """The query with its postal codes blanked out (commas kept)."""
+    chars = list(query)
+    for token in found:
+        chars[token.start : token.end] = " " * (token.end - token.start)
+    return "".join(chars)
+
+
+def features_of(data: GeoData, key: str) -> list[int]:
+    """Every postal-code feature with the code `key` (postal_key form), US ZIPs first."""
+    features = []
+    if len(key) == 5 and key.isdigit():
+        row = data.zip_row(key)
+        if row is not None and int(data.zip_feature[row]) >= 0:
+            features.append(int(data.zip_feature[row]))
+    target = np.uint64(key_hash(key))
+    lo = int(np.searchsorted(data.postal_key, target, side="left"))
+    hi = int(np.searchsorted(data.postal_key, target, side="right"))
+    features.extend(int(f) for f in data.postal_key_feature[lo:hi])
+    return features
+
+
+def within(
+    data: GeoData, lat: float, lon: float, km: float
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    """Foreign postal codes at most `km` from the point, and their distances (unsorted)."""
+    rows_span = ceil(km / KM_PER_CELL) + 1
+    row = min(int((lat + 90.0) / CELL_DEG), GRID_ROWS - 1)
+    top = min(GRID_ROWS - 1, row + rows_span)
+    bottom = max(0, row - rows_span)
+    widest = max(abs(-90.0 + bottom * CELL_DEG), abs(-90.0 + (top + 1) * CELL_DEG))
+    shrink = cos(radians(min(widest, 89.9)))
+    cols_span = min(GRID_COLS // 2, ceil(km / (KM_PER_CELL * shrink)) + 1)
+    col = int((lon + 180.0) / CELL_DEG) % GRID_COLS
+    rows = np.arange(bottom, top + 1, dtype=np.int64)
+    cols = np.unique(np.arange(col - cols_span, col + cols_span + 1, dtype=np.int64) % GRID_COLS)
+    cells = (rows[:, None] * GRID_COLS + cols[None, :]).ravel()
+    at = np.searchsorted(data.postal_cell, cells)
+    at = np.minimum(at, len(data.postal_cell) - 1)
+    present = at[data.postal_cell[at] == cells]
+    if len(present) == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0)
+    offsets = data.postal_cell_off
+    features = np.concatenate(
+        [data.postal_cell_feature[offsets[i] : offsets[i + 1]] for i in present]
+    )
+    distances = haversine_km_many(lat, lon, data.lat[features], data.lon[features])
+    close = distances <= km
+    return np.asarray(features[close], dtype=np.int32), np.asarray(distances[close])
+
+
+def nearest(data: GeoData, lat: float, lon: float, max_km: float) -> tuple[int, float] | None:
+    """The nearest foreign postal code at most `max_km` away: (feature, km). Small radii
+    first: a dense city (Singapore lists 120,000 codes) answers from a few cells."""
+    for km in (2.0, 10.0, max_km):
+        features, distances = within(data, lat, lon, min(km, max_km))
+        if len(features):
+            best = int(np.argmin(distances))
+            return int(features[best]), float(distances[best])
+    return None
+
+
+def rank(data: GeoData, feature: int) -> float:
+    """What ranks a postal code in geocode: a US ZIP's residents; elsewhere its country's
+    population / 100,000 (bare '75008' is first the French one, '10001' the US ZIP)."""
+    if feature < data.postal_first:
+        return float(data.population[feature])
+    country = int(data.country[feature])
+    people = float(data.countries[country]["population"] or 0) if country >= 0 else 0.0
+    return max(1.0, people / 100_000)
+
+
+CONFIRM_KM = 60.0  # a city confirms the postal codes this close to its centre
+
+
+def confirms(data: GeoData, place: int, postal: int) -> bool:
+    """Whether a place named in the query is where the postal code lies: its country, its
+    admin1 (when the code's is known), or a city or airport within CONFIRM_KM."""
+    country = int(data.country[postal])
+    if country < 0 or int(data.country[place]) != country:
+        return False
+    kind = int(data.kind[place])
+    if kind == KIND_COUNTRY:
+        return True
+    if kind == KIND_ADMIN1:
+        return int(data.admin1[postal]) in (-1, int(data.admin1[place]))
+    lat, lon = float(data.lat[postal]), float(data.lon[postal])
+    return haversine_km(float(data.lat[place]), float(data.lon[place]), lat, lon) <= CONFIRM_KM
+
+
+def unused_code(token: Token, place_label: str) -> str:
+    return (
+        f"{token.text!r} was not used: no postal code {token.text!r} is known in or near "
+        f"{place_label}"
+    )
+
+
+def unused_text(token: Token, rest: str) -> str:
+    return f"only the postal code {token.text!r} matched; {rest!r} matched no place"
+
+
+def several_countries(code: str, countries: list[str]) -> str:
+    return (
+        f"postal code {code!r} exists in {len(countries)} countries ({', '.join(countries)}); "
+        f"the first result is in {countries[0]}: pass `country` to choose"
+    )
