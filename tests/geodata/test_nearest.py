@@ -30,7 +30,8 @@ class TestReverseGeocode:
             "FR",
             "Île-de-France",
         )
-        assert result["nearestPostalCode"] is None
+        # outside the US too (issue 41): the Hôtel de Ville is in 75004
+        assert result["nearestPostalCode"]["code"] == "75004"  # type: ignore[index]
         assert 0 < float(result["distanceKm"]) < 1  # type: ignore[arg-type]
 
     def test_us_point_has_county_and_zip(self) -> None:

@@ -66,7 +66,7 @@ class TestPostalCodesWorldwide:
         response = client.api.get("/v1/reverse-geocode", params={"lat": 52.5163, "lon": 13.3777})
         assert response.status_code == 200, response.text
         nearest = response.json()["nearestPostalCode"]
-        assert nearest["code"].startswith("10"), nearest
+        assert nearest["code"][:2] in ("10", "11"), nearest  # Berlin's codes
         assert len(nearest["code"]) == 5, nearest
         assert nearest["distanceM"] < 3000
 
@@ -78,7 +78,7 @@ class TestPostalCodesWorldwide:
         assert response.status_code == 200, response.text
         results = response.json()["results"]
         assert {r["countryCode"] for r in results} == {"FR"}
-        assert "75008" in {r["name"] for r in results}
+        assert all(r["name"].startswith("75") for r in results), results  # Paris
 
 
 class TestAirportsAsPeopleNameThem:

@@ -72,6 +72,7 @@ PARTIAL = 0.6  # factor when only part of the query matched (the town of an addr
 # Ranking adds PROMINENCE x log10(population): 10x the people outweighs an alternate name
 # ("Bombay" is Mumbai, not a hamlet called Bombay; "St. Petersburg" is the Russian one).
 PROMINENCE = 0.08
+CITY_OVER_AIRPORT = 100_000  # a city this big keeps its name from an airport's bare name
 AIRPORT_CODE = 1.0  # base confidence of an airport whose IATA or ICAO code is the query
 
 
@@ -125,18 +126,16 @@ class Geocoder:
         candidates, warnings = self._candidates(args.query)
         if country is not None:
             candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
-        # a bare code: say when its digits are a postal code in several countries
         codes = sorted((c for c in candidates if c.zip), key=lambda c: -c.score)
-        if codes and len(codes) == len(candidates):
-            countries = list(dict.fromkeys(self.data.country_code(c.feature) or "?" for c in codes))
-            if len(countries) > 1:
-                warnings.append(postal_codes.several_countries(codes[0].matched, countries))
+        if codes and len(codes) == len(candidates):  # a bare code: in several countries?
+            ccs = list(dict.fromkeys(self.data.country_code(c.feature) or "?" for c in codes))
+            warnings += [postal_codes.several_countries(codes[0].matched, ccs)][: len(ccs) > 1]
         # the most specific part, as a street address or landmark would be written first
         first_part = _ZIP.sub(" ", args.query.split(",")[0]).strip()
         beyond = beyond_gazetteer(first_part)
         if beyond and any(c.zip for c in candidates):  # '1010 Wien': a code and a city
-            if beyond_gazetteer(self._without_codes(args.query).split(",")[0]) is None:
-                beyond = None
+            bare = postal_codes.without_known(self.data, args.query, self.country_codes)
+            beyond = beyond_gazetteer(bare.split(",")[0]) and beyond
         if not candidates:
             if beyond:
                 raise Unsupported(unsupported_message(args.query, beyond))
@@ -174,7 +173,6 @@ class Geocoder:
         )
 
     # -- matching -----------------------------------------------------------------------------
-
     def _candidates(self, query: str) -> tuple[list[_Candidate], list[str]]:
         """The places a query may mean, and warnings naming what of it was not used."""
         found: dict[int, _Candidate] = {}
@@ -225,12 +223,6 @@ class Geocoder:
             fallback = self._match_part(part, context, fallback, offer) or fallback
         warnings = self._offer_postal(query, hits, found, parts, offer)
         return list(found.values()), warnings
-
-    def _without_codes(self, query: str) -> str:
-        codes = postal_codes.tokens(query, self.country_codes)
-        return postal_codes.without(
-            query, [t for t in codes if postal_codes.features_of(self.data, t.key)]
-        )
 
     def _offer_postal(
         self,
@@ -294,6 +286,12 @@ class Geocoder:
             hits = [(f, q) for f, q in hits if int(data.kind[f]) in (KIND_ADMIN1, KIND_COUNTRY)]
         if context:
             hits = [(f, q) for f, q in hits if all(self._inside(f, c) for c in context)]
+        # an airport's bare name never hides a city of that name ('Frankfurt', 'Naples')
+        if "airport" not in name.split() and any(
+            int(data.kind[f]) == KIND_CITY and int(data.population[f]) >= CITY_OVER_AIRPORT
+            for f, _q in hits
+        ):
+            hits = [(f, q) for f, q in hits if int(data.kind[f]) != KIND_AIRPORT]
         if not hits:
             return False
         scores: dict[int, tuple[float, float]] = {}
@@ -371,7 +369,6 @@ class Geocoder:
         )
 
     # -- output -------------------------------------------------------------------------------
-
     def _place(self, candidate: _Candidate, confidence: float) -> ambiguity.Place:
         data, feature = self.data, candidate.feature
         return ambiguity.Place(

@@ -77,6 +77,11 @@ def without(query: str, found: list[Token]) -> str:
     return "".join(chars)
 
 
+def without_known(data: GeoData, query: str, is_country: set[str]) -> str:
+    """The query with the postal codes that exist blanked out."""
+    return without(query, [t for t in tokens(query, is_country) if features_of(data, t.key)])
+
+
 def features_of(data: GeoData, key: str) -> list[int]:
     """Every postal-code feature with the code `key` (postal_key form), US ZIPs first."""
     features = []
