@@ -158,8 +158,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "The place a point is in: the country whose border holds it, the populated "
             "place that covers it best. US: the state and county whose Census polygons "
             "hold it, a place of that state; elsewhere the place's subdivisions. ZIP: "
-            "nearest centres offline (`postalCodeCandidates`; other countries: "
-            "`nearestPostalCode`, as listed in geocode), by area via the upstream "
+            "nearest centres offline (`postalCodeCandidates`; elsewhere "
+            "`nearestPostalCode`), by area via the upstream "
             "Census geocoder. NOT_FOUND beyond 300 km of any place." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
