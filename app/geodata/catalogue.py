@@ -147,8 +147,11 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             examples.GEOCODE,
             coverage=(
                 "cities and towns worldwide (GeoNames), regions, countries (names in many "
-                "languages), US ZIP codes and airports; a street address, landmark or natural "
-                "feature is UNSUPPORTED, or answers its town with a `warnings` entry",
+                "languages), postal codes (US ZIP codes; in 99 other countries GeoNames' codes, "
+                f"Great Britain by outward code, Canada by its first 3 characters: "
+                f"{POSTAL_COUNTRIES}), airports by IATA/ICAO code and common name; a street "
+                "address, landmark or natural feature is UNSUPPORTED, or answers its town with "
+                "a `warnings` entry",
                 "OpenStreetMap Nominatim: addresses, landmarks, everything it knows",
             ),
         ),
@@ -175,7 +178,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
                 "region polygons are shipped for other countries). ZIP codes: never by area "
                 "offline, the up to 3 nearest ZIP centres in the point's county "
                 "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
-                "`postalCodeUncertain` when the nearest two are comparably close)",
+                "`postalCodeUncertain` when the nearest two are comparably close); outside the "
+                "US the nearest postal code centre in the countries listed for geocode",
                 "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder "
                 "gives the ZIP (ZCTA), county and state whose polygons hold the point "
                 "(`postalCodeBasis` containment); if it is unavailable, the nearest address's "
@@ -197,7 +201,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "/v1/nearby",
             examples.SEARCH_NEARBY,
             coverage=(
-                f"categories {', '.join(OFFLINE_CATEGORIES)}",
+                f"categories {', '.join(OFFLINE_CATEGORIES)} (postal codes: the countries "
+                "listed for geocode)",
                 "OpenStreetMap Overpass: also "
                 + ", ".join(c for c in schemas.NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
             ),

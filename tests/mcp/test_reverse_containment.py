@@ -64,8 +64,10 @@ class TestStatesAndCounties:
         found = await reverse(stack, account, 48.8566, 2.3522)
         assert found["countryCode"] == "FR"
         assert found["countyFips"] is None
-        assert found["postalCodeCandidates"] == []
-        assert found["postalCodeBasis"] is None
+        # outside the US too, postal codes are nearest centres, never claimed by area
+        assert found["postalCode"] is None
+        assert found["postalCodeCandidates"][0]["code"] == "75004"
+        assert found["postalCodeBasis"] == "nearest_centre"
 
 
 class TestZipCandidates:
