@@ -16,25 +16,13 @@ import secrets
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from drill_stack import wait_for as wait_until
 from multihost_net import Network
 
 ROOT = Path(__file__).resolve().parent.parent
 RABBIT_USER, RABBIT_PASSWORD = "drill", "drill-broker-password"
-
-
-def wait_until(check: object, what: str, deadline_s: float, every: float = 0.3) -> None:
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        try:
-            if check():  # type: ignore[operator]
-                return
-        except Exception:
-            pass
-        time.sleep(every)
-    raise RuntimeError(f"{what}: not ready after {deadline_s:g} s")
 
 
 class DataHost:

