@@ -24,7 +24,7 @@ from app.geodata.examples import Example
 from app.geodata.providers.base import GeodataProvider
 from app.validation import describe_errors
 
-_CREDIT = " 1 credit per answer; errors (NOT_FOUND too) cost 0."
+_CREDIT = " 1 credit per answer; errors cost 0."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -75,10 +75,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_population",
             "Population of a US ZIP code, state, county, country or city",
-            'Residents of a US ZIP code (`postal_code`: "94103") or an `area`: a US state '
-            "('Texas', 'TX'), county ('Travis County, Texas', '48453'), country ('Vietnam', "
-            "'VN') or city ('Lyon, France'). `level`, `name`, `areaId` say what matched; an "
-            "ambiguous name answers the most populous, others in `candidates`. {coverage}"
+            "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX'), county "
+            "('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); `level`, "
+            "`name`, `areaId` say what matched, other readings in `candidates`. {coverage}"
             + _CREDIT,
             schemas.PopulationArgs,
             results.PopulationResult,
@@ -95,9 +94,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "get_average_income",
             "Median household income of a US ZIP code or area",
-            "The MEDIAN household income (not the mean) in USD of a US ZIP code "
-            "(`postal_code`) or an `area` (as in get_population); `year`, `period`, `source` "
-            "name the survey. Top-coded '250,000+': `amount` 250000, `lowerBound` true. "
+            "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
+            "or an `area` (as in get_population). Top-coded: `lowerBound` true. "
             "{coverage}" + _CREDIT,
             schemas.IncomeArgs,
             results.IncomeResult,
@@ -137,7 +135,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "most precise known part (`kind`, `matched`) with a lowered `confidence`. Sorted by "
             "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
             "name fits several well-known places; `warnings` name query parts not used. "
-            f"Postal codes (GB outward, CA 3 characters): {POSTAL_COUNTRIES}. "
+            "Postal codes of 100 countries (GB outward, CA 3 characters; docs/TOOLS.md). "
             "NOT_FOUND when nothing matches.{coverage}" + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,
@@ -158,12 +156,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "reverse_geocode",
             "Name the place at a point",
-            "The place a point is in: the country whose border holds it, the populated "
-            "place that covers it best. US: the state and county whose Census polygons "
-            "hold it, a place of that state; elsewhere the place's subdivisions. ZIP: "
-            "nearest centres offline (`postalCodeCandidates`; elsewhere "
-            "`nearestPostalCode`), by area via the upstream "
-            "Census geocoder. NOT_FOUND beyond 300 km of any place." + _CREDIT,
+            "The place a point is in: its country by border, the place covering it best; US: "
+            "state and county by Census polygons, a place of that state. ZIP: nearest centres "
+            "(`postalCodeCandidates`), never by area offline. NOT_FOUND beyond 300 km of any "
+            "place." + _CREDIT,
             schemas.ReverseGeocodeArgs,
             results.ReverseGeocodeResult,
             "reverse_geocode",
@@ -189,11 +185,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ToolSpec(
             "search_nearby",
             "Places near a point",
-            "Places of one `category` within `radius_m` of a point, with `distanceM`, the "
-            "most prominent first (airports by size class `type`, then scheduled service; "
-            'cities by `population`; postal codes nearest first); `order` "distance": nearest '
-            "first. {categories} More pages: pass `nextCursor` as `cursor`. NOT_FOUND when "
-            "none is in range." + _CREDIT,
+            "Places of one `category` within `radius_m` of a point, with `distanceM`, most "
+            'prominent first (`order` "distance": nearest first). {categories} Next page: '
+            "`nextCursor` as `cursor`. NOT_FOUND when none is in range." + _CREDIT,
             schemas.SearchNearbyArgs,
             results.SearchNearbyResult,
             "search_nearby",
