@@ -175,6 +175,8 @@ def _type(prop: dict[str, Any], schema: dict[str, Any]) -> str:
         return " or ".join(_type(option, schema) for option in prop["anyOf"])
     if prop.get("type") == "array":
         return f"list of {_type(prop.get('items', {}), schema)}"
+    if isinstance(prop.get("type"), list):  # {"type": ["number", "null"]}
+        return " or ".join(str(name) for name in prop["type"])
     return str(prop.get("type", "any"))
 
 

@@ -3,9 +3,9 @@ described and titled for agents, and always `source`, where the data came from."
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from app.geodata.schemas import BBox, LatLon
@@ -105,7 +105,10 @@ class IncomeResult(Result):
 class Measure(Result):
     topic: str = Field(description="e.g. age")
     name: str = Field(description="e.g. median_age")
-    value: int | float | None = Field(description="null if unpublished")
+    # a count stays an integer in JSON; "number" admits both
+    value: Annotated[int | float | None, WithJsonSchema({"type": ["number", "null"]})] = Field(
+        description="null if unpublished"
+    )
     unit: Literal["count", "percent", "dollars", "years", "minutes", "persons"] = Field(
         description="Of `value`"
     )

@@ -41,7 +41,7 @@ from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
-from app.mcp.tool_schemas import compact, described_once, output_schema
+from app.mcp.tool_schemas import input_schema, output_schema
 from app.observability.logs import bind_request_of
 from app.plans import Plan, limits_for
 from app.principal import CallerPrincipal
@@ -87,7 +87,7 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
         name=spec.name,
         title=spec.title,
         description=description_for(spec, settings),
-        input_schema=described_once(compact(input_schema_for(spec, settings))),
+        input_schema=input_schema(input_schema_for(spec, settings)),
         output_schema=output_schema(spec.result_model, *batch_result_models(spec.name)),
         annotations=types.ToolAnnotations(
             read_only_hint=spec.read_only,

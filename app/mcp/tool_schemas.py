@@ -2,30 +2,43 @@
 host pays for before the first question, so each thing is said once.
 
 - A tool's result model is written once, in `$defs`: the call's branch and its batch's
-  items both refer to it.
-- Errors are not described in each output schema. The official clients (the Python SDK
-  2.x `ClientSession.call_tool`, the TypeScript SDK 2.x `Client.callTool`, which the MCP
-  Inspector and mcp-remote bundle) validate only results without `isError`; older
-  TypeScript clients (1.x before typescript-sdk#1945) validate an error's
-  `structuredContent` too. One tiny branch, `{"required": ["error"]}`, admits the error
-  envelope for those; its fields are documented once, in docs/TOOLS.md and the server's
-  instructions.
+  items both refer to it. A definition used once is written where it is used.
+- Errors are not described in each output schema (a batch item's `error` is an object).
+  The official clients (the Python SDK 2.x `ClientSession.call_tool`, the TypeScript
+  SDK 2.x `Client.callTool`, which the MCP Inspector and mcp-remote bundle) validate only
+  results without `isError`; older TypeScript clients (1.x before typescript-sdk#1945)
+  validate an error's `structuredContent` too. One tiny branch, `{"required":
+  ["error"]}`, admits the error envelope for those; its fields are documented once, in
+  docs/TOOLS.md and the server's instructions.
 - No schema noise: no `title` (pydantic's titles repeat the property name), no
   `"default": null` (an absent optional is null); output schemas describe what the
   server sends, so they have no defaults (a result carries every field) and none of the
   arguments' bounds (`minimum`, `additionalProperties`, ...).
+- A `$defs` entry that another one subsumes (geocode's candidates are matches with fewer
+  fields) is written once: the other's schema admits everything the server sends there.
 - `T | None` is written `{"type": [T, "null"]}` where that says the same (one keyword
   instead of an anyOf of two branches: cheaper to read and to validate).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
 
+from app.geodata.batch import ItemError
+
 # Admits `{"error": {...}}`: for clients that validate error results against the schema.
 ERROR_BRANCH: dict[str, Any] = {"required": ["error"]}
+
+
+def input_schema(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's arguments schema as listed."""
+    schema = nullable_as_type_list(compact(arguments))
+    if schema.get("required") == []:
+        del schema["required"]
+    return described_once(schema)
 
 
 def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
@@ -42,7 +55,86 @@ def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
         else:
             branches.append(schema)
     combined = {"type": "object", "anyOf": [*branches, ERROR_BRANCH], "$defs": defs}
-    return described_once(compact(nullable_as_type_list(combined), output=True))
+    combined = _without_item_errors(compact(combined, output=True))
+    merged = subsumed_defs_merged(combined)
+    return described_once(nullable_as_type_list(single_use_defs_inlined(merged)))
+
+
+def single_use_defs_inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each `$defs` entry referred to once written where it is referred to
+    (a description beside the `$ref` is the one kept)."""
+    defs: dict[str, Any] = dict(schema.get("$defs", {}))
+    text = json.dumps(schema)
+    inlined = {
+        name
+        for name, definition in defs.items()
+        if text.count(f'"#/$defs/{name}"') == 1
+        and f'"#/$defs/{name}"' not in json.dumps(definition)  # not recursive
+    }
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+        beside = {key: value for key, value in node.items() if key != "$ref"}
+        if name in inlined and set(beside) <= {"description"}:
+            return {**inline(defs[name]), **beside}
+        return {key: inline(value) for key, value in node.items() if key != "$defs"}
+
+    result: dict[str, Any] = inline(schema)
+    kept = {name: inline(value) for name, value in defs.items() if name not in inlined}
+    if kept:
+        result["$defs"] = kept
+    return result
+
+
+def _without_item_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """A batch item's `error` as a plain object: its fields are the error envelope's."""
+    defs = schema["$defs"]
+    name = ItemError.__name__
+    if defs.pop(name, None) is None:
+        return schema
+    plain = json.dumps({"type": "object"})
+    return json.loads(json.dumps(schema).replace(json.dumps({"$ref": f"#/$defs/{name}"}), plain))
+
+
+def subsumed_defs_merged(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each `$defs` entry D that another entry E subsumes replaced by E: every
+    property of D is E's with the same type, and E requires nothing D does not. The
+    server's instances of D are then instances of E (neither forbids other properties)."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def shape(prop: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in prop.items() if key != "description"}
+
+    def subsumes(wide: dict[str, Any], narrow: dict[str, Any]) -> bool:
+        wide_props, narrow_props = wide.get("properties", {}), narrow.get("properties", {})
+        return bool(narrow_props) and (
+            set(wide.get("required", [])) <= set(narrow.get("required", []))
+            and all(
+                name in wide_props and shape(wide_props[name]) == shape(prop)
+                for name, prop in narrow_props.items()
+            )
+        )
+
+    replaced: dict[str, str] = {}
+    for narrow_name, narrow in defs.items():
+        if narrow_name in replaced.values():  # another's replacement stays
+            continue
+        for wide_name, wide in defs.items():
+            if wide_name != narrow_name and wide_name not in replaced and subsumes(wide, narrow):
+                replaced[narrow_name] = wide_name
+                break
+    if not replaced:
+        return schema
+    text = json.dumps({**schema, "$defs": {k: v for k, v in defs.items() if k not in replaced}})
+    for narrow_name, wide_name in replaced.items():
+        text = text.replace(f'"#/$defs/{narrow_name}"', f'"#/$defs/{wide_name}"')
+    merged: dict[str, Any] = json.loads(text)
+    return merged
 
 
 def described_once(schema: dict[str, Any]) -> dict[str, Any]:
@@ -52,13 +144,15 @@ def described_once(schema: dict[str, Any]) -> dict[str, Any]:
     defs: dict[str, Any] = schema.get("$defs", {})
     seen: set[tuple[str, str]] = set()
     walked: set[str] = set()
+    visited: set[int] = set()  # each node once: the anyOf is met first, then in the schema
 
     def walk(node: Any) -> None:
         if isinstance(node, list):
             for item in node:
                 walk(item)
-        if not isinstance(node, dict):
+        if not isinstance(node, dict) or id(node) in visited:
             return
+        visited.add(id(node))
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in walked:
             walked.add(ref)

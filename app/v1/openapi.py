@@ -284,7 +284,8 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
     else:
         operation["description"] = call_description(spec, settings)
         operation["parameters"] = _parameters(route, settings)
-        statuses += [402, 404, 429] + ([422] if route.tool == "search_nearby" else [])
+        # 422: UNSUPPORTED, what a deployment does not cover (an area offline, a landmark)
+        statuses += [402, 404, 422, 429]
         content: dict[str, Any] = {
             "application/json": {
                 "schema": _schema_name(spec.result_model),

@@ -3,6 +3,8 @@ same instances as pydantic's anyOf and costs clients less to validate."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import jsonschema
@@ -11,7 +13,11 @@ import pytest
 from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.server import tool_definition
-from app.mcp.tool_schemas import nullable_as_type_list
+from app.mcp.tool_schemas import (
+    nullable_as_type_list,
+    single_use_defs_inlined,
+    subsumed_defs_merged,
+)
 
 
 def null_branches(schema: Any) -> list[Any]:
@@ -75,3 +81,55 @@ def test_no_listed_output_schema_keeps_a_plain_nullable_anyof() -> None:
         for branches in null_branches(schema):
             (other,) = [branch for branch in branches if branch != {"type": "null"}]
             assert "$ref" in other or "enum" in other, (spec.name, branches)
+
+
+def test_a_def_with_fewer_fields_of_the_same_types_is_written_once() -> None:
+    match = {
+        "properties": {"name": {"type": "string"}, "postalCode": {"type": ["string", "null"]}},
+        "required": ["name"],
+    }
+    candidate = {"properties": {"name": {"type": "string", "description": "As above"}}}
+    other = {"properties": {"name": {"type": "integer"}}}
+    schema = {
+        "anyOf": [{"$ref": "#/$defs/Candidate"}, {"$ref": "#/$defs/Other"}],
+        "$defs": {"Candidate": candidate, "Match": match, "Other": other},
+    }
+
+    # Candidate requires no name, so Match (which does) does not subsume it
+    assert subsumed_defs_merged(schema) == schema
+
+    candidate["required"] = ["name"]
+    merged = subsumed_defs_merged(schema)
+
+    assert merged["anyOf"] == [{"$ref": "#/$defs/Match"}, {"$ref": "#/$defs/Other"}]
+    assert set(merged["$defs"]) == {"Match", "Other"}  # Other's name is an integer
+
+
+def test_a_def_used_once_is_written_where_it_is_used() -> None:
+    schema = {
+        "anyOf": [{"$ref": "#/$defs/Once"}, {"$ref": "#/$defs/Twice"}],
+        "$defs": {
+            "Once": {"properties": {"a": {"$ref": "#/$defs/Twice"}}},
+            "Twice": {"properties": {"b": {"type": "string"}}},
+        },
+    }
+
+    assert single_use_defs_inlined(schema) == {
+        "anyOf": [
+            {"properties": {"a": {"$ref": "#/$defs/Twice"}}},
+            {"$ref": "#/$defs/Twice"},
+        ],
+        "$defs": {"Twice": {"properties": {"b": {"type": "string"}}}},
+    }
+
+
+def test_every_def_a_listed_schema_refers_to_is_there() -> None:
+    settings = Settings()
+    for spec in TOOL_SPECS.values():
+        schema = tool_definition(spec, settings).output_schema
+        assert schema is not None
+        text = json.dumps(schema)
+        for name in re.findall(r'"#/\$defs/([^"]+)"', text):
+            assert name in schema.get("$defs", {}), (spec.name, name)
+        for name in schema.get("$defs", {}):
+            assert text.count(f'"#/$defs/{name}"') >= 2, (spec.name, name)  # else inlined
