@@ -101,7 +101,8 @@ class TestListTools:
         assert tools["geocode"].input_schema["additionalProperties"] is False
         call, batch, error = tools["geocode"].output_schema["anyOf"]
         assert call == {"$ref": "#/$defs/GeocodeResult"}  # written once, for batches too
-        assert batch["properties"]["results"]["items"] == {"$ref": "#/$defs/GeocodeBatchItem"}
+        item = batch["properties"]["results"]["items"]  # used once: written in place
+        assert item["properties"]["result"]["anyOf"][0] == {"$ref": "#/$defs/GeocodeResult"}
         assert error == {"required": ["error"]}  # the envelope, for clients that check errors
         category = tools["search_nearby"].input_schema["properties"]["category"]
         assert category["enum"] == ["city", "airport", "postal_code"]  # what is answered here
