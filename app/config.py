@@ -16,7 +16,12 @@ from app import production
 from app.production import DEFAULT_MAIL_FROM
 
 UpstreamTool = Literal[
-    "get_population", "get_average_income", "geocode", "reverse_geocode", "search_nearby"
+    "get_population",
+    "get_average_income",
+    "get_demographics",
+    "geocode",
+    "reverse_geocode",
+    "search_nearby",
 ]
 # Who answers a tool: the embedded datasets, the upstream HTTP providers, or one of them
 # first (see app/geodata/service.py). static_map is embedded only.
@@ -160,7 +165,7 @@ class Settings(BaseSettings):
     tool_providers: dict[UpstreamTool, ToolPolicy] = {}
     nominatim_url: str = "https://nominatim.openstreetmap.org"  # geocode, reverse_geocode
     overpass_url: str = "https://overpass-api.de/api"  # search_nearby
-    census_url: str = "https://api.census.gov/data"  # get_population, get_average_income
+    census_url: str = "https://api.census.gov/data"  # population, income, demographics
     census_year: int = 2023  # ACS 5-year release asked of the Census API
     census_api_key: SecretStr | None = None  # optional; the Census API limits keyless use
     # reverse_geocode (US): the ZCTA, county and state polygons that hold the point

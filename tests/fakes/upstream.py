@@ -1,7 +1,7 @@
 """Fake upstream geodata providers: a real HTTP server on 127.0.0.1 speaking the wire
-formats of Nominatim (search, reverse), Overpass (interpreter), the US Census ACS API, the
-Census geocoder (census_geocoder.py) and an XYZ PNG tile server, with fault injection for
-retry and outage tests.
+formats of Nominatim (search, reverse), Overpass (interpreter), the US Census ACS API (and
+its data profiles: census_profile.py), the Census geocoder (census_geocoder.py) and an XYZ
+PNG tile server, with fault injection for retry and outage tests.
 
 Faults are set over HTTP (`POST /_faults`), so a worker in another process sees them too:
 `{"service": "census", "status": 503, "count": 2, "retry_after": 0}` fails the next two
@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.embedded_redis import free_port
+from tests.fakes import census_profile
 from tests.fakes.census_geocoder import geographies
 
 OSM_LICENCE = "Data © OpenStreetMap contributors, ODbL 1.0. http://osm.org/copyright"
@@ -313,6 +314,19 @@ def create_fake_app(state: FakeState) -> Starlette:
         data = [f"ZCTA5 {zcta}" if v == "NAME" else str(values.get(v)) for v in get]
         return JSONResponse([header, [*data, zcta]])
 
+    async def acs_profile(request: Request) -> Response:
+        if failure := await faulted("census", request):
+            return failure
+        query = request.query_params
+        status, body = census_profile.answer(
+            query.get("get", "").split(","), query.get("for", ""), query.get("in", "")
+        )
+        if status == 204:
+            return Response(status_code=204)
+        if status != 200:
+            return Response(str(body), status)
+        return JSONResponse(body)
+
     async def census_geographies(request: Request) -> Response:
         if failure := await faulted("census-geocoder", request):
             return failure
@@ -358,6 +372,7 @@ def create_fake_app(state: FakeState) -> Starlette:
             Route("/reverse", reverse),
             Route("/api/interpreter", interpreter, methods=["POST", "GET"]),
             Route("/data/{year:int}/acs/acs5", acs),
+            Route("/data/{year:int}/acs/acs5/profile", acs_profile),
             Route("/geocoder/geographies/coordinates", census_geographies),
             Route("/tiles/{z:int}/{x:int}/{y:int}.png", tile),
             Route("/_faults", set_fault, methods=["POST"]),

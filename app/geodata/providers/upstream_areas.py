@@ -1,5 +1,6 @@
 """Population and median household income of a named US area from the Census ACS API:
-the nation, a state, a county or a place (a city), newest vintage, with margins of error.
+the nation, a state, a county or a place (a city), newest vintage, with margins of error;
+`geography` is the same reading for the demographic profile (`upstream_profiles`).
 
 The name is resolved offline (`app.geodata.areas.resolve_area`, the same reading the
 embedded answer uses); the Census then answers for its FIPS codes. A city is matched to
@@ -42,7 +43,16 @@ def _place_code(api: CensusAcsApi, match: AreaMatch) -> str:
     raise NotFound(f"The Census has no place named {match.city!r} in {match.state_code}")
 
 
-def estimate(api: CensusAcsApi, text: str) -> AreaEstimate:
+@dataclass(frozen=True)
+class AreaGeography:
+    """The area a name means, as the Census API's `for` (and `in`) asks for it."""
+
+    match: AreaMatch
+    geo_for: str
+    geo_in: str | None
+
+
+def geography(api: CensusAcsApi, text: str) -> AreaGeography:
     match = resolve_area(text)
     if match.country_code != "US" or (match.level == "city" and match.state_fips is None):
         raise Unsupported(
@@ -61,8 +71,13 @@ def estimate(api: CensusAcsApi, text: str) -> AreaEstimate:
         except UpstreamStatusError as exc:
             raise NotFound(f"No Census places listed for {match.state_code}") from exc
         geo_in = f"state:{match.state_fips}"
+    return AreaGeography(match=match, geo_for=geo_for, geo_in=geo_in)
+
+
+def estimate(api: CensusAcsApi, text: str) -> AreaEstimate:
+    where = geography(api, text)
     try:
-        acs = census.area(api, geo_for, geo_in)
+        acs = census.area(api, where.geo_for, where.geo_in)
     except UpstreamStatusError as exc:
-        raise NotFound(f"No ACS estimates for {match.name}") from exc
-    return AreaEstimate(match=match, name=acs.name, acs=acs)
+        raise NotFound(f"No ACS estimates for {where.match.name}") from exc
+    return AreaEstimate(match=where.match, name=acs.name, acs=acs)

