@@ -6,14 +6,16 @@ through the real server and worker (this stack's get_demographics policy is `ups
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import httpx
 import pytest
 
 from app.errors import NotFound, Unsupported
-from app.geodata.measures import MEASURES
-from app.upstream.census_profile import VARIABLES, CensusProfileApi, margin_of
+from app.geodata.measures import BY_NAME, MEASURES
+from app.geodata.providers.upstream_profiles import measure
+from app.upstream.census_profile import VARIABLES, CensusProfileApi, ProfileFigure, margin_of
 from app.upstream.client import RetryPolicy, UpstreamClient
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import Stack, connect, structured
@@ -73,6 +75,29 @@ class TestWireFormat:
         with pytest.raises(Unsupported, match="known: 2022, 2023"):
             api(upstream, year=2019).profile(["median_age"], "state:48")
         assert upstream.requests("census") == 0
+
+
+class TestMeasures:
+    @pytest.mark.parametrize(
+        ("estimate", "margin", "value", "note"),
+        [
+            (-999_999_999, None, None, "no estimate (too few sample observations)"),
+            (-888_888_888, None, None, "no estimate (not applicable)"),
+            (None, None, None, "no estimate in the Census's answer"),
+            (9_999, 500, None, "below $10,000 (the Census's bottom code)"),
+            (250_000, -555_555_555, 250_000, "no margin of error (the estimate is controlled"),
+        ],
+    )
+    def test_what_is_not_a_figure_is_null_and_noted(
+        self, estimate: float | None, margin: float | None, value: int | None, note: str
+    ) -> None:
+        notes: dict[str, list[str]] = defaultdict(list)
+        answered = measure(BY_NAME["median_home_value"], ProfileFigure(estimate, margin), notes)
+
+        assert (answered.value, answered.margin_of_error) == (value, None)
+        [(why, names)] = notes.items()
+        assert why.startswith(note)
+        assert names == ["median_home_value"]
 
 
 class TestZipCode:
@@ -179,6 +204,16 @@ class TestAreas:
         )
         assert len(measures) == len(MEASURES)
         assert caller.used() == 1
+
+    async def test_an_ambiguous_name_answers_the_most_populous_and_names_the_others(
+        self, upstream_stack: Stack, caller: Caller
+    ) -> None:
+        answer = structured(
+            await demographics(upstream_stack, caller, {"area": "Georgia", "topics": ["age"]})
+        )
+
+        assert (answer["level"], answer["areaId"]) == ("state", "US-GA")
+        assert "'Georgia' may also mean: Georgia (country, GE)" in answer["warnings"]
 
     async def test_a_controlled_estimate_has_no_margin_and_says_why(
         self, upstream_stack: Stack, caller: Caller
