@@ -97,9 +97,16 @@ class QuotaExceeded(AppError):
 
 
 class UpstreamUnavailable(AppError):
+    """The outside provider failed or is shed by its breaker; it costs nothing."""
+
     code = "UPSTREAM_UNAVAILABLE"
     status = 503
     default_message = "Upstream data provider unavailable"
+
+    def __init__(self, message: str | None = None, **details: Any) -> None:
+        # the provider may be back on the next try: a client's retry logic reads this
+        details.setdefault("retryable", True)
+        super().__init__(message, **details)
 
 
 class DeadlineExceeded(AppError):

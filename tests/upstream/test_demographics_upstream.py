@@ -304,7 +304,8 @@ class TestOutage:
 
         assert result.is_error
         error = structured(result)["error"]
-        assert error["code"] == "UPSTREAM_UNAVAILABLE"  # retryable by its code (the spec)
+        assert error["code"] == "UPSTREAM_UNAVAILABLE"
+        assert error["retryable"] is True
         assert "no credit was charged" in error["message"]
         assert "Try again" in error["message"]
         assert upstream.requests("census") >= 1
