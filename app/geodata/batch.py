@@ -1,11 +1,15 @@
-"""Batches of `geocode` and `reverse_geocode`: up to 100 calls in one request, answered
-one to one, each item priced, limited and validated like the call alone.
+"""Batches: up to 100 calls of one tool in one request, answered one to one, each item
+priced, limited and validated like the call alone (`BATCH_FORMS`: geocode,
+reverse_geocode, get_population, get_average_income, get_demographics).
 
 Two forms carry the same items. The HTTP API takes `{"items": [<arguments>, ...]}`,
 each item exactly the tool's arguments; MCP agents give the tool a list instead of its
-single argument (`geocode` with `queries`, `reverse_geocode` with `points`). Either way
-the answer is a `BatchResult`: `results[i]` answers item i, with the data or the error
-that call alone would have given.
+single argument (`geocode` with `queries`, `reverse_geocode` with `points`, the
+demographic tools with `postal_codes` or `areas`), the tool's other arguments then
+shared by every item. Either way the answer is a `BatchResult`: `results[i]` answers
+item i, with the data or the error that call alone would have given. An item that is not
+a valid call is answered INVALID_ARGUMENT in its place; only a malformed list (not a
+list, empty, over 100, an item that is not an object) refuses the whole batch.
 """
 
 from __future__ import annotations
@@ -14,46 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from app.errors import InvalidArgument
 from app.geodata import results, schemas
-from app.geodata.results import Result
-from app.validation import describe_errors
 
 MAX_BATCH_ITEMS = 100
-
-
-class GeocodeQueries(schemas.Arguments):
-    """`geocode` given several queries (the MCP batch form); each query is then checked
-    as a `geocode` call of its own, with the shared `country` and `limit`."""
-
-    queries: list[Any] = Field(
-        min_length=1,
-        max_length=MAX_BATCH_ITEMS,
-        json_schema_extra={"items": {"type": "string", "minLength": 1, "maxLength": 256}},
-        description=f"Instead of `query`: up to {MAX_BATCH_ITEMS}",
-    )
-    country: Any = None
-    limit: Any = 5
-
-    def items(self) -> list[Any]:
-        return [{"query": q, "country": self.country, "limit": self.limit} for q in self.queries]
-
-
-class ReversePoints(schemas.Arguments):
-    """`reverse_geocode` given several points (the MCP batch form); each point is then
-    checked as a `reverse_geocode` call of its own."""
-
-    points: list[Any] = Field(
-        min_length=1,
-        max_length=MAX_BATCH_ITEMS,
-        json_schema_extra={"items": schemas.LatLon.model_json_schema()},
-        description=f"Instead of `lat` and `lon`: up to {MAX_BATCH_ITEMS} points",
-    )
-
-    def items(self) -> list[Any]:
-        return list(self.points)
 
 
 class ItemError(BaseModel):
@@ -65,60 +35,101 @@ class ItemError(BaseModel):
     message: str = Field(description="What went wrong")
 
 
-class BatchItem(Result):
+class BatchItem(results.Result):
     status: int = Field(description="This item's HTTP status")
     error: ItemError | None = Field(None, description="Why the item has no answer")
 
 
-class BatchResult(Result):
+class BatchResult(results.Result):
     credits: int = Field(description="Credits charged: one per item that returned data")
 
 
-class GeocodeBatchItem(BatchItem):
-    result: results.GeocodeResult | None = Field(None, description="The item's answer")
+def _batch_result(tool: type[results.Result]) -> type[BatchResult]:
+    """The batch result of a tool whose call answers `tool`, named after it (`tool`
+    GeocodeResult: GeocodeBatchResult of GeocodeBatchItem)."""
+    stem = tool.__name__.removesuffix("Result")
+    item = create_model(
+        f"{stem}BatchItem",
+        __base__=BatchItem,
+        __module__=__name__,
+        result=(tool | None, Field(None, description="The item's answer")),  # type: ignore[arg-type]
+    )
+    return create_model(
+        f"{stem}BatchResult",
+        __base__=BatchResult,
+        __module__=__name__,
+        results=(list[item], Field(description="One per item, in the order given")),
+    )
 
 
-class GeocodeBatchResult(BatchResult):
-    results: list[GeocodeBatchItem] = Field(description="One per query, in the order given")
+@dataclass(frozen=True)
+class BatchList:
+    """A list argument that carries a batch for agents: each element is one call's
+    `replaces` argument, or (several) an object of them."""
 
+    argument: str
+    replaces: tuple[str, ...]
+    # the JSON schema of an element: its shape only, each item is validated as a call
+    element: dict[str, Any]
 
-class ReverseGeocodeBatchItem(BatchItem):
-    result: results.ReverseGeocodeResult | None = Field(None, description="The item's answer")
+    def item(self, element: Any, shared: Mapping[str, Any]) -> Any:
+        if len(self.replaces) == 1:
+            return {**shared, self.replaces[0]: element}
+        return {**shared, **element} if isinstance(element, Mapping) else element
 
-
-class ReverseGeocodeBatchResult(BatchResult):
-    results: list[ReverseGeocodeBatchItem] = Field(description="One per point, in order")
+    def schema(self) -> dict[str, Any]:
+        replaced = "/".join(f"`{name}`" for name in self.replaces)
+        return {
+            "type": "array",
+            "items": self.element,
+            "minItems": 1,
+            "maxItems": MAX_BATCH_ITEMS,
+            "description": f"Instead of {replaced}",
+        }
 
 
 @dataclass(frozen=True)
 class BatchForm:
-    """A tool's batch: the argument that carries it for agents, its model, its result."""
+    """A tool's batch: the list arguments that carry it for agents (one per call), the
+    arguments every item shares, the batch's result."""
 
-    argument: str
-    model: type[GeocodeQueries] | type[ReversePoints]
+    lists: tuple[BatchList, ...]
+    shared: tuple[str, ...]
     result_model: type[BatchResult]
-    # the single call's arguments that the batch argument replaces
-    replaces: tuple[str, ...]
-    # what the tool's description says of it
-    note: str
 
+    @property
+    def replaces(self) -> tuple[str, ...]:
+        """The single call's arguments that a list replaces."""
+        return tuple(name for batch in self.lists for name in batch.replaces)
+
+    def note(self) -> str:
+        """What the tool's description says of it."""
+        lists = " or ".join(f"`{batch.argument}`" for batch in self.lists)
+        return f"Batch: {lists}; `results[i]` answers item i."
+
+
+_STRING = {"type": "string"}
+_ZIP_LISTS = (
+    BatchList("postal_codes", ("postal_code",), _STRING),
+    BatchList("areas", ("area",), _STRING),
+)
 
 BATCH_FORMS: dict[str, BatchForm] = {
+    "get_population": BatchForm(_ZIP_LISTS, ("country",), _batch_result(results.PopulationResult)),
+    "get_average_income": BatchForm(_ZIP_LISTS, ("country",), _batch_result(results.IncomeResult)),
+    # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
+    "get_demographics": BatchForm(
+        _ZIP_LISTS[:1], ("topics", "country"), _batch_result(results.DemographicsResult)
+    ),
     "geocode": BatchForm(
-        "queries",
-        GeocodeQueries,
-        GeocodeBatchResult,
-        ("query",),
-        "Several places at once: `queries` instead of `query`; `results[i]` answers "
-        "queries[i], 1 credit per query found.",
+        (BatchList("queries", ("query",), _STRING),),
+        ("country", "limit"),
+        _batch_result(results.GeocodeResult),
     ),
     "reverse_geocode": BatchForm(
-        "points",
-        ReversePoints,
-        ReverseGeocodeBatchResult,
-        ("lat", "lon"),
-        "Several points at once: `points` instead of `lat`/`lon`; `results[i]` answers "
-        "points[i], 1 credit per point named.",
+        (BatchList("points", ("lat", "lon"), schemas.LatLon.model_json_schema()),),
+        (),
+        _batch_result(results.ReverseGeocodeResult),
     ),
 }
 
@@ -126,22 +137,36 @@ BATCH_FORMS: dict[str, BatchForm] = {
 def is_batch_call(name: str, arguments: Mapping[str, Any] | None) -> bool:
     """True when an agent called `name` in its batch form."""
     form = BATCH_FORMS.get(name)
-    return form is not None and isinstance(arguments, Mapping) and form.argument in arguments
+    return (
+        form is not None
+        and isinstance(arguments, Mapping)
+        and any(batch.argument in arguments for batch in form.lists)
+    )
 
 
 def batch_items(name: str, arguments: Mapping[str, Any]) -> list[Any]:
-    """The items of an agent's batch call (each then validated as a call of its own)."""
+    """The items of an agent's batch call, the shared arguments in each (each item then
+    validated as a call of its own); InvalidArgument when the call is not a batch."""
     form = BATCH_FORMS[name]
-    given = [argument for argument in form.replaces if argument in arguments]
-    if given:
+    given = [batch for batch in form.lists if batch.argument in arguments]
+    if len(given) > 1:
+        lists = ", ".join(batch.argument for batch in given)
+        raise InvalidArgument(f"{lists}: give one list per call")
+    (batch,) = given
+    single = [argument for argument in form.replaces if argument in arguments]
+    if single:
         raise InvalidArgument(
-            f"{', '.join(given)}: not with `{form.argument}` (give one call or a batch)"
+            f"{', '.join(single)}: not with `{batch.argument}` (give one call or a batch)"
         )
-    try:
-        return form.model.model_validate(dict(arguments)).items()
-    except ValidationError as exc:
-        known = form.model.model_fields
-        raise InvalidArgument(describe_errors(exc.errors(), known=known)) from None
+    known = (batch.argument, *form.shared)
+    unknown = [argument for argument in arguments if argument not in known]
+    if unknown:
+        raise InvalidArgument(f"{unknown[0]}: is not a known argument (known: {', '.join(known)})")
+    elements = _checked_list(batch.argument, arguments[batch.argument])
+    shared = {argument: arguments[argument] for argument in form.shared if argument in arguments}
+    items = [batch.item(element, shared) for element in elements]
+    _objects(batch.argument, items)
+    return items
 
 
 def batch_body_items(body: object) -> list[Any]:
@@ -151,9 +176,23 @@ def batch_body_items(body: object) -> list[Any]:
     unknown = sorted(set(body) - {"items"})
     if unknown:
         raise InvalidArgument(f"{unknown[0]}: is not a known field (known: items)")
-    items = body.get("items")
-    if not isinstance(items, list):
-        raise InvalidArgument("items: is required, a list of 1 to 100 calls' arguments")
-    if not 1 <= len(items) <= MAX_BATCH_ITEMS:
-        raise InvalidArgument(f"items: must hold 1 to {MAX_BATCH_ITEMS} items, not {len(items)}")
+    items = _checked_list("items", body.get("items"))
+    _objects("items", items)
     return items
+
+
+def _checked_list(argument: str, value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidArgument(f"{argument}: is required, a list of 1 to {MAX_BATCH_ITEMS}")
+    if not 1 <= len(value) <= MAX_BATCH_ITEMS:
+        raise InvalidArgument(
+            f"{argument}: must hold 1 to {MAX_BATCH_ITEMS} items, not {len(value)}"
+        )
+    return value
+
+
+def _objects(argument: str, items: list[Any]) -> None:
+    """A list whose item is not an object is malformed: no call could be read from it."""
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidArgument(f"{argument}[{index}]: must be a JSON object")

@@ -312,7 +312,7 @@ def description_for(spec: ToolSpec, settings: Settings) -> str:
     """The tool's description for agents: one call, and its batch form where it has one."""
     form = BATCH_FORMS.get(spec.name)
     single = call_description(spec, settings)
-    return f"{single} {form.note}" if form else single
+    return f"{single} {form.note()}" if form else single
 
 
 def arguments_schema(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
@@ -325,23 +325,21 @@ def arguments_schema(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
 
 
 def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
-    """The tool's input schema for agents: one call's arguments, and the batch argument
-    where the tool has one (then the arguments it replaces are no longer required; a
-    top-level oneOf would be refused by some clients)."""
+    """The tool's input schema for agents: one call's arguments, and the batch's list
+    arguments where the tool has them (then the arguments they replace are no longer
+    required; a top-level oneOf would be refused by some clients)."""
     schema = arguments_schema(spec, settings)
     form = BATCH_FORMS.get(spec.name)
     if form is not None:
-        batch = form.model.model_json_schema()["properties"][form.argument]
-        schema["properties"][form.argument] = batch
+        for batch in form.lists:
+            schema["properties"][batch.argument] = batch.schema()
         schema["required"] = [n for n in schema.get("required", []) if n not in form.replaces]
-        for name in form.replaces:
-            schema["properties"][name]["description"] += f" (or give `{form.argument}`)"
     return schema
 
 
 def summarize(tool: str, result: dict[str, Any]) -> str:
     """One line with the gist of the tool's (dumped) result, or of a batch of its calls."""
-    if "credits" in result:  # a batch: geocode with queries, reverse_geocode with points
+    if "credits" in result:  # a batch (app.geodata.batch)
         return summaries.batch(tool, result)
     return spec_for(tool).summary(result)
 

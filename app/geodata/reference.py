@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.config import Settings
-from app.geodata.batch import BATCH_FORMS, BatchItem
+from app.geodata.batch import BATCH_FORMS, BatchForm, BatchItem
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec
 
 ERRORS = (
@@ -139,10 +139,21 @@ def _batch_lines(spec: ToolSpec) -> list[str]:
         return []
     fields = ", ".join(f"`{name}`" for name in ("result", *BatchItem.model_fields))
     return [
-        f"- **Batch:** {form.note} Each of `results` has {fields}; the batch adds `credits`. "
-        f"Over HTTP: `POST /v1/{spec.name.replace('_', '-')}/batch` with "
-        '`{"items": [<arguments>, ...]}`.',
+        f"- **Batch:** {form.note()} Each of `results` has {fields}; the batch adds `credits` "
+        f"(1 per item with data). {_lists(form)} Over HTTP: `POST {spec.http_path}/batch` "
+        'with `{"items": [<arguments>, ...]}`. Each item is validated, priced and limited '
+        "like the call alone (an invalid item: INVALID_ARGUMENT in its place).",
     ]
+
+
+def _lists(form: BatchForm) -> str:
+    """What each list argument replaces, and which arguments its items share."""
+    lists = "; ".join(
+        f"`{batch.argument}` instead of {'/'.join(f'`{n}`' for n in batch.replaces)}"
+        for batch in form.lists
+    )
+    shared = ", ".join(f"`{name}`" for name in form.shared)
+    return f"Over MCP: {lists}" + (f" ({shared} shared by every item)." if shared else ".")
 
 
 def _fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:

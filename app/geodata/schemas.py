@@ -78,7 +78,8 @@ class ZipArguments(Arguments):
         max_length=128,
         description="Or: a US state, county, country or city",
     )
-    country: Literal["US"] = Field("US", description="US only")
+    # accepted (older clients send it), not listed: an area may be in any country
+    country: SkipJsonSchema[Literal["US"]] = "US"
 
     @field_validator("postal_code", mode="before")
     @classmethod
@@ -146,7 +147,6 @@ TOPICS: tuple[Topic, ...] = get_args(Topic)
 
 
 class DemographicsArgs(ZipArguments):
-    country: SkipJsonSchema[Literal["US"]] = "US"  # accepted as for the others, not listed
     topics: list[Topic] | None = Field(
         None, min_length=1, max_length=len(TOPICS), description="Only these topics (default all)"
     )

@@ -124,17 +124,49 @@ def _item(tool: str, result: dict[str, Any]) -> str:
         best = result["results"][0]
         ambiguous = " (ambiguous: see candidates)" if result.get("ambiguous") else ""
         return f"{result['query']!r}: {_where(best)}{ambiguous}"
-    return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+    if tool == "reverse_geocode":
+        return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+    if tool == "get_population":
+        return f"{_zip_place(result)} {result['population']:,}"
+    if tool == "get_average_income":
+        return f"{_zip_place(result)} ${result['amount']:,}" + ("+" if result["lowerBound"] else "")
+    return _zip_place(result)
+
+
+def _population_total(answered: list[dict[str, Any]]) -> str:
+    """The population of the answered items, each area counted once; areas of different
+    levels may hold one another (a county in its state), which the sum would not see."""
+    distinct = {(r.get("level"), r.get("postalCode") or r.get("areaId")): r for r in answered}
+    total = sum(r["population"] for r in distinct.values())
+    levels = {r.get("level") for r in distinct.values()}
+    text = f"; total population {total:,} ({len(distinct)} distinct"
+    return text + (", mixed levels: one area may hold another)" if len(levels) > 1 else ")")
+
+
+def _income_range(answered: list[dict[str, Any]]) -> str:
+    """Medians do not add: the lowest and the highest."""
+    if len(answered) < 2:
+        return ""
+    low = min(answered, key=lambda r: r["amount"])
+    high = max(answered, key=lambda r: r["amount"])
+    return f"; median household income from {_item('get_average_income', low)} to " + _item(
+        "get_average_income", high
+    )
 
 
 def batch(tool: str, body: dict[str, Any]) -> str:
-    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, the first answer."""
+    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, then the gist of
+    the answers (a population's total, an income's range), else the first answer."""
     items = body["results"]
     answered = [item["result"] for item in items if item.get("result")]
     errors = Counter(item["error"]["code"] for item in items if item.get("error"))
     text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
     if errors:
         text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
+    if answered and tool == "get_population":
+        text += _population_total(answered)
+    elif answered and tool == "get_average_income":
+        text += _income_range(answered)
     if answered:
         text += f"; first: {_item(tool, answered[0])}"
     return text + "."

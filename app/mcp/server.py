@@ -161,7 +161,8 @@ async def _call_batch(
     name: str,
     arguments: dict[str, Any],
 ) -> types.CallToolResult:
-    """`geocode` with `queries`, `reverse_geocode` with `points`: answered one to one."""
+    """A tool given a list (`geocode` with `queries`, `get_population` with
+    `postal_codes`, ...): answered one to one."""
     items = batch_items(name, arguments)
     answer = await run_unless_client_gone(
         ctx.request, lambda: call_tool_batch(principal, name, items)

@@ -48,16 +48,39 @@ def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
     branches: list[dict[str, Any]] = []
     for index, model in enumerate(models):
         schema = model.model_json_schema(by_alias=True, mode="serialization")
-        defs.update(schema.pop("$defs", {}))
         if index == 0:  # the call's result: batches refer to it too
+            defs.update(schema.pop("$defs", {}))
             defs[model.__name__] = schema
             branches.append({"$ref": f"#/$defs/{model.__name__}"})
         else:
-            branches.append(schema)
+            branches.append(_batch_branch(schema))
     combined = {"type": "object", "anyOf": [*branches, ERROR_BRANCH], "$defs": defs}
-    combined = _without_item_errors(compact(combined, output=True))
+    combined = compact(combined, output=True)
     merged = subsumed_defs_merged(combined)
-    return described_once(nullable_as_type_list(single_use_defs_inlined(merged)))
+    inlined = first_branch_inlined(single_use_defs_inlined(merged))
+    return described_once(nullable_as_type_list(inlined))
+
+
+def first_branch_inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The call's result written as the first branch, where a batch's items refer to it
+    (`#/anyOf/0`, a JSON pointer like any `$ref`), and no branch saying `"type":
+    "object"` again: the schema says it once, at the top."""
+    branches: list[dict[str, Any]] = schema["anyOf"]
+    ref = branches[0].get("$ref")
+    defs: dict[str, Any] = dict(schema.get("$defs", {}))
+    name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+    if name in defs:
+        first = defs.pop(name)
+        text = json.dumps({**schema, "anyOf": branches[1:], "$defs": defs})
+        rest: dict[str, Any] = json.loads(text.replace(f'"{ref}"', '"#/anyOf/0"'))
+        schema = {**rest, "anyOf": [first, *rest["anyOf"]]}
+        if not defs:
+            del schema["$defs"]
+    schema["anyOf"] = [
+        {key: value for key, value in branch.items() if (key, value) != ("type", "object")}
+        for branch in schema["anyOf"]
+    ]
+    return schema
 
 
 def single_use_defs_inlined(schema: dict[str, Any]) -> dict[str, Any]:
@@ -91,14 +114,31 @@ def single_use_defs_inlined(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _without_item_errors(schema: dict[str, Any]) -> dict[str, Any]:
-    """A batch item's `error` as a plain object: its fields are the error envelope's."""
-    defs = schema["$defs"]
-    name = ItemError.__name__
-    if defs.pop(name, None) is None:
-        return schema
-    plain = json.dumps({"type": "object"})
-    return json.loads(json.dumps(schema).replace(json.dumps({"$ref": f"#/$defs/{name}"}), plain))
+def _batch_branch(schema: dict[str, Any]) -> dict[str, Any]:
+    """A batch's branch as the server sends it, said once: an item's `result` or `error`
+    is absent, never null, and the error a plain object (its fields are the error
+    envelope's); the batch's fields are not described here, the tool's description says
+    what `results[i]` and `credits` are (its batch sentence)."""
+
+    def terse(node: Any) -> Any:
+        if isinstance(node, list):
+            return [terse(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        branches = node.get("anyOf")
+        if isinstance(branches, list) and {"type": "null"} in branches and len(branches) == 2:
+            (node,) = [branch for branch in branches if branch != {"type": "null"}]
+        if node == {"$ref": f"#/$defs/{ItemError.__name__}"}:
+            return {"type": "object"}
+        return {key: terse(value) for key, value in node.items() if key != "description"}
+
+    defs = schema.get("$defs", {})
+    inlined = json.loads(json.dumps(schema).replace('"#/$defs/', '"#/$defs/').replace("\u0000", ""))
+    items_ref = inlined["properties"]["results"]["items"].get("$ref", "")
+    item_name = items_ref.removeprefix("#/$defs/")
+    if item_name in defs:  # the batch's item: written where it is used
+        inlined["properties"]["results"]["items"] = defs[item_name]
+    return {key: value for key, value in terse(inlined).items() if key != "$defs"}
 
 
 def subsumed_defs_merged(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""A batch of calls of one tool (`app.geodata.batch`: geocode and reverse_geocode): every
+"""A batch of calls of one tool (`app.geodata.batch.BATCH_FORMS`): every
 item validated, admitted, answered and charged on its own terms, as if called alone, but
 admitted in one Redis call, answered by one Celery task and charged in one round trip.
 
-The items are validated first: one that is not a valid call refuses the whole batch
-(INVALID_ARGUMENT naming it; nothing admitted, nothing charged). Then they are admitted
-in order (`app.metering.batch.reserve_batch`: rate tokens and a credit per
+The items are validated first: one that is not a valid call is answered with the error
+it alone would have got (INVALID_ARGUMENT; never admitted, never charged). The others
+are admitted in order (`app.metering.batch.reserve_batch`: rate tokens and a credit per
 item, one concurrency slot for the batch); the first refused one and all after it get
 that refusal (QUOTA_EXCEEDED for what no longer fits under the cap, RATE_LIMITED past
 the rate). Admitted items come from the upstream answer cache when it has them, the rest
@@ -24,7 +24,7 @@ import anyio
 
 from app.billing.entitlements import current_entitlements
 from app.config import get_settings
-from app.errors import AppError, DeadlineExceeded, Internal, InvalidArgument, error_from_body
+from app.errors import AppError, DeadlineExceeded, Internal, error_from_body
 from app.geodata import service as geodata
 from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.readings import MeterReading
@@ -122,7 +122,12 @@ async def _call_tool_batch(
     principal: CallerPrincipal, name: str, items: Sequence[Any], started: float
 ) -> BatchAnswer:
     answers: list[ItemAnswer | None] = [None] * len(items)
-    valid = list(enumerate(validated_items(name, items)))
+    valid: list[tuple[int, dict[str, Any]]] = []
+    for index, checked in enumerate(validated_items(name, items)):
+        if isinstance(checked, AppError):  # answered in its place, never admitted
+            answers[index] = ItemAnswer(error=checked)
+        else:
+            valid.append((index, checked))
     account = await current_entitlements(principal.user_id)
     batch = None
     if valid:
@@ -179,16 +184,17 @@ async def _call_tool_batch(
     )
 
 
-def validated_items(name: str, items: Sequence[Any]) -> list[dict[str, Any]]:
-    """Each item checked as a call of `name`; InvalidArgument naming the first that is not."""
-    checked = []
-    for index, item in enumerate(items):
+def validated_items(
+    name: str, items: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any] | AppError]:
+    """Each item checked as a call of `name`: its arguments, or the error it alone would
+    have got (INVALID_ARGUMENT, UNSUPPORTED)."""
+    checked: list[dict[str, Any] | AppError] = []
+    for item in items:
         try:
-            if not isinstance(item, Mapping):
-                raise InvalidArgument("must be a JSON object of the tool's arguments")
             checked.append(geodata.validate_arguments(name, item))
         except AppError as exc:
-            raise type(exc)(f"items[{index}]: {exc.message}", **exc.details) from None
+            checked.append(exc)
     return checked
 
 

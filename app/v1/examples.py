@@ -12,12 +12,38 @@ from app.geodata.examples import AUSTIN
 ARGUMENTS: dict[str, dict[str, Any]] = {n: s.example.arguments for n, s in TOOL_SPECS.items()}
 RESULTS: dict[str, dict[str, Any]] = {n: s.example.result for n, s in TOOL_SPECS.items()}
 
+# An item that is no ZIP code of the US: a demographic batch's item error.
+_UNKNOWN_ZIP = {
+    "status": 404,
+    "error": {"code": "NOT_FOUND", "message": "ZIP code 00000 is not a known US ZIP code"},
+}
+_BAD_ZIP = {
+    "status": 400,
+    "error": {
+        "code": "INVALID_ARGUMENT",
+        "message": 'postal_code: must be a US ZIP code of 5 digits; did you mean "02139"? '
+        "(leading zeros may have been lost)",
+    },
+}
+_DEMOGRAPHIC = ("get_population", "get_average_income", "get_demographics")
+
 BATCH_BODIES: dict[str, dict[str, Any]] = {
+    **{
+        tool: {"items": [ARGUMENTS[tool], {"postal_code": "00000"}, {"postal_code": "2139"}]}
+        for tool in _DEMOGRAPHIC
+    },
     "geocode": {"items": [{"query": "Austin, TX", "limit": 1}, {"query": "zzzzqqqq"}]},
     "reverse_geocode": {"items": [{"lat": 40.7484, "lon": -73.9857}, {"lat": 0, "lon": -140}]},
 }
 
 BATCH_RESULTS: dict[str, dict[str, Any]] = {
+    **{
+        tool: {
+            "results": [{"status": 200, "result": RESULTS[tool]}, _UNKNOWN_ZIP, _BAD_ZIP],
+            "credits": 1,
+        }
+        for tool in _DEMOGRAPHIC
+    },
     "geocode": {
         "results": [
             {"status": 200, "result": AUSTIN},

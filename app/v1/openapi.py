@@ -15,7 +15,7 @@ from pydantic.json_schema import models_json_schema
 from app.config import Settings
 from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
-from app.geodata.catalogue import arguments_schema, call_description, spec_for
+from app.geodata.catalogue import TOOL_SPECS, arguments_schema, call_description, spec_for
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE
@@ -101,6 +101,7 @@ HEADERS: dict[str, dict[str, Any]] = {
     },
     "ETag": {"description": "The answer's validator (If-None-Match)", "schema": {"type": "string"}},
 }
+BATCHES = ", ".join(f"`{TOOL_SPECS[tool].http_path.removeprefix('/v1/')}`" for tool in BATCH_FORMS)
 DESCRIPTION = f"""The tools of the MCP server as plain HTTP: the same catalogue, the same
 answers (`structuredContent` of the tools), the same limits and credits.
 
@@ -121,12 +122,13 @@ when the account's cap is raised), and HTTP clients retry a 429 by themselves.
 answers also `Cache-Control: {CACHEABLE}` and an `ETag` (they change only with a new data
 vintage; a conditional request still runs and costs its credit).
 
-**Batches** (`POST /v1/geocode/batch`, `POST /v1/reverse-geocode/batch`): up to
-{MAX_BATCH_ITEMS} items, each a call's arguments; an item that is not a valid call refuses the
-whole batch (400 naming it, nothing charged). `results[i]` answers item i with the status,
-result or error it would have had alone. Items are admitted in order, each taking a rate
-token and a credit: past the rate or the month's credits, the rest are answered
-RATE_LIMITED or QUOTA_EXCEEDED and cost nothing. The batch is 200 whatever its items got.
+**Batches** (`POST /v1/<tool>/batch` for {BATCHES}): up to {MAX_BATCH_ITEMS} items, each
+a call's arguments. `results[i]` answers item i with the status, result or error it would
+have had alone (an item that is not a valid call: 400 INVALID_ARGUMENT in its place; only
+a body that is not `{{"items": [<object>, ...]}}` of 1 to {MAX_BATCH_ITEMS} is refused
+whole). Items are admitted in order, each taking a rate token and a credit: past the rate
+or the month's credits, the rest are answered RATE_LIMITED or QUOTA_EXCEEDED and cost
+nothing. The batch is 200 whatever its items got.
 """
 
 
@@ -246,9 +248,9 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
     if route.kind == "batch":
         form = BATCH_FORMS[route.tool]
         operation["description"] = (
-            f"Up to {MAX_BATCH_ITEMS} `{route.tool}` calls; `results[i]` answers `items[i]`. "
-            + form.note.split(": ", 1)[0]
-            + "."
+            f"Up to {MAX_BATCH_ITEMS} `{route.tool}` calls; `results[i]` answers `items[i]` "
+            "as the call alone would have (an invalid item: 400 in its place). 1 credit per "
+            "item with data."
         )
         operation["requestBody"] = {
             "required": True,
