@@ -183,7 +183,7 @@ def batch_body_items(body: object) -> list[Any]:
 
 def _checked_list(argument: str, value: object) -> list[Any]:
     if not isinstance(value, list):
-        raise InvalidArgument(f"{argument}: is required, a list of 1 to {MAX_BATCH_ITEMS}")
+        raise InvalidArgument(f"{argument}: must be a list of 1 to {MAX_BATCH_ITEMS} items")
     if not 1 <= len(value) <= MAX_BATCH_ITEMS:
         raise InvalidArgument(
             f"{argument}: must hold 1 to {MAX_BATCH_ITEMS} items, not {len(value)}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.config import Settings
-from app.geodata.batch import BATCH_FORMS, BatchForm, BatchItem
+from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS, BatchForm, BatchItem
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec
 
 ERRORS = (
@@ -139,21 +139,22 @@ def _batch_lines(spec: ToolSpec) -> list[str]:
         return []
     fields = ", ".join(f"`{name}`" for name in ("result", *BatchItem.model_fields))
     return [
-        f"- **Batch:** {form.note()} Each of `results` has {fields}; the batch adds `credits` "
-        f"(1 per item with data). {_lists(form)} Over HTTP: `POST {spec.http_path}/batch` "
-        'with `{"items": [<arguments>, ...]}`. Each item is validated, priced and limited '
-        "like the call alone (an invalid item: INVALID_ARGUMENT in its place).",
+        f"- **Batch** of up to {MAX_BATCH_ITEMS}: over MCP {_lists(form)}; over HTTP "
+        f'`POST {spec.http_path}/batch` with `{{"items": [<arguments>, ...]}}`. '
+        f"`results[i]` answers item i ({fields}); the batch adds `credits`, 1 per item with "
+        "data. Each item is validated, priced and limited like the call alone (an invalid "
+        "item: INVALID_ARGUMENT in its place).",
     ]
 
 
 def _lists(form: BatchForm) -> str:
     """What each list argument replaces, and which arguments its items share."""
-    lists = "; ".join(
+    lists = " or ".join(
         f"`{batch.argument}` instead of {'/'.join(f'`{n}`' for n in batch.replaces)}"
         for batch in form.lists
     )
     shared = ", ".join(f"`{name}`" for name in form.shared)
-    return f"Over MCP: {lists}" + (f" ({shared} shared by every item)." if shared else ".")
+    return lists + (f" ({shared} shared by every item)" if shared else "")
 
 
 def _fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:

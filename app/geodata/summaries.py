@@ -145,8 +145,6 @@ def _population_total(answered: list[dict[str, Any]]) -> str:
 
 def _income_range(answered: list[dict[str, Any]]) -> str:
     """Medians do not add: the lowest and the highest."""
-    if len(answered) < 2:
-        return ""
     low = min(answered, key=lambda r: r["amount"])
     high = max(answered, key=lambda r: r["amount"])
     return f"; median household income from {_item('get_average_income', low)} to " + _item(
@@ -165,8 +163,8 @@ def batch(tool: str, body: dict[str, Any]) -> str:
         text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
     if answered and tool == "get_population":
         text += _population_total(answered)
-    elif answered and tool == "get_average_income":
+    elif len(answered) > 1 and tool == "get_average_income":
         text += _income_range(answered)
-    if answered:
+    elif answered:
         text += f"; first: {_item(tool, answered[0])}"
     return text + "."

@@ -81,3 +81,31 @@ def test_a_batch_counts_outcomes_and_names_the_first_answer() -> None:
     text = summarize("geocode", body)
     assert text.startswith("2 items: 1 answered (1 credits), 1 NOT_FOUND; first: 'Paris': ")
     assert "Paris, Île-de-France, FR (48.85341, 2.34880)" in text
+
+
+def _batch_of(tool: str, *arguments: dict[str, str]) -> dict[str, object]:
+    answers = [execute(tool, args).structured for args in arguments]
+    return {"results": [{"status": 200, "result": a} for a in answers], "credits": len(answers)}
+
+
+def test_a_population_batch_says_the_total_of_the_distinct_areas_found() -> None:
+    zips = _batch_of("get_population", {"postal_code": "78701"}, {"postal_code": "78702"})
+    twice = _batch_of("get_population", {"postal_code": "78701"}, {"postal_code": "78701"})
+    mixed = _batch_of("get_population", {"area": "Texas"}, {"area": "Travis County, Texas"})
+    one, two = (item["result"]["population"] for item in zips["results"])  # type: ignore[index]
+
+    assert f"total population {one + two:,} (2 distinct)" in summarize("get_population", zips)
+    assert f"total population {one:,} (1 distinct)" in summarize("get_population", twice)
+    assert "one area may hold another" in summarize("get_population", mixed)
+
+
+def test_an_income_batch_says_the_lowest_and_highest_median() -> None:
+    body = _batch_of("get_average_income", {"postal_code": "78701"}, {"postal_code": "10001"})
+    low, high = sorted(item["result"]["amount"] for item in body["results"])  # type: ignore[index]
+
+    text = summarize("get_average_income", body)
+
+    assert text == (
+        f"2 items: 2 answered (2 credits); median household income from ZIP 10001 ${low:,} "
+        f"to ZIP 78701 ${high:,}."
+    )

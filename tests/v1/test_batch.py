@@ -65,10 +65,7 @@ class TestHttpBatch:
         assert client.usage()["used"] == FREE_QUOTA
         assert len(wait_for_rows(v1_stack, client.user_id, FREE_QUOTA)) == FREE_QUOTA
 
-    def test_a_malformed_batch_is_refused_whole_and_free(self, client: Client) -> None:
-        invalid_item = client.api.post(
-            "/v1/geocode/batch", json={"items": [{"query": "Paris"}, {"query": "x", "limit": 50}]}
-        )
+    def test_a_malformed_list_is_refused_whole_and_free(self, client: Client) -> None:
         too_many = client.api.post("/v1/geocode/batch", json={"items": [{"query": "x"}] * 101})
         empty = client.api.post("/v1/geocode/batch", json={"items": []})
         not_json = client.api.post(
@@ -76,14 +73,31 @@ class TestHttpBatch:
         )
         not_an_object = client.api.post("/v1/reverse-geocode/batch", json={"items": [[1, 2]]})
 
-        for response in (invalid_item, too_many, empty, not_json, not_an_object):
+        for response in (too_many, empty, not_json, not_an_object):
             assert response.status_code == 400, response.text
             assert response.json()["error"]["code"] == "INVALID_ARGUMENT"
             assert_documented(response)
-        assert "items[1]: limit" in invalid_item.json()["error"]["message"]
         assert "1 to 100 items, not 101" in too_many.json()["error"]["message"]
         assert "items[0]: must be a JSON object" in not_an_object.json()["error"]["message"]
         assert client.usage()["used"] == 0
+
+    def test_an_invalid_item_is_answered_in_its_place_and_free(
+        self, v1_stack: Stack, client: Client
+    ) -> None:
+        items = [{"query": "Paris"}, {"query": "x", "limit": 50}, {"query": "Rome", "zoom": 3}]
+
+        response = client.api.post("/v1/geocode/batch", json={"items": items})
+
+        assert response.status_code == 200, response.text
+        assert_documented(response)
+        results = response.json()["results"]
+        assert [item["status"] for item in results] == [200, 400, 400]
+        assert results[1]["error"]["code"] == "INVALID_ARGUMENT"
+        assert results[1]["error"]["message"].startswith("limit: must be at most 10")
+        assert results[2]["error"]["message"].startswith("zoom: is not a known argument")
+        assert response.json()["credits"] == 1
+        assert wait_for_rows(v1_stack, client.user_id, 1) == [("geocode", 1)]
+        assert client.usage()["used"] == 1
 
 
 class TestMcpBatch:
@@ -102,7 +116,7 @@ class TestMcpBatch:
 
         assert "queries" in tools["geocode"].input_schema["properties"]
         assert "points" in tools["reverse_geocode"].input_schema["properties"]
-        assert "Several places at once" in (tools["geocode"].description or "")
+        assert "Batch: `queries`;" in (tools["geocode"].description or "")
         answer = structured(places)
         assert not places.is_error
         assert [item["status"] for item in answer["results"]] == [200, 404]
