@@ -265,7 +265,18 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
                                 "type": "array",
                                 "minItems": 1,
                                 "maxItems": MAX_BATCH_ITEMS,
-                                "items": _schema_name(spec.args_model),
+                                # any object is answered in its place: as
+                                # the call when it is one, else INVALID_ARGUMENT
+                                "items": {
+                                    "anyOf": [
+                                        _schema_name(spec.args_model),
+                                        {
+                                            "type": "object",
+                                            "description": "Not a valid call: answered "
+                                            "INVALID_ARGUMENT (400) in its place",
+                                        },
+                                    ]
+                                },
                             }
                         },
                     },
