@@ -57,10 +57,21 @@ class TestRequestLog:
         assert next(iter(ran)).startswith("call_")
 
     def test_a_batch_refused_whole_is_one_entry(self, client: Client) -> None:
-        bad = [{"query": "Paris"}, {"query": "x", "limit": 50}]
+        bad = [{"query": "Paris"}, "Rome"]  # not a list of calls
         assert client.api.post("/v1/geocode/batch", json={"items": bad}).status_code == 400
 
-        assert summary(wait_for_calls(client, 1)) == [("geocode", "INVALID_ARGUMENT", 2, 0)]
+        assert summary(wait_for_calls(client, 1)) == [("geocode", "INVALID_ARGUMENT", 1, 0)]
+
+    def test_an_invalid_item_is_an_entry_of_its_own(self, client: Client) -> None:
+        items = [{"query": "Paris"}, {"query": "x", "limit": 50}]
+        assert client.api.post("/v1/geocode/batch", json={"items": items}).status_code == 200
+
+        calls = wait_for_calls(client, 2)
+
+        assert sorted(summary(calls)) == [
+            ("geocode", "INVALID_ARGUMENT", 1, 0),
+            ("geocode", "OK", 1, 1),
+        ]
 
     async def test_an_agents_batch_is_logged_the_same(
         self, v1_stack: Stack, client: Client
