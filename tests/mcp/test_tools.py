@@ -100,9 +100,9 @@ class TestListTools:
         assert (radius["minimum"], radius["maximum"]) == (1, 50000)
         assert tools["geocode"].input_schema["additionalProperties"] is False
         call, batch, error = tools["geocode"].output_schema["anyOf"]
-        assert call == {"$ref": "#/$defs/GeocodeResult"}  # written once, for batches too
-        item = batch["properties"]["results"]["items"]  # used once: written in place
-        assert item["properties"]["result"]["anyOf"][0] == {"$ref": "#/$defs/GeocodeResult"}
+        assert "query" in call["properties"]  # the call's result, written once:
+        item = batch["properties"]["results"]["items"]["properties"]
+        assert item["result"] == {"$ref": "#/anyOf/0"}  # a batch's items refer to it
         assert error == {"required": ["error"]}  # the envelope, for clients that check errors
         category = tools["search_nearby"].input_schema["properties"]["category"]
         assert category["enum"] == ["city", "airport", "postal_code"]  # what is answered here
