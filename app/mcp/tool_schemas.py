@@ -1,8 +1,11 @@
 """The tools' schemas as `tools/list` carries them: every character is context an agent's
 host pays for before the first question, so each thing is said once.
 
-- A tool's result model is written once, in `$defs`: the call's branch and its batch's
-  items both refer to it. A definition used once is written where it is used.
+- A tool's result is written once, as the first branch of the output schema; its batch's
+  items refer to it (`#/anyOf/0`). A definition used once is written where it is used.
+- A batch's branch is its shape only (`results[].status`, `.result` or `.error`,
+  `credits`): the tool's description says what it means, in one sentence, and an item's
+  result or error is absent, never null. The branches do not repeat the top's type.
 - Errors are not described in each output schema (a batch item's `error` is an object).
   The official clients (the Python SDK 2.x `ClientSession.call_tool`, the TypeScript
   SDK 2.x `Client.callTool`, which the MCP Inspector and mcp-remote bundle) validate only
