@@ -24,7 +24,7 @@ from app.geodata.examples import Example
 from app.geodata.providers.base import GeodataProvider
 from app.validation import describe_errors
 
-_CREDIT = " 1 credit per answer; errors cost 0."
+_CREDIT = " 1 credit per answer; errors free."
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -136,7 +136,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             "most precise known part (`kind`, `matched`) with a lowered `confidence`. Sorted by "
             "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
             "name fits several well-known places; `warnings` name query parts not used. "
-            "Postal codes of 100 countries (GB outward, CA 3 characters; docs/TOOLS.md). "
+            "Postal codes of 100 countries (GB outward codes, CA first 3 characters). "
             "NOT_FOUND when nothing matches.{coverage}" + _CREDIT,
             schemas.GeocodeArgs,
             results.GeocodeResult,

@@ -165,10 +165,11 @@ class GeocodeArgs(Arguments):
         strict=True,
         min_length=1,
         max_length=256,
-        description='A place: "Austin, TX", "10001", "Texas", a country, an airport code, '
-        "an address",
+        description="A place's name, postal code, airport code or address",
     )
-    country: CountryCode | None = Field(None, description="Only results in this country")
+    country: CountryCode | None = Field(
+        None, description="Only results in this country (ISO 3166-1 alpha-2 code)"
+    )
     limit: int = Field(5, strict=True, ge=1, le=10, description="At most this many results")
 
     @field_validator("query", mode="after")
@@ -224,7 +225,7 @@ class SearchNearbyArgs(PointArgs):
     limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
     order: Literal["prominence", "distance"] = Field(
         "prominence",
-        description="prominence (the most prominent first) or distance (nearest first)",
+        description="Sort: most prominent first, or nearest first",
     )
     cursor: str | None = Field(
         None,

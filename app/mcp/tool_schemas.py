@@ -5,7 +5,8 @@ host pays for before the first question, so each thing is said once.
   items refer to it (`#/anyOf/0`). A definition used once is written where it is used.
 - A batch's branch is its shape only (`results[].status`, `.result` or `.error`,
   `credits`): the tool's description says what it means, in one sentence, and an item's
-  result or error is absent, never null. The branches do not repeat the top's type.
+  result or error is absent, never null. Only the top says `"type": "object"`: below it,
+  `properties` says it.
 - Errors are not described in each output schema (a batch item's `error` is an object).
   The official clients (the Python SDK 2.x `ClientSession.call_tool`, the TypeScript
   SDK 2.x `Client.callTool`, which the MCP Inspector and mcp-remote bundle) validate only
@@ -38,7 +39,7 @@ ERROR_BRANCH: dict[str, Any] = {"required": ["error"]}
 
 def input_schema(arguments: dict[str, Any]) -> dict[str, Any]:
     """The tool's arguments schema as listed."""
-    schema = nullable_as_type_list(compact(arguments))
+    schema = nullable_as_type_list(single_use_defs_inlined(compact(arguments)))
     if schema.get("required") == []:
         del schema["required"]
     return described_once(schema)
@@ -61,7 +62,22 @@ def output_schema(*models: type[BaseModel]) -> dict[str, Any]:
     combined = compact(combined, output=True)
     merged = subsumed_defs_merged(combined)
     inlined = first_branch_inlined(single_use_defs_inlined(merged))
-    return described_once(nullable_as_type_list(inlined))
+    return described_once(nullable_as_type_list(_object_type_implied(inlined)))
+
+
+def _object_type_implied(schema: dict[str, Any]) -> dict[str, Any]:
+    """Below the top, no `"type": "object"` beside `properties`: an output schema
+    describes what the server sends, and `properties` says what each object holds."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, list):
+            return [strip(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        implied = node.get("type") == "object" and "properties" in node
+        return {k: strip(v) for k, v in node.items() if not (implied and k == "type")}
+
+    return {key: strip(value) for key, value in schema.items()}
 
 
 def first_branch_inlined(schema: dict[str, Any]) -> dict[str, Any]:
@@ -273,8 +289,8 @@ def nullable_as_type_list(schema: Any) -> Any:
             isinstance(other, dict)
             and isinstance(other.get("type"), str)
             and set(other) <= _NULL_BLIND_KEYWORDS
-            and not set(other) & (set(rewritten) - {"anyOf"})
+            and not set(other) & (set(rewritten) - {"anyOf", "description"})
         ):
-            del rewritten["anyOf"]
-            rewritten.update(other, type=[other["type"], "null"])
+            del rewritten["anyOf"]  # the field's own description wins over its type's
+            rewritten = {**other, **rewritten, "type": [other["type"], "null"]}
     return rewritten
