@@ -23,6 +23,12 @@ def reservations_key(user_id: str, period: str) -> str:
     return counter_key(user_id, period) + ":res"
 
 
+def once_key(user_id: str, period: str, digest: str) -> str:
+    """String set by the commit of a call with a retry key (`app.metering.retries`): that
+    request is paid for. Beside the counter (same hash tag: the commit script sets it)."""
+    return counter_key(user_id, period) + ":once:" + digest
+
+
 def key_bucket_key(user_id: str, key_id: str) -> str:
     """Token bucket of one API key: hash {t: tokens, ts: last update, ms}."""
     return f"{get_settings().redis_key_prefix}rate:{{{user_id}}}:key:{key_id}"

@@ -32,11 +32,12 @@ from app.clock import period_end, period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
 from app.errors import NotFound
-from app.metering import alerts, outbox, recent_refusals
+from app.metering import alerts, outbox, recent_refusals, retries
 from app.metering.keys import (
     account_bucket_key,
     counter_key,
     key_bucket_key,
+    once_key,
     outbox_key,
     reservations_key,
 )
@@ -229,6 +230,7 @@ async def send_commit(
     key_id: str | None,
     tool: str,
     also: AlsoWrite | None = None,
+    retry_key: str | None = None,
 ) -> Callable[[], Awaitable[int]]:
     """The call succeeded: commit its credit and put its usage event in the outbox, in one
     pipelined round trip; a worker moves the outbox into the ledger (see `outbox`).
@@ -241,10 +243,14 @@ async def send_commit(
 
     The event carries the reservation's period (a call reserved at 23:59:59.9 on the last
     day is billed to that month). Idempotent by `call_id` in the ledger. The commit also
-    decides the month's usage alerts (`app.metering.alerts`)."""
+    decides the month's usage alerts (`app.metering.alerts`).
+
+    `retry_key`: the call's key when the proxy may send it again (`app.metering.retries`):
+    an attempt whose request was committed before counts nothing, and every attempt's
+    usage event has the same call id, so the ledger keeps one."""
     user_id, period = reservation.user_id, reservation.period
     event = UsageEventIn(
-        call_id=call_id,
+        call_id=call_id if retry_key is None else retries.ledger_call_id(retry_key),
         user_id=user_id,
         key_id=key_id,
         tool=tool,
@@ -262,6 +268,9 @@ async def send_commit(
             warning,
             quota,
         ]
+        if retry_key is not None:
+            keys.append(once_key(user_id, period, retry_key))
+            args.append(retries.ONCE_TTL_S)
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         pipe.rpush(outbox_key(), outbox.encode(event))
@@ -275,7 +284,15 @@ async def send_commit(
         for reply in replies:  # as pipe.execute() raises the first error reply
             if isinstance(reply, Exception):
                 raise reply
-        live, used, alert = replies[0]
+        live, used, alert, counted = replies[0]
+        if not counted:  # a retried request, already charged by its first attempt
+            metrics.reservation_closed()
+            logger.info(
+                "call %s repeats request %s, committed before: not charged again",
+                call_id,
+                event.call_id,
+            )
+            return int(used)
         metrics.reservation_committed(CREDITS_PER_CALL)
         _note_late_commit(live, reservation)
         if alert:  # this call took the account into warning or to its quota (rare)

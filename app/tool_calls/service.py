@@ -75,6 +75,8 @@ class Admission:
     # (`close_admission`); the answer then has no `credits_used`.
     answer_before_commit_reply: bool = False
     commit_reply: Callable[[], Awaitable[int]] | None = None
+    # Set by an edge whose request the proxy may send twice (`app.metering.retries`).
+    retry_key: str | None = None
 
 
 async def admit(
@@ -170,7 +172,12 @@ async def call_tool(
         answer = replace(answer, png_base64=None, image_link=link)
         also = _both(also, keep_image)
     committed = await metering.send_commit(
-        reservation, call_id=call_id, key_id=principal.key_id, tool=name, also=also
+        reservation,
+        call_id=call_id,
+        key_id=principal.key_id,
+        tool=name,
+        also=also,
+        retry_key=admitted.retry_key,
     )
     charged = metering.CREDITS_PER_CALL
     if admitted.answer_before_commit_reply:

@@ -29,6 +29,7 @@ from app.errors import AppError, InvalidArgument
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
+from app.metering import retries
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import metrics
@@ -124,6 +125,9 @@ async def answer_call(request: Request, principal: CallerPrincipal, route: V1Rou
         record_refused(principal, route.tool, exc, admission_started)
         return response
     reservation = admission.reservation
+    # nginx may send this GET to the other api too (deploy/nginx.conf): charged once.
+    proxy_request_id = request.headers.get(retries.HEADER)
+    admission.retry_key = retries.retry_key(proxy_request_id, route.tool, admission.arguments)
     try:
         answer = await _watched(
             request, lambda: call_tool(principal, route.tool, arguments, admission)

@@ -11,15 +11,19 @@ from datetime import timedelta
 import pytest
 import redis
 import redis.asyncio as aioredis
+from sqlmodel import Session, select
 
 from app.clock import iso_ms, period_end, period_of, utcnow
 from app.config import get_settings
+from app.db import new_session
 from app.errors import QuotaExceeded
-from app.metering import service
+from app.metering import retries, service
 from app.metering.keys import counter_key, reservations_key
+from app.metering.outbox import drain
 from app.metering.service import Reservation, release, reserve, usage_state
+from app.models import UsageEvent
 from app.plans import Plan
-from app.redis_client import async_redis, send_now
+from app.redis_client import async_redis, send_now, sync_redis
 from tests.metering.conftest import Accounts, call_id, commit
 from tests.support.services import redis_reachable
 
@@ -242,6 +246,46 @@ class TestCommitWrittenBeforeItsReply:
             await client.delete(key)
         finally:
             await client.aclose()
+
+
+class TestRetryKey:
+    """A request the proxy sent twice (`app.metering.retries`): its second commit counts
+    nothing, and both usage events carry one call id, which the ledger keeps once."""
+
+    async def test_a_second_commit_with_the_same_key_is_not_counted(
+        self, accounts: Accounts, session: Session
+    ) -> None:
+        user_id, period = accounts.create(session), period_of(utcnow())
+        key = retries.retry_key("0123456789abcdef0123456789abcdef", "geocode", {"query": "x"})
+        assert key is not None
+        used = []
+        for _ in range(2):
+            reservation = await reserve(user_id, Plan.FREE)
+            committed = await service.send_commit(
+                reservation, call_id=call_id(), key_id=None, tool="geocode", retry_key=key
+            )
+            used.append(await committed())
+        other = await reserve(user_id, Plan.FREE)  # another request: counted
+        await (await service.send_commit(other, call_id=call_id(), key_id=None, tool="geocode"))()
+        drain(new_session, sync_redis())
+
+        assert used == [1, 1]
+        assert accounts.used(user_id, period) == 2
+        assert accounts.store.zcard(reservations_key(user_id, period)) == 0
+        session.expire_all()
+        ids = session.exec(select(UsageEvent.call_id).where(UsageEvent.user_id == user_id)).all()
+        assert len(ids) == 2
+        assert retries.ledger_call_id(key) in ids
+
+    def test_only_nginx_request_ids_make_a_key_and_the_question_is_in_it(self) -> None:
+        request_id = "0123456789abcdef0123456789abcdef"
+        key = retries.retry_key(request_id, "geocode", {"query": "x"})
+        assert key == retries.retry_key(request_id, "geocode", {"query": "x"})
+        assert key != retries.retry_key(request_id, "geocode", {"query": "y"})
+        assert key != retries.retry_key(request_id, "get_population", {"query": "x"})
+        assert key != retries.retry_key("f" * 32, "geocode", {"query": "x"})
+        for malformed in (None, "", "abc", request_id.upper(), request_id + "0", "g" * 32):
+            assert retries.retry_key(malformed, "geocode", {"query": "x"}) is None
 
 
 class TestPeriodBoundary:
