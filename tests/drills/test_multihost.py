@@ -79,9 +79,10 @@ def test_no_credit_lost(drill: dict[str, Any]) -> None:
 
 
 @pytest.mark.xfail(
-    reason="a GET in flight on the killed api host, committed there just before the kill, "
-    "is retried by nginx on the other api and charged again (bench/RESULTS.md, "
-    "multi-host drill): it happens when the kill lands between commit and answer",
+    reason="a call committed on the killed api host whose answer had begun to reach the "
+    "client: nginx cannot retry it, the client sees a dropped connection and the call is "
+    "charged (bench/RESULTS.md, multi-host drill). A retried one is charged once now "
+    "(tests/v1/test_proxy_retry.py)",
     strict=False,
 )
 def test_no_credit_charged_twice(drill: dict[str, Any]) -> None:
