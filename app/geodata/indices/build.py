@@ -13,6 +13,7 @@ import numpy as np
 
 from app.geodata.geometry import unit_vectors
 from app.geodata.indices import sources, water_sources
+from app.geodata.indices.admin1_build import admin1_arrays
 from app.geodata.indices.airports_build import add_airports
 from app.geodata.indices.counties_build import county_arrays
 from app.geodata.indices.country_grid import build_country_grid
@@ -107,6 +108,8 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     county_arrays_, county_tables = county_arrays()
     builder.arrays.update(county_arrays_)
     builder.tables.update(county_tables)
+    admin1_arrays_, admin1_counts = admin1_arrays(builder.admin1, builder.countries)
+    builder.arrays.update(admin1_arrays_)
     report("write")
     counts = {
         "features": len(builder.features.kind),
@@ -116,6 +119,7 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
         "postalCodes": len(builder.arrays["postal_key"]),
         "airports": len(builder.arrays["airport_features"]),
         "names": len(builder.arrays["key_hash"]),
+        **admin1_counts,
     }
     meta = {
         **expected_stamp(),

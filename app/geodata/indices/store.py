@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.geodata.indices.admin1_build import NPM_PACKAGE, NPM_VERSION
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 # -- format constants: what the numbers in the arrays mean -----------------------------------
 
@@ -67,7 +68,8 @@ def index_dir(data_dir: Path) -> Path:
 
 
 def expected_stamp() -> dict[str, Any]:
-    return {"version": INDEX_VERSION, "packages": package_versions()}
+    packages = {**package_versions(), f"{NPM_PACKAGE} (npm)": NPM_VERSION}
+    return {"version": INDEX_VERSION, "packages": packages}
 
 
 def is_current(directory: Path) -> bool:

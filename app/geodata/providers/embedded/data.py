@@ -28,6 +28,7 @@ from app.geodata.indices.store import (
 from app.geodata.providers.embedded.borders import BorderRefiner
 from app.geodata.providers.embedded.counties import CountyIndex
 from app.geodata.providers.embedded.prominence import airport_prominence
+from app.geodata.providers.embedded.regions import RegionIndex
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ class GeoData:
         self.counties = CountyIndex(
             {k: v for k, v in a.items() if k.startswith("cty_")}, raw.tables.get("usCounties", [])
         )
+        self.regions = RegionIndex({k: v for k, v in a.items() if k.startswith("a1_")})
         self.postal = PointSet.of(a["postal_features"], self.lat, self.lon)
         # postal codes outside the US (postal_build.py): found by code and through a grid
         self.postal_first: int = raw.tables["postal"]["first"]

@@ -24,6 +24,7 @@ from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution, postal_codes
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.providers.embedded.prominence import nearby_order
+from app.geodata.providers.embedded.regions import place_in_region
 from app.geodata.providers.embedded.us_reverse import (
     MAX_ZIP_KM,
     ZipAnswer,
@@ -177,11 +178,15 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     country_code = data.country_code(feature)
     county = data.counties.at(args.lat, args.lon) if country_code == "US" else None
     warnings: list[str] = []
+    admin1 = data.admin1_name(feature)
     if county is not None:  # the state and county that hold the point, a place of that state
         place = place_in_state(data, args.lat, args.lon, county, feature, km)
         feature, km, warnings = place.feature, place.km, place.warnings
+        admin1 = county.state
         if county.basis == "nearest_county":
             warnings.append(f"The point is just off {county.name}'s shore (the nearest county)")
+    elif country_code != "US" and data.regions.available:  # regions.py: the same elsewhere
+        feature, km, admin1, warnings = _in_region(data, args.lat, args.lon, feature, km)
     zips = None
     if country_code in ZIP_COUNTRIES:
         zips = zip_candidates(data, args.lat, args.lon, county)
@@ -200,7 +205,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         lon=float(data.lon[feature]),
         country_code=country_code,
         country=data.country_name(feature),
-        admin1=county.state if county else data.admin1_name(feature),
+        admin1=admin1,
         admin2=county.name if county else data.admin2_name(feature),
         county_fips=county.fips if county else None,
         postal_code_basis="nearest_centre" if zips and zips.candidates else None,
@@ -212,6 +217,30 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         source=attribution.REVERSE,
         dataset=attribution.reverse_dataset(data.meta),
     )
+
+
+def _in_region(
+    data: GeoData, lat: float, lon: float, feature: int, km: float
+) -> tuple[int, float, str | None, list[str]]:
+    """The place and admin1 for a point outside the US: the region whose polygon holds the
+    point and a place of it; the nearest place's own region when no polygon of the
+    point's country holds it (said in the warnings)."""
+    region = data.regions.at(lat, lon)
+    if region is None or data.admin1_rows[region.admin1]["country"] != int(data.country[feature]):
+        name = data.admin1_name(feature)
+        if name is None:
+            return feature, km, None, []
+        return (
+            feature,
+            km,
+            name,
+            [f"admin1 is {data.names[feature]}'s: no boundary holds the point"],
+        )
+    place = place_in_region(data, lat, lon, region, feature, km)
+    name = data.admin1_rows[place.admin1]["name"]
+    if region.basis == "nearest_region":
+        place.warnings.append(f"The point is just off {name}'s edge (the nearest region)")
+    return place.feature, place.km, name, place.warnings
 
 
 def _point_set(data: GeoData, category: str) -> PointSet:
