@@ -139,3 +139,10 @@ class TestRegionsAbroad:
         found = await reverse(stack, account, 53.5430, 10.1630)
         assert (found["name"], found["admin1"]) == ("Oststeinbek", "Schleswig-Holstein")
         assert "On the line between Schleswig-Holstein and Hamburg" in found["warnings"][0]
+
+    async def test_where_no_polygon_fits_it_is_said(self, stack: Stack, account: Account) -> None:
+        # Natural Earth's Moscow does not match GeoNames' (most places in it are the
+        # oblast's): the place's own region is answered, and the warning says why
+        found = await reverse(stack, account, 55.7558, 37.6173)
+        assert (found["name"], found["admin1"]) == ("Moscow", "Moskva")
+        assert found["warnings"] == ["admin1 is Moscow's: no boundary holds the point"]

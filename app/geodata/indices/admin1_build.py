@@ -11,9 +11,10 @@ Each polygon is tied to a row of our admin1 table (GeoNames), so the name answer
 one geocode knows (match_admin1): by its own name, else its GeoNames admin1 code or ISO
 3166-2 code, else (where Natural Earth's units are finer: France's departments, Italy's
 provinces, the UK's counties) by its `region` or constituent country. Polygons tied to no
-row are dropped. Stored like the counties (counties_build.py): every ring's points
-(`a1_xy`), ring starts (`a1_ring_off`) and each ring's admin1 row
-(`a1_ring_admin1`); the US is left to the Census polygons."""
+row are dropped; units whose GeoNames places mostly lie in another row (_agreeing) are
+kept as -1, so a point inside one is said to be in no region of ours. Stored like the
+counties (counties_build.py): every ring's points (`a1_xy`), ring starts (`a1_ring_off`)
+and each ring's admin1 row (`a1_ring_admin1`); the US is left to the Census polygons."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import shapely
 
 from app.geodata.text import normalize
 
@@ -42,6 +44,8 @@ MEMBER = "package/data/build.json"
 PACK_TIMEOUT_S = 300
 # countries answered from other polygons (counties_build.py)
 SKIPPED = {"US"}
+# share of the places inside a unit that must have its admin1 row (see _agreeing)
+AGREEING = 0.8
 # Natural Earth's units are departments, tied to our regions by their `region` name
 BY_REGION = {"FR"}
 
@@ -147,10 +151,37 @@ def match_admin1(
     return rest[0] if rest else -1
 
 
+def _agreeing(
+    units: list[tuple[int, list[npt.NDArray[np.float64]]]], places: npt.NDArray[Any]
+) -> list[bool]:
+    """Per unit: whether the GeoNames places inside its outline mostly (AGREEING) have the
+    admin1 row it is tied to. Where our table is finer or newer than Natural Earth's
+    (Kazakhstan's 2022 regions, Kenya's counties against its old provinces) a unit spans
+    several of our rows, and containment would name the wrong one."""
+    ring_unit = np.asarray([u for u, (_row, rings) in enumerate(units) for _ in rings])
+    flat = [ring for _row, rings in units for ring in rings]
+    ring_ids = np.repeat(np.arange(len(flat)), [len(ring) for ring in flat])
+    polygons = shapely.polygons(shapely.linearrings(np.concatenate(flat), indices=ring_ids))
+    tree = shapely.STRtree(polygons)
+    place_of, ring_of = tree.query(shapely.points(places[:, 1], places[:, 0]), "within")
+    # even-odd over a unit's rings (a hole cancels its shell), as the service counts
+    pairs, counts = np.unique(
+        np.column_stack([place_of, ring_unit[ring_of]]), axis=0, return_counts=True
+    )
+    pairs = pairs[counts % 2 == 1]
+    place_of, unit_of = pairs[:, 0], pairs[:, 1]
+    rows = np.asarray([row for row, _rings in units])
+    same = places[place_of, 2].astype(np.int64) == rows[unit_of]
+    inside = np.bincount(unit_of, minlength=len(units))
+    agree = np.bincount(unit_of, weights=same, minlength=len(units))
+    return [bool(n == 0 or a >= AGREEING * n) for a, n in zip(agree, inside, strict=True)]
+
+
 def admin1_arrays(
-    admin1: list[dict[str, Any]], countries: list[dict[str, Any]]
+    admin1: list[dict[str, Any]], countries: list[dict[str, Any]], places: npt.NDArray[Any]
 ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
-    """The arrays described above, and counts for meta.json (empty without the tarball)."""
+    """The arrays described above, and counts for meta.json (empty without the tarball).
+    `places`: (lat, lon, admin1 row) of the GeoNames places with a known admin1."""
     path = tarball()
     if path is None:
         return {}, {"admin1Polygons": 0}
@@ -165,9 +196,8 @@ def admin1_arrays(
             by_name.setdefault((code, "iso:" + row["code"]), i)
         for alias in row.get("aliases", ()):
             by_name.setdefault((code, normalize(alias)), i)
-    points: list[npt.NDArray[np.float64]] = []
-    ring_admin1: list[int] = []
-    used = dropped = 0
+    units: list[tuple[int, list[npt.NDArray[np.float64]]]] = []
+    dropped = 0
     for feature in features(path):
         properties = feature.get("properties") or {}
         if properties.get("iso_a2") in SKIPPED:
@@ -177,13 +207,22 @@ def admin1_arrays(
         if matched < 0 or not rings:
             dropped += 1
             continue
-        used += 1
+        units.append((matched, rings))
+    agreeing = _agreeing(units, places)
+    points: list[npt.NDArray[np.float64]] = []
+    ring_admin1: list[int] = []
+    for (matched, rings), keep in zip(units, agreeing, strict=True):
+        # a unit that disagrees stays as -1: a point inside it is in no region we can name
         points.extend(rings)
-        ring_admin1.extend([matched] * len(rings))
+        ring_admin1.extend([matched if keep else -1] * len(rings))
     lengths = np.asarray([len(ring) for ring in points], dtype=np.int64)
     arrays: dict[str, npt.NDArray[Any]] = {
         "a1_xy": np.concatenate(points).astype(np.float64),
         "a1_ring_off": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
         "a1_ring_admin1": np.asarray(ring_admin1, dtype=np.int32),
     }
-    return arrays, {"admin1Polygons": used, "admin1PolygonsUnmatched": dropped}
+    return arrays, {
+        "admin1Polygons": sum(agreeing),
+        "admin1PolygonsUnmatched": dropped,
+        "admin1PolygonsDisagreeing": len(agreeing) - sum(agreeing),
+    }

@@ -108,7 +108,16 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     county_arrays_, county_tables = county_arrays()
     builder.arrays.update(county_arrays_)
     builder.tables.update(county_tables)
-    admin1_arrays_, admin1_counts = admin1_arrays(builder.admin1, builder.countries)
+    cities = np.arange(builder.city_count)
+    known = cities[np.asarray(builder.features.admin1)[cities] >= 0]
+    places = np.column_stack(
+        [
+            np.asarray(builder.features.lat)[known],
+            np.asarray(builder.features.lon)[known],
+            np.asarray(builder.features.admin1)[known],
+        ]
+    )
+    admin1_arrays_, admin1_counts = admin1_arrays(builder.admin1, builder.countries, places)
     builder.arrays.update(admin1_arrays_)
     report("write")
     counts = {

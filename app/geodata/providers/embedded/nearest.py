@@ -238,7 +238,7 @@ def _in_region(
         )
     place = place_in_region(data, lat, lon, region, feature, km)
     name = data.admin1_rows[place.admin1]["name"]
-    if region.basis == "nearest_region":
+    if region.basis == "nearest_region" and place.admin1 == region.admin1:
         place.warnings.append(f"The point is just off {name}'s edge (the nearest region)")
     return place.feature, place.km, name, place.warnings
 

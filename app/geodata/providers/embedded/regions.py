@@ -46,6 +46,7 @@ class RegionIndex:
         self._arrays = arrays
         self._tree: Any = None
         self._ring_admin1: Any = None
+        self._covered: frozenset[int] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -75,16 +76,20 @@ class RegionIndex:
             row = int(self._ring_admin1[ring])
             counts[row] = counts.get(row, 0) + 1  # even-odd: a hole cancels its shell
         inside = [row for row, n in counts.items() if n % 2 == 1]
-        if inside:
-            return Region(min(inside), "containment")
+        if inside:  # -1: a unit that does not match our table (admin1_build._agreeing)
+            return Region(min(inside), "containment") if min(inside) >= 0 else None
         near = tree.query_nearest(point, max_distance=NEAR_DEG)
-        if len(near) == 0:
-            return None
-        return Region(int(self._ring_admin1[int(near[0])]), "nearest_region")
+        row = int(self._ring_admin1[int(near[0])]) if len(near) else -1
+        return Region(row, "nearest_region") if row >= 0 else None
 
     def near(self, lat: float, lon: float, admin1: int) -> bool:
-        """Whether a polygon of `admin1` lies within LINE_DEG of (lat, lon)."""
+        """Whether (lat, lon) may lie in `admin1`: a polygon of it within LINE_DEG, or it
+        has none (a unit dropped at build time, e.g. Basel-Stadt: can't say it is not)."""
         tree = self._tree or self._open()
+        if self._covered is None:
+            self._covered = frozenset(np.unique(self._ring_admin1).tolist()) - {-1}
+        if admin1 not in self._covered:
+            return True
         rings = tree.query(shapely.Point(lon, lat), predicate="dwithin", distance=LINE_DEG)
         return bool(np.any(self._ring_admin1[rings] == admin1))
 
