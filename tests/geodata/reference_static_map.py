@@ -2,9 +2,11 @@
 tests/geodata/test_static_map_pixels.py: whatever the renderer caches or skips, every
 pixel of a map must stay what this code draws for the same view. Do not optimise it.
 
-Since issue 42 the rules of where names go (app/geodata/rendering/labels.py: countries,
-capitals first, markers' labels kept clear) are shared: what stays pinned here is what
-the caches must not change, the rings drawn and the places found in view."""
+Since issue 42 the layers of GSHHG's coast (land; border lines clipped to it; zoom 9 on)
+are drawn here too, in the renderer's order, and the rules of where names go
+(app/geodata/rendering/labels.py: countries, capitals first, markers' labels kept clear)
+are shared: what stays pinned here is what the caches must not change, the rings drawn
+and the places found in view."""
 
 from __future__ import annotations
 
@@ -20,11 +22,14 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
 from app.geodata.indices.store import (
+    LAYER_BORDER,
     LAYER_COUNTRY,
     LAYER_ISLAND,
     LAYER_LAKE,
+    LAYER_LAND,
     LAYER_RIVER,
     LAYER_STATE,
+    LAYER_STATE_LINE,
     level_for_zoom,
 )
 from app.geodata.rendering import labels, static_map
@@ -95,8 +100,16 @@ def render(
     draw = ImageDraw.Draw(image)
     for shift in _world_copies(view):
         _draw_rings(draw, basemap, view, shift, LAYER_COUNTRY, fill=LAND, outline=COUNTRY_BORDER)
+        _draw_rings(draw, basemap, view, shift, LAYER_LAND, fill=LAND, outline=LAND)
+    for shift in _world_copies(view):
+        _draw_rings(
+            draw, basemap, view, shift, LAYER_BORDER, fill=None, outline=COUNTRY_BORDER, width=1
+        )
     for shift in _world_copies(view):
         _draw_rings(draw, basemap, view, shift, LAYER_STATE, fill=None, outline=STATE_BORDER)
+        _draw_rings(
+            draw, basemap, view, shift, LAYER_STATE_LINE, fill=None, outline=STATE_BORDER, width=1
+        )
     for shift in _world_copies(view):
         _draw_rings(draw, basemap, view, shift, LAYER_LAKE, fill=OCEAN, outline=OCEAN)
         _draw_rings(draw, basemap, view, shift, LAYER_ISLAND, fill=LAND, outline=LAND)

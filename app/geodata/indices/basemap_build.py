@@ -1,10 +1,17 @@
-"""Basemap vectors for static_map: Natural Earth 1:10m country outlines and US state lines,
-pre-projected to Web Mercator world units (x, y in [0, 1], y down), each ring with its
-bounding box so a render only touches what is in view.
+"""Basemap vectors for static_map, pre-projected to Web Mercator world units (x, y in
+[0, 1], y down), each ring with its bounding box so a render only touches what is in view.
+
+Up to zoom 8 (levels below COAST_FIRST_LEVEL) land is Natural Earth's 1:10m countries,
+their outlines drawn as borders, with US state outlines. From zoom 9 on the 1:10m
+coastline is too coarse (its median segment is 17 px long at zoom 10), so land is GSHHG's
+shoreline (high resolution at zooms 9-10, full at 11-12) and the borders are lines: the
+edges two Natural Earth countries (or two TIGER states) share, clipped to GSHHG's land, so
+that no border runs across water the finer coast shows and none traces a coast.
 
 Rings are stored at several levels of detail, simplified (Douglas-Peucker, GEOS) to under
-a pixel at the highest zoom of their level: a world map draws a few thousand vertices,
-a city map the full 1:10m coastline near it.
+a pixel at the highest zoom of their level. Large rings (a continent's shoreline has a
+million vertices) are cut into pieces of at most PIECE_POINTS vertices along a quadtree,
+so that a city map projects the few thousand vertices near it, not the continent's.
 """
 
 from __future__ import annotations
@@ -17,66 +24,215 @@ import numpy.typing as npt
 import shapely
 
 from app.geodata.indices.store import (
+    COAST_FIRST_LEVEL,
+    LAYER_BORDER,
     LAYER_COUNTRY,
     LAYER_ISLAND,
     LAYER_LAKE,
+    LAYER_LAND,
     LAYER_RIVER,
     LAYER_STATE,
+    LAYER_STATE_LINE,
     LEVEL_MAX_ZOOM,
 )
 from app.geodata.indices.wkb import Ring
 from app.geodata.rendering.mercator import TILE_SIZE, lonlat_to_world
 
 TOLERANCE_PX = 0.6
-# A river is drawn at a level of detail when at least this long at the level's highest zoom
-# (GSHHG's rivers carry no rank: length stands in for it), and never on a world map.
-RIVER_MIN_PX = (0.0, 200.0, 120.0, 30.0)
+# A river is drawn at a level of detail when at least this many pixels long at the given
+# zoom (GSHHG's rivers carry no rank: length stands in for it), and never on a world map.
+RIVER_MIN_PX = ((0.0, 2), (200.0, 5), (120.0, 8), (30.0, 18), (30.0, 18))
 RIVER_FIRST_LEVEL = 1
+# GSHHG's resolution at each level drawn from it: high (0.2 km) at zooms 9-10, full at 11-12
+COAST_RESOLUTION = {3: "h", 4: "f"}
+# GSHHG's full resolution lies on a 3-arc-second grid (about 90 m, 3 px at zoom 12), its
+# coast drawn in stair steps: simplified to 1.5 px at zoom 12 it reads as a coast again
+COAST_TOLERANCE_PX = {3: 0.6, 4: 1.5}
+PIECE_POINTS = 1024  # a ring or line longer than this is cut into pieces
+# GSHHG's levels (water_sources): 1 land, 2 lake, 3 island in a lake, 5 Antarctica
+GSHHG_LAND_LEVELS, GSHHG_LAKE_LEVEL, GSHHG_ISLAND_LEVEL = (1, 5), 2, 3
+
+Xy = npt.NDArray[np.float64]  # (n, 2) world units
 
 
 def basemap_arrays(
     countries: Sequence[Ring],
     states: Mapping[str, list[Ring]],
     water: Mapping[int, Sequence[Ring]] | None = None,
+    coast: Mapping[int, Mapping[int, Sequence[Ring]]] | None = None,
 ) -> dict[str, npt.NDArray[Any]]:
     """The rings of every layer at every level of detail; `water` maps LAYER_LAKE,
-    LAYER_ISLAND (rings) and LAYER_RIVER (lines) to theirs."""
+    LAYER_ISLAND (rings) and LAYER_RIVER (lines) to theirs; `coast` maps each level from
+    COAST_FIRST_LEVEL on to GSHHG's rings by GSHHG level (without it, those levels draw
+    Natural Earth's countries as the levels below do)."""
     water = water or {}
-    layers = [(LAYER_COUNTRY, list(countries))]
-    layers.append((LAYER_STATE, [ring for rings in states.values() for ring in rings]))
-    layers += [(layer, list(water.get(layer, ()))) for layer in (LAYER_LAKE, LAYER_ISLAND)]
-    packed: list[tuple[int, int, npt.NDArray[np.float64]]] = []
-    for layer, rings in layers:
-        projected = [_project(ring) for ring in rings if len(ring) >= 4]
-        for level, top in enumerate(LEVEL_MAX_ZOOM):
-            last = level == len(LEVEL_MAX_ZOOM) - 1
-            tolerance = 0.0 if last else TOLERANCE_PX / (TILE_SIZE * 2.0**top)
-            packed.extend((layer, level, ring) for ring in _simplify(projected, tolerance))
-    lines = [_project(line) for line in water.get(LAYER_RIVER, ()) if len(line) >= 2]
+    coast = coast or {}
+    country_rings = [_project(ring) for ring in countries if len(ring) >= 4]
+    state_rings = [_project(ring) for rings in states.values() for ring in rings if len(ring) >= 4]
+    lakes = [_project(ring) for ring in water.get(LAYER_LAKE, ()) if len(ring) >= 4]
+    islands = [_project(ring) for ring in water.get(LAYER_ISLAND, ()) if len(ring) >= 4]
+    packed: list[tuple[int, int, Xy]] = []
+    for level, top in enumerate(LEVEL_MAX_ZOOM):
+        last = level == len(LEVEL_MAX_ZOOM) - 1
+        tolerance = TOLERANCE_PX / (TILE_SIZE * 2.0**top)
+        if level < COAST_FIRST_LEVEL or level not in coast:
+            tolerance = 0.0 if last else tolerance
+            for layer, rings in (
+                (LAYER_COUNTRY, country_rings),
+                (LAYER_STATE, state_rings),
+                (LAYER_LAKE, lakes),
+                (LAYER_ISLAND, islands),
+            ):
+                packed.extend((layer, level, ring) for ring in _simplify(rings, tolerance))
+            continue
+        coast_tolerance = COAST_TOLERANCE_PX[level] / (TILE_SIZE * 2.0**top)
+        packed.extend(_coast_level(level, coast_tolerance, coast[level], lakes, islands))
+        land = [r for layer, lv, r in packed if layer == LAYER_LAND and lv == level]
+        land_tree = shapely.STRtree(np.array([shapely.Polygon(r) for r in land], dtype=object))
+        for layer, rings in ((LAYER_BORDER, country_rings), (LAYER_STATE_LINE, state_rings)):
+            lines = _on_land(_shared_edges(rings), tolerance, land_tree)
+            packed.extend((layer, level, line) for line in lines)
+    packed.extend(_rivers([_project(line) for line in water.get(LAYER_RIVER, ())]))
+    return _pack(packed)
+
+
+def _coast_level(
+    level: int,
+    tolerance: float,
+    gshhg: Mapping[int, Sequence[Ring]],
+    ne_lakes: list[Xy],
+    ne_islands: list[Xy],
+) -> Iterable[tuple[int, int, Xy]]:
+    """GSHHG's land, lakes and lake islands at one level, cut into pieces; Natural Earth's
+    lakes (and their islands) where GSHHG has no lake (reservoirs, mostly)."""
+    land = [ring for g in GSHHG_LAND_LEVELS for ring in gshhg.get(g, ())]
+    gshhg_lakes = _polygons(gshhg.get(GSHHG_LAKE_LEVEL, ()), tolerance)
+    for layer, polygons in (
+        (LAYER_LAND, _polygons(land, tolerance)),
+        (LAYER_LAKE, gshhg_lakes),
+        (LAYER_ISLAND, _polygons(gshhg.get(GSHHG_ISLAND_LEVEL, ()), tolerance)),
+    ):
+        for polygon in polygons:
+            yield from ((layer, level, ring) for ring in _pieces(polygon))
+    kept = _not_covered(ne_lakes, gshhg_lakes)
+    yield from ((LAYER_LAKE, level, ring) for ring in _simplify(kept, tolerance))
+    if kept:
+        tree = shapely.STRtree(_valid(kept))
+        firsts = shapely.points([ring[0] for ring in ne_islands]) if ne_islands else []
+        inside = set(tree.query(firsts, predicate="within")[0].tolist()) if ne_islands else set()
+        chosen = [ring for i, ring in enumerate(ne_islands) if i in inside]
+        yield from ((LAYER_ISLAND, level, ring) for ring in _simplify(chosen, tolerance))
+
+
+def _polygons(rings: Sequence[Ring], tolerance: float) -> list[shapely.Geometry]:
+    """Valid polygons of the rings, projected and simplified with their topology kept (a
+    cut along a quadtree needs valid input)."""
+    if not rings:
+        return []
+    polygons = np.array([shapely.Polygon(_project(ring)) for ring in rings], dtype=object)
+    polygons = shapely.simplify(polygons, tolerance, preserve_topology=True)
+    invalid = ~shapely.is_valid(polygons)
+    polygons[invalid] = shapely.make_valid(polygons[invalid])
+    return [p for g in polygons for p in shapely.get_parts(g) if p.geom_type == "Polygon"]
+
+
+def _pieces(polygon: shapely.Geometry) -> Iterable[Xy]:
+    """The polygon's exterior ring, or when it is longer than PIECE_POINTS, the rings of
+    its parts in the quadrants of its bounding box, recursively. GSHHG's polygons have no
+    holes (a lake is a polygon of its own), and a cut of one by a rectangle has none."""
+    stack = [polygon]
+    while stack:
+        geometry = stack.pop()
+        if shapely.get_num_coordinates(geometry) <= PIECE_POINTS:
+            for part in shapely.get_parts(geometry):
+                if part.geom_type == "Polygon" and not part.is_empty:
+                    coords = shapely.get_coordinates(part.exterior)
+                    if len(coords) >= 4:
+                        yield coords
+            continue
+        x0, y0, x1, y1 = shapely.bounds(geometry).tolist()
+        xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
+        for box in ((x0, y0, xm, ym), (xm, y0, x1, ym), (x0, ym, xm, y1), (xm, ym, x1, y1)):
+            part = shapely.clip_by_rect(geometry, *box)
+            if not part.is_empty:
+                stack.append(part)
+
+
+def _not_covered(lakes: list[Xy], covering: list[shapely.Geometry]) -> list[Xy]:
+    """The lakes that meet none of the covering polygons."""
+    if not lakes or not covering:
+        return list(lakes)
+    tree = shapely.STRtree(covering)
+    hits = tree.query(_valid(lakes), predicate="intersects")[0]
+    met = set(hits.tolist())
+    return [lake for i, lake in enumerate(lakes) if i not in met]
+
+
+def _valid(rings: list[Xy]) -> npt.NDArray[Any]:
+    return shapely.make_valid(np.array([shapely.Polygon(ring) for ring in rings], dtype=object))
+
+
+def _shared_edges(rings: Sequence[Xy]) -> shapely.Geometry:
+    """The edges that two of the rings share (a border between two countries or states;
+    Natural Earth and TIGER give neighbours the same vertices), merged into lines."""
+    if not rings:
+        return shapely.MultiLineString()
+    starts = np.concatenate([ring[:-1] for ring in rings])
+    ends = np.concatenate([ring[1:] for ring in rings])
+    a, b = np.rint(starts * 1e9).astype(np.int64), np.rint(ends * 1e9).astype(np.int64)
+    swap = (a[:, 0] > b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] > b[:, 1]))
+    first = np.where(swap[:, None], b, a)
+    second = np.where(swap[:, None], a, b)
+    keys = np.concatenate([first, second], axis=1)
+    unique, index, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    shared = index[(counts >= 2) & np.any(unique[:, :2] != unique[:, 2:], axis=1)]
+    segments = np.stack([starts[shared], ends[shared]], axis=1)
+    return shapely.line_merge(shapely.multilinestrings(shapely.linestrings(segments)))
+
+
+def _on_land(lines: shapely.Geometry, tolerance: float, land: shapely.STRtree) -> list[Xy]:
+    """The lines simplified, then clipped to the land polygons of the tree, in pieces of
+    at most PIECE_POINTS vertices."""
+    simplified = shapely.get_parts(shapely.simplify(lines, tolerance, preserve_topology=False))
+    line_index, polygon_index = land.query(simplified, predicate="intersects")
+    clipped = shapely.intersection(
+        simplified[line_index], np.asarray(land.geometries)[polygon_index]
+    )
+    parts = [p for p in shapely.get_parts(clipped) if p.geom_type == "LineString"]
+    if not parts:
+        return []
+    merged = shapely.line_merge(shapely.multilinestrings(parts))
+    out: list[Xy] = []
+    for line in shapely.get_parts(merged):
+        coords = shapely.get_coordinates(line)
+        step = PIECE_POINTS - 1
+        out.extend(coords[i : i + PIECE_POINTS] for i in range(0, max(len(coords) - 1, 1), step))
+    return [c for c in out if len(c) >= 2]
+
+
+def _rivers(lines: list[Xy]) -> Iterable[tuple[int, int, Xy]]:
+    lines = [line for line in lines if len(line) >= 2]
     lengths = np.asarray([np.hypot(*np.diff(line, axis=0).T).sum() for line in lines])
     for level, top in enumerate(LEVEL_MAX_ZOOM):
         if level < RIVER_FIRST_LEVEL:
             continue
-        scale = TILE_SIZE * 2.0**top
+        min_px, at_zoom = RIVER_MIN_PX[level]
         long_enough = [
-            line for line, n in zip(lines, lengths, strict=True) if n * scale >= RIVER_MIN_PX[level]
+            line
+            for line, n in zip(lines, lengths, strict=True)
+            if n * TILE_SIZE * 2.0**at_zoom >= min_px
         ]
-        last = level == len(LEVEL_MAX_ZOOM) - 1
-        tolerance = 0.0 if last else TOLERANCE_PX / scale
-        packed.extend(
-            (LAYER_RIVER, level, line) for line in _simplify(long_enough, tolerance, min_points=2)
-        )
-    return _pack(packed)
+        tolerance = TOLERANCE_PX / (TILE_SIZE * 2.0**top)
+        for line in _simplify(long_enough, tolerance, min_points=2):
+            yield LAYER_RIVER, level, line
 
 
-def _project(ring: Ring) -> npt.NDArray[np.float64]:
+def _project(ring: Ring) -> Xy:
     x, y = lonlat_to_world(ring[:, 0], ring[:, 1])
     return np.stack([x, y], axis=1)
 
 
-def _simplify(
-    rings: list[npt.NDArray[np.float64]], tolerance: float, min_points: int = 4
-) -> Iterable[npt.NDArray[np.float64]]:
+def _simplify(rings: list[Xy], tolerance: float, min_points: int = 4) -> Iterable[Xy]:
     if tolerance == 0.0 or not rings:
         yield from rings
         return
@@ -92,7 +248,7 @@ def _simplify(
             yield coords
 
 
-def _pack(rings: list[tuple[int, int, npt.NDArray[np.float64]]]) -> dict[str, npt.NDArray[Any]]:
+def _pack(rings: list[tuple[int, int, Xy]]) -> dict[str, npt.NDArray[Any]]:
     offsets = np.zeros(len(rings) + 1, dtype=np.int64)
     np.cumsum([len(r) for _l, _v, r in rings], out=offsets[1:])
     bbox = np.asarray(
@@ -100,7 +256,8 @@ def _pack(rings: list[tuple[int, int, npt.NDArray[np.float64]]]) -> dict[str, np
         dtype=np.float64,
     )
     return {
-        "bm_xy": np.concatenate([r for _l, _v, r in rings]).astype(np.float64),
+        # float32: 0.06 px at zoom 12, and half the size of float64 on disk and in memory
+        "bm_xy": np.concatenate([r for _l, _v, r in rings]).astype(np.float32),
         "bm_ring_off": offsets,
         "bm_ring_bbox": bbox,
         "bm_ring_layer": np.asarray([layer for layer, _v, _r in rings], dtype=np.uint8),

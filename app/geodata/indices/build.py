@@ -71,7 +71,7 @@ def _finish_features(b: IndexBuilder) -> None:
 
 def build(data_dir: Path, progress: Progress | None = None) -> Path:
     """Build every index from the installed packages and write it under `data_dir`."""
-    from app.geodata.indices.basemap_build import basemap_arrays
+    from app.geodata.indices.basemap_build import COAST_RESOLUTION, basemap_arrays
 
     report: Progress = progress or (lambda _step: None)
     started = time.monotonic()
@@ -98,9 +98,16 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     coded_rings = sources.natural_earth_countries()
     lakes, islands = water_sources.natural_earth_lakes()
     water = {LAYER_LAKE: lakes, LAYER_ISLAND: islands, LAYER_RIVER: water_sources.gshhg_rivers()}
+    coast = {
+        level: water_sources.gshhg_shorelines(resolution)
+        for level, resolution in COAST_RESOLUTION.items()
+    }
     builder.arrays.update(
-        basemap_arrays([ring for _code, ring in coded_rings], sources.us_state_shapes(), water)
+        basemap_arrays(
+            [ring for _code, ring in coded_rings], sources.us_state_shapes(), water, coast
+        )
     )
+    del coast
     builder.arrays.update(build_country_grid(coded_rings, builder.country_index))
     extra_arrays, extra_tables = reverse_extras(builder.arrays, builder.country_index)
     builder.arrays.update(extra_arrays)

@@ -49,14 +49,19 @@ AIRPORT_TYPES = (
     "balloonport",
     "closed",
 )
-# basemap layers (rings, but a river is a line), and the highest zoom served by each level
-# of detail (the last keeps every vertex)
+# basemap layers (rings, but a river or a border line is a line), and the highest zoom
+# served by each level of detail (static_map's zoom stops at 12). Up to zoom 8 land is
+# Natural Earth's countries (LAYER_COUNTRY, outlines drawn as borders); from
+# COAST_FIRST_LEVEL on it is GSHHG's shoreline (LAYER_LAND, no outline) with the
+# countries' and states' borders as lines.
 LAYER_COUNTRY, LAYER_STATE, LAYER_LAKE, LAYER_ISLAND, LAYER_RIVER = range(5)
-LEVEL_MAX_ZOOM = (2, 5, 8, 18)
+LAYER_LAND, LAYER_BORDER, LAYER_STATE_LINE = 5, 6, 7
+LEVEL_MAX_ZOOM = (2, 5, 8, 10, 12)
+COAST_FIRST_LEVEL = 3
 
 
 def level_for_zoom(zoom: int) -> int:
-    return next(i for i, top in enumerate(LEVEL_MAX_ZOOM) if zoom <= top)
+    return next((i for i, top in enumerate(LEVEL_MAX_ZOOM) if zoom <= top), len(LEVEL_MAX_ZOOM) - 1)
 
 
 def index_root(data_dir: Path) -> Path:

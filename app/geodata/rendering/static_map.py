@@ -11,11 +11,14 @@ from typing import cast
 from PIL import Image, ImageDraw
 
 from app.geodata.indices.store import (
+    LAYER_BORDER,
     LAYER_COUNTRY,
     LAYER_ISLAND,
     LAYER_LAKE,
+    LAYER_LAND,
     LAYER_RIVER,
     LAYER_STATE,
+    LAYER_STATE_LINE,
 )
 from app.geodata.rendering import png
 from app.geodata.rendering.basemap import Basemap
@@ -79,12 +82,21 @@ def render(
     names drawn."""
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
+    # Up to zoom 8 Natural Earth's countries, their outlines the borders (and the coast);
+    # from zoom 9 GSHHG's land in pieces, with the borders as lines clipped to it.
     for shift in world_copies(view):
         for polygon in basemap.polygons(view, shift, LAYER_COUNTRY):
             draw.polygon(polygon, fill=LAND, outline=COUNTRY_BORDER)
+        for polygon in basemap.polygons(view, shift, LAYER_LAND):
+            draw.polygon(polygon, fill=LAND, outline=LAND)
+    for shift in world_copies(view):
+        for line in basemap.polygons(view, shift, LAYER_BORDER, min_points=2):
+            draw.line(line, fill=COUNTRY_BORDER, width=1)
     for shift in world_copies(view):
         for polygon in basemap.polygons(view, shift, LAYER_STATE):
             draw.line(polygon + polygon[:2], fill=STATE_BORDER, width=1)
+        for line in basemap.polygons(view, shift, LAYER_STATE_LINE, min_points=2):
+            draw.line(line, fill=STATE_BORDER, width=1)
     _draw_water(draw, basemap, view)
     taken = [] if taken is None else taken
     taken.extend(marker_box(view, marker) for marker in markers)
