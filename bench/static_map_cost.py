@@ -10,6 +10,7 @@ Sets of views:
 
   world 1280x1280      the world at zoom 2 (bench/noisy_neighbour.py's big map)
   600x400, N views     random centres on land and at sea, zooms 2-12 (p50 and p90 over views)
+  600x400, coasts      seven coasts at zooms 9-12 (p50 and max)
   1280x1280, N views   the same at the largest size
   run_tool()           the whole task body of the worker (fit, render, result, base64),
                        also for a fit to a 500-point path
@@ -41,6 +42,21 @@ from app.tool_calls.service import run_tool  # noqa: E402
 from tests.geodata import reference_static_map as reference  # noqa: E402
 
 WORLD = {"center": {"lat": 0, "lon": 0}, "zoom": 2, "width": 1280, "height": 1280}
+# coasts at zooms 9-12, where the detailed shoreline is drawn (Norway's skerries, Venice's
+# lagoon, San Francisco Bay, Cape Town, the Oslofjord, Stockholm's archipelago, Istanbul)
+COASTS = [
+    {"center": {"lat": lat, "lon": lon}, "zoom": zoom, "width": 600, "height": 400}
+    for lat, lon in (
+        (68.5, 15.0),
+        (45.42, 12.33),
+        (37.8, -122.35),
+        (-33.92, 18.42),
+        (59.89, 10.70),
+        (59.35, 18.3),
+        (41.03, 29.0),
+    )
+    for zoom in (9, 10, 11, 12)
+]
 
 
 def views(count: int, width: int, height: int, seed: int) -> list[dict[str, Any]]:
@@ -123,6 +139,10 @@ def main() -> None:
         label = f"{width}x{height}, {options.views} views"
         row(f"{label}: p50", statistics.median(before), statistics.median(after))
         row(f"{label}: p90", *(statistics.quantiles(ms, n=10)[-1] for ms in (before, after)))
+    before, after = compare(COASTS, options.repeats)
+    label = f"600x400, {len(COASTS)} coasts z9-12"
+    row(f"{label}: p50", statistics.median(before), statistics.median(after))
+    row(f"{label}: max", max(before), max(after))
     track = [{"lat": 45 + i / 100, "lon": 7 + ((i % 20) - 10) / 50} for i in range(500)]
     for request, label in (
         (WORLD, "world 1280x1280"),

@@ -16,7 +16,7 @@ so that a city map projects the few thousand vertices near it, not the continent
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,13 @@ RIVER_MIN_PX = ((0.0, 2), (200.0, 5), (120.0, 8), (30.0, 18), (30.0, 18))
 RIVER_FIRST_LEVEL = 1
 # GSHHG's resolution at each level drawn from it: high (0.2 km) at zooms 9-10, full at 11-12
 COAST_RESOLUTION = {3: "h", 4: "f"}
-# GSHHG's full resolution lies on a 3-arc-second grid (about 90 m, 3 px at zoom 12), its
-# coast drawn in stair steps: simplified to 1.5 px at zoom 12 it reads as a coast again
-COAST_TOLERANCE_PX = {3: 0.6, 4: 1.5}
+# GSHHG's shoreline is simplified in degrees, the units of its grid: the full resolution
+# lies on a 3-arc-second grid (0.00083 degrees, 2.4 px wide at zoom 12 and taller towards
+# the poles), its coast drawn in stair steps; simplified to 0.6 of a step, it reads as a
+# coast again. High resolution (zooms 9-10) to 0.6 px at zoom 10 on the equator.
+COAST_TOLERANCE_DEG = {3: 0.0008, 4: 0.0005}
 PIECE_POINTS = 1024  # a ring or line longer than this is cut into pieces
+POLYGON_CHUNK = 20_000  # GSHHG's rings simplified and projected at a time
 # GSHHG's levels (water_sources): 1 land, 2 lake, 3 island in a lake, 5 Antarctica
 GSHHG_LAND_LEVELS, GSHHG_LAKE_LEVEL, GSHHG_ISLAND_LEVEL = (1, 5), 2, 3
 
@@ -59,19 +62,20 @@ def basemap_arrays(
     countries: Sequence[Ring],
     states: Mapping[str, list[Ring]],
     water: Mapping[int, Sequence[Ring]] | None = None,
-    coast: Mapping[int, Mapping[int, Sequence[Ring]]] | None = None,
+    coast: Mapping[int, Callable[[], Mapping[int, Sequence[Ring]]]] | None = None,
 ) -> dict[str, npt.NDArray[Any]]:
     """The rings of every layer at every level of detail; `water` maps LAYER_LAKE,
     LAYER_ISLAND (rings) and LAYER_RIVER (lines) to theirs; `coast` maps each level from
-    COAST_FIRST_LEVEL on to GSHHG's rings by GSHHG level (without it, those levels draw
-    Natural Earth's countries as the levels below do)."""
+    COAST_FIRST_LEVEL on to a reader of GSHHG's rings by GSHHG level, called when the level
+    is built (without it, those levels draw Natural Earth's countries as the levels below
+    do). Rings are kept as float32 as they are made: full resolution is 9.5M vertices."""
     water = water or {}
     coast = coast or {}
     country_rings = [_project(ring) for ring in countries if len(ring) >= 4]
     state_rings = [_project(ring) for rings in states.values() for ring in rings if len(ring) >= 4]
     lakes = [_project(ring) for ring in water.get(LAYER_LAKE, ()) if len(ring) >= 4]
     islands = [_project(ring) for ring in water.get(LAYER_ISLAND, ()) if len(ring) >= 4]
-    packed: list[tuple[int, int, Xy]] = []
+    packed: list[tuple[int, int, npt.NDArray[np.floating[Any]]]] = []
     for level, top in enumerate(LEVEL_MAX_ZOOM):
         last = level == len(LEVEL_MAX_ZOOM) - 1
         tolerance = TOLERANCE_PX / (TILE_SIZE * 2.0**top)
@@ -85,13 +89,13 @@ def basemap_arrays(
             ):
                 packed.extend((layer, level, ring) for ring in _simplify(rings, tolerance))
             continue
-        coast_tolerance = COAST_TOLERANCE_PX[level] / (TILE_SIZE * 2.0**top)
-        packed.extend(_coast_level(level, coast_tolerance, coast[level], lakes, islands))
-        land = [r for layer, lv, r in packed if layer == LAYER_LAND and lv == level]
-        land_tree = shapely.STRtree(np.array([shapely.Polygon(r) for r in land], dtype=object))
+        land: list[shapely.Geometry] = []  # the land's pieces, to clip the borders to
+        packed.extend(_coast_level(level, tolerance, coast[level](), lakes, islands, land))
+        land_tree = shapely.STRtree(np.array(land, dtype=object))
         for layer, rings in ((LAYER_BORDER, country_rings), (LAYER_STATE_LINE, state_rings)):
             lines = _on_land(_shared_edges(rings), tolerance, land_tree)
             packed.extend((layer, level, line) for line in lines)
+        del land, land_tree
     packed.extend(_rivers([_project(line) for line in water.get(LAYER_RIVER, ())]))
     return _pack(packed)
 
@@ -102,18 +106,25 @@ def _coast_level(
     gshhg: Mapping[int, Sequence[Ring]],
     ne_lakes: list[Xy],
     ne_islands: list[Xy],
-) -> Iterable[tuple[int, int, Xy]]:
-    """GSHHG's land, lakes and lake islands at one level, cut into pieces; Natural Earth's
-    lakes (and their islands) where GSHHG has no lake (reservoirs, mostly)."""
+    land_pieces: list[shapely.Geometry],
+) -> Iterable[tuple[int, int, npt.NDArray[np.floating[Any]]]]:
+    """GSHHG's land, lakes and lake islands at one level, cut into pieces (the land's also
+    appended to `land_pieces`); Natural Earth's lakes (and their islands) where GSHHG has
+    no lake (reservoirs, mostly)."""
     land = [ring for g in GSHHG_LAND_LEVELS for ring in gshhg.get(g, ())]
-    gshhg_lakes = _polygons(gshhg.get(GSHHG_LAKE_LEVEL, ()), tolerance)
+    degrees = COAST_TOLERANCE_DEG[level]
+    gshhg_lakes = list(_polygons(gshhg.get(GSHHG_LAKE_LEVEL, ()), degrees))
     for layer, polygons in (
-        (LAYER_LAND, _polygons(land, tolerance)),
-        (LAYER_LAKE, gshhg_lakes),
-        (LAYER_ISLAND, _polygons(gshhg.get(GSHHG_ISLAND_LEVEL, ()), tolerance)),
+        (LAYER_LAND, _polygons(land, degrees)),
+        (LAYER_LAKE, iter(gshhg_lakes)),
+        (LAYER_ISLAND, _polygons(gshhg.get(GSHHG_ISLAND_LEVEL, ()), degrees)),
     ):
         for polygon in polygons:
-            yield from ((layer, level, ring) for ring in _pieces(polygon))
+            for piece in _pieces(polygon):
+                if layer == LAYER_LAND:
+                    land_pieces.append(piece)
+                coords = shapely.get_coordinates(piece.exterior).astype(np.float32)
+                yield layer, level, coords
     kept = _not_covered(ne_lakes, gshhg_lakes)
     yield from ((LAYER_LAKE, level, ring) for ring in _simplify(kept, tolerance))
     if kept:
@@ -124,31 +135,33 @@ def _coast_level(
         yield from ((LAYER_ISLAND, level, ring) for ring in _simplify(chosen, tolerance))
 
 
-def _polygons(rings: Sequence[Ring], tolerance: float) -> list[shapely.Geometry]:
-    """Valid polygons of the rings, projected and simplified with their topology kept (a
-    cut along a quadtree needs valid input)."""
-    if not rings:
-        return []
-    polygons = np.array([shapely.Polygon(_project(ring)) for ring in rings], dtype=object)
-    polygons = shapely.simplify(polygons, tolerance, preserve_topology=True)
-    invalid = ~shapely.is_valid(polygons)
-    polygons[invalid] = shapely.make_valid(polygons[invalid])
-    return [p for g in polygons for p in shapely.get_parts(g) if p.geom_type == "Polygon"]
+def _polygons(rings: Sequence[Ring], degrees: float) -> Iterator[shapely.Geometry]:
+    """Valid polygons of the rings (lon, lat), simplified to `degrees` with their topology
+    kept, then projected (a cut along a quadtree needs valid input; Mercator maps each axis
+    on its own, monotonically, so it keeps a valid polygon valid). A chunk at a time, to
+    hold one copy of the shoreline, not three."""
+    for start in range(0, len(rings), POLYGON_CHUNK):
+        chunk = rings[start : start + POLYGON_CHUNK]
+        polygons = np.array([shapely.Polygon(ring) for ring in chunk], dtype=object)
+        polygons = shapely.simplify(polygons, degrees, preserve_topology=True)
+        invalid = ~shapely.is_valid(polygons)
+        polygons[invalid] = shapely.make_valid(polygons[invalid])
+        projected = shapely.transform(polygons, _project)
+        yield from (p for g in projected for p in shapely.get_parts(g) if p.geom_type == "Polygon")
 
 
-def _pieces(polygon: shapely.Geometry) -> Iterable[Xy]:
-    """The polygon's exterior ring, or when it is longer than PIECE_POINTS, the rings of
-    its parts in the quadrants of its bounding box, recursively. GSHHG's polygons have no
-    holes (a lake is a polygon of its own), and a cut of one by a rectangle has none."""
+def _pieces(polygon: shapely.Geometry) -> Iterable[shapely.Geometry]:
+    """The polygon, or when it has more than PIECE_POINTS vertices, its parts in the
+    quadrants of its bounding box, recursively. GSHHG's polygons have no holes (a lake is
+    a polygon of its own), and a cut of one by a rectangle has none."""
     stack = [polygon]
     while stack:
         geometry = stack.pop()
         if shapely.get_num_coordinates(geometry) <= PIECE_POINTS:
             for part in shapely.get_parts(geometry):
                 if part.geom_type == "Polygon" and not part.is_empty:
-                    coords = shapely.get_coordinates(part.exterior)
-                    if len(coords) >= 4:
-                        yield coords
+                    if shapely.get_num_coordinates(part.exterior) >= 4:
+                        yield part
             continue
         x0, y0, x1, y1 = shapely.bounds(geometry).tolist()
         xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
@@ -248,7 +261,9 @@ def _simplify(rings: list[Xy], tolerance: float, min_points: int = 4) -> Iterabl
             yield coords
 
 
-def _pack(rings: list[tuple[int, int, Xy]]) -> dict[str, npt.NDArray[Any]]:
+def _pack(
+    rings: list[tuple[int, int, npt.NDArray[np.floating[Any]]]],
+) -> dict[str, npt.NDArray[Any]]:
     offsets = np.zeros(len(rings) + 1, dtype=np.int64)
     np.cumsum([len(r) for _l, _v, r in rings], out=offsets[1:])
     bbox = np.asarray(
@@ -257,7 +272,7 @@ def _pack(rings: list[tuple[int, int, Xy]]) -> dict[str, npt.NDArray[Any]]:
     )
     return {
         # float32: 0.06 px at zoom 12, and half the size of float64 on disk and in memory
-        "bm_xy": np.concatenate([r for _l, _v, r in rings]).astype(np.float32),
+        "bm_xy": np.concatenate([r for _l, _v, r in rings], dtype=np.float32),
         "bm_ring_off": offsets,
         "bm_ring_bbox": bbox,
         "bm_ring_layer": np.asarray([layer for layer, _v, _r in rings], dtype=np.uint8),

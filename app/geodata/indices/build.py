@@ -7,6 +7,7 @@ airports_build, basemap_build); this module runs them in order and writes the re
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,7 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
     lakes, islands = water_sources.natural_earth_lakes()
     water = {LAYER_LAKE: lakes, LAYER_ISLAND: islands, LAYER_RIVER: water_sources.gshhg_rivers()}
     coast = {
-        level: water_sources.gshhg_shorelines(resolution)
+        level: partial(water_sources.gshhg_shorelines, resolution)
         for level, resolution in COAST_RESOLUTION.items()
     }
     builder.arrays.update(
