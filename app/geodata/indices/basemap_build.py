@@ -264,6 +264,9 @@ def _simplify(rings: list[Xy], tolerance: float, min_points: int = 4) -> Iterabl
 def _pack(
     rings: list[tuple[int, int, npt.NDArray[np.floating[Any]]]],
 ) -> dict[str, npt.NDArray[Any]]:
+    # each layer's rings at each level back to back, in the order made: a render reads
+    # them as slices of the memory-mapped arrays, not copies
+    rings = sorted(rings, key=lambda ring: (ring[0], ring[1]))
     offsets = np.zeros(len(rings) + 1, dtype=np.int64)
     np.cumsum([len(r) for _l, _v, r in rings], out=offsets[1:])
     bbox = np.asarray(

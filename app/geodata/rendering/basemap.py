@@ -69,6 +69,15 @@ class Basemap:
         for layer in np.unique(layers).tolist():
             for level in np.unique(levels).tolist():
                 rings = np.nonzero((layers == layer) & (levels == level))[0]
+                if len(rings) and rings[-1] - rings[0] + 1 == len(rings):
+                    # back to back (basemap_build): views of the memory-mapped arrays
+                    first, end = int(rings[0]), int(rings[-1]) + 1
+                    self._sets[(layer, level)] = _RingSet(
+                        starts=offsets[first:end],
+                        ends=offsets[first + 1 : end + 1],
+                        bbox=bbox[first:end],
+                    )
+                    continue
                 self._sets[(layer, level)] = _RingSet(
                     starts=offsets[rings], ends=offsets[rings + 1], bbox=bbox[rings]
                 )
