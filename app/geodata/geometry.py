@@ -9,9 +9,11 @@ included.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import shapely
 
 EARTH_RADIUS_KM = 6371.0088  # IUGG mean radius
 
@@ -58,3 +60,14 @@ def haversine_km_many(
     dl = np.radians(np.asarray(lons, dtype=np.float64) - lon)
     h = np.sin(dp / 2) ** 2 + math.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
     return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+
+
+def ring_polygons(xy: npt.ArrayLike, ring_offsets: npt.ArrayLike) -> Any:
+    """Polygons (prepared, in an STRtree) of rings stored flat: every ring's points in `xy`
+    and where each ring starts in `ring_offsets` (its last entry the end); the tree's
+    index i is ring i."""
+    offsets = np.asarray(ring_offsets)
+    ring_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    polygons = shapely.polygons(shapely.linearrings(np.asarray(xy), indices=ring_ids))
+    shapely.prepare(polygons)
+    return shapely.STRtree(polygons)

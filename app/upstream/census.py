@@ -119,18 +119,31 @@ def parse_area_rows(where: str, year: int, rows: list[list[str]]) -> AcsArea:
     )
 
 
-def _geography(api: CensusAcsApi, geo_for: str, geo_in: str | None, get: str) -> bytes:
+def query(
+    client: UpstreamClient,
+    path: str,
+    get: str,
+    geo_for: str,
+    geo_in: str | None,
+    api_key: str | None,
+) -> bytes:
+    """The Census API's answer to `get` for a geography (`for`, `in`), through the cache;
+    `[]` where it answers 204 (no such geography)."""
     params = {"get": get, "for": geo_for}
     if geo_in:
         params["in"] = geo_in
-    if api.api_key:
-        params["key"] = api.api_key
+    if api_key:
+        params["key"] = api_key
 
     def fetch() -> bytes:
-        response = api.client.get(f"/{api.year}/acs/acs5", params)
+        response = client.get(path, params)
         return b"[]" if response.status_code == 204 else response.content
 
-    return api.client.cached(("acs5", api.year, get, geo_for, geo_in or ""), fetch)
+    return client.cached((path, get, geo_for, geo_in or ""), fetch)
+
+
+def _geography(api: CensusAcsApi, geo_for: str, geo_in: str | None, get: str) -> bytes:
+    return query(api.client, f"/{api.year}/acs/acs5", get, geo_for, geo_in, api.api_key)
 
 
 def area(api: CensusAcsApi, geo_for: str, geo_in: str | None = None) -> AcsArea:

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 
 from app.errors import NotFound, Unsupported
+from app.upstream.census import query
 from app.upstream.client import UpstreamClient
 
 TABLES = ("DP02", "DP03", "DP04", "DP05")
@@ -121,18 +122,9 @@ class CensusProfileApi:
         self.year = year
         self.api_key = api_key
 
-    def _table(self, table: str, geo_for: str, geo_in: str | None, get: str) -> bytes:
-        params = {"get": get, "for": geo_for}
-        if geo_in:
-            params["in"] = geo_in
-        if self.api_key:
-            params["key"] = self.api_key
-
-        def fetch() -> bytes:
-            response = self.client.get(f"/{self.year}/acs/acs5/profile", params)
-            return b"[]" if response.status_code == 204 else response.content
-
-        return self.client.cached(("acs5-profile", self.year, table, get, geo_for, geo_in), fetch)
+    def _table(self, geo_for: str, geo_in: str | None, get: str) -> bytes:
+        path = f"/{self.year}/acs/acs5/profile"
+        return query(self.client, path, get, geo_for, geo_in, self.api_key)
 
     def profile(self, measures: list[str], geo_for: str, geo_in: str | None = None) -> AcsProfile:
         """`measures`' figures for `for=<geo_for>&in=<geo_in>`: one request per table
@@ -145,7 +137,7 @@ class CensusProfileApi:
         for table in tables:
             wanted = {m: v for m, v in known.items() if v.startswith(table)}
             get = ",".join(["NAME", *(x for v in wanted.values() for x in (v, margin_of(v)))])
-            body = self._table(table, geo_for, geo_in, get)
+            body = self._table(geo_for, geo_in, get)
             name, found = parse_profile_rows(geo_for, wanted, json.loads(body))
             figures.update(found)
         return AcsProfile(

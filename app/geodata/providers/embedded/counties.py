@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import shapely
 
+from app.geodata.geometry import ring_polygons
+
 _KINDS = (" city and borough", " census area", " municipality", " borough", " parish")
 
 # how far off a county's edge (degrees, ~1-2 km) a point still takes that county
@@ -55,13 +57,8 @@ class CountyIndex:
     def _open(self) -> Any:
         with self._lock:
             if self._tree is None:
-                offsets = np.asarray(self._arrays["cty_ring_off"])
-                ring_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-                rings = shapely.linearrings(np.asarray(self._arrays["cty_xy"]), indices=ring_ids)
-                polygons = shapely.polygons(rings)
-                shapely.prepare(polygons)
                 self._ring_county = np.asarray(self._arrays["cty_ring_county"])
-                self._tree = shapely.STRtree(polygons)
+                self._tree = ring_polygons(self._arrays["cty_xy"], self._arrays["cty_ring_off"])
         return self._tree
 
     def warm(self) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import shapely
 
-from app.geodata.geometry import EARTH_RADIUS_KM, km_to_chord, unit_vector
+from app.geodata.geometry import EARTH_RADIUS_KM, km_to_chord, ring_polygons, unit_vector
 from app.geodata.indices.nearest_grid import REACH_KM
 
 if TYPE_CHECKING:
@@ -56,13 +56,8 @@ class RegionIndex:
     def _open(self) -> Any:
         with self._lock:
             if self._tree is None:
-                offsets = np.asarray(self._arrays["a1_ring_off"])
-                ring_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-                rings = shapely.linearrings(np.asarray(self._arrays["a1_xy"]), indices=ring_ids)
-                polygons = shapely.polygons(rings)
-                shapely.prepare(polygons)
                 self._ring_admin1 = np.asarray(self._arrays["a1_ring_admin1"])
-                self._tree = shapely.STRtree(polygons)
+                self._tree = ring_polygons(self._arrays["a1_xy"], self._arrays["a1_ring_off"])
         return self._tree
 
     def at(self, lat: float, lon: float) -> Region | None:
