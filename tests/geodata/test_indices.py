@@ -3,8 +3,6 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,21 +73,14 @@ class TestIndexFiles:
         assert not store.is_current(copy)
         assert not store.is_current(tmp_path / "missing")
 
-    def test_loads_in_under_three_seconds_in_a_fresh_process(self, geodata_dir: Path) -> None:
-        script = (
-            "import sys, time; t = time.perf_counter(); from pathlib import Path; "
-            "from app.geodata.providers.embedded import EmbeddedProvider; "
-            "EmbeddedProvider.from_data_dir(Path(sys.argv[1])); "
-            "print(time.perf_counter() - t)"
-        )
-        output = subprocess.run(
-            [sys.executable, "-c", script, str(geodata_dir)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        )
-        assert float(output.stdout.strip()) < 3.0
+    def test_the_index_is_mapped_not_read(self, geodata_dir: Path) -> None:
+        # What keeps a fresh process's start-up at about 2 s (bench/geodata.py measures
+        # it; a timed assertion here would only measure the machine's load)
+        raw = store.read_index(store.index_dir(geodata_dir))
+
+        assert len(raw.arrays) > 50
+        unmapped = [name for name, array in raw.arrays.items() if not isinstance(array, np.memmap)]
+        assert unmapped == []
 
     def test_string_tables_round_trip(self, geodata: GeoData) -> None:
         blob, offsets = store.StringTable.encode(["", "Zürich", "東京"])
