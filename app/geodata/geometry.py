@@ -8,6 +8,7 @@ included.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -62,12 +63,57 @@ def haversine_km_many(
     return 2.0 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
 
 
-def ring_polygons(xy: npt.ArrayLike, ring_offsets: npt.ArrayLike) -> Any:
-    """Polygons (prepared, in an STRtree) of rings stored flat: every ring's points in `xy`
-    and where each ring starts in `ring_offsets` (its last entry the end); the tree's
-    index i is ring i."""
-    offsets = np.asarray(ring_offsets)
-    ring_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    polygons = shapely.polygons(shapely.linearrings(np.asarray(xy), indices=ring_ids))
-    shapely.prepare(polygons)
-    return shapely.STRtree(polygons)
+RING_POLYGONS_KEPT = 256
+
+
+class RingIndex:
+    """Which of many rings, stored flat (every ring's points in `xy`, as x=lon, y=lat;
+    ring i from `ring_offsets[i]` to `ring_offsets[i + 1]`), hold a point or come near it,
+    in degrees as stored. The rings' boxes in an STRtree find the candidates; the polygon
+    of each candidate decides, built from the (memory-mapped) points when first asked and
+    kept for the RING_POLYGONS_KEPT last asked: a million points as GEOS polygons, all
+    built, take about 80 MiB in every process."""
+
+    def __init__(self, xy: npt.ArrayLike, ring_offsets: npt.ArrayLike) -> None:
+        self._xy = xy
+        self._offsets = np.asarray(ring_offsets, dtype=np.int64)
+        points = np.asarray(xy, dtype=np.float64)
+        starts = self._offsets[:-1]
+        low = np.minimum.reduceat(points, starts, axis=0)
+        high = np.maximum.reduceat(points, starts, axis=0)
+        self._tree = shapely.STRtree(shapely.box(low[:, 0], low[:, 1], high[:, 0], high[:, 1]))
+        # the polygons of the rings last asked about, built on demand: places asked about
+        # cluster, and the memory stays bounded
+        self._polygon = functools.lru_cache(maxsize=RING_POLYGONS_KEPT)(self._build)
+
+    def _build(self, ring: int) -> Any:
+        start, end = self._offsets[ring], self._offsets[ring + 1]
+        return shapely.Polygon(np.asarray(self._xy[start:end], dtype=np.float64))  # type: ignore[index]
+
+    def _holds(self, ring: int, lon: float, lat: float) -> bool:
+        return bool(shapely.contains_xy(self._polygon(ring), lon, lat))
+
+    def _distance(self, ring: int, lon: float, lat: float) -> float:
+        """From the point to the ring taken as a polygon: 0 inside it."""
+        return float(shapely.distance(self._polygon(ring), shapely.Point(lon, lat)))
+
+    def containing(self, lon: float, lat: float) -> list[int]:
+        """The rings that hold the point (its even-odd count per area is the caller's)."""
+        candidates = self._tree.query(shapely.Point(lon, lat))
+        return [int(ring) for ring in candidates if self._holds(int(ring), lon, lat)]
+
+    def within(self, lon: float, lat: float, distance: float) -> list[int]:
+        """The rings that hold the point or pass within `distance` of it."""
+        box = shapely.box(lon - distance, lat - distance, lon + distance, lat + distance)
+        return [
+            int(ring)
+            for ring in self._tree.query(box)
+            if self._distance(int(ring), lon, lat) <= distance
+        ]
+
+    def nearest(self, lon: float, lat: float, max_distance: float) -> int | None:
+        """The ring nearest the point within `max_distance`, if any (the first on a tie)."""
+        found = [
+            (self._distance(ring, lon, lat), ring) for ring in self.within(lon, lat, max_distance)
+        ]
+        return min(found)[1] if found else None

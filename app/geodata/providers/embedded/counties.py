@@ -1,9 +1,10 @@
 """US state and county by containment (Census cartographic boundaries 1:500k, see
 indices/counties_build.py): the county polygon that holds the point, hence its state.
 
-The polygons (3,233 counties, ~1 M points) are built on the first point that needs them
-(~0.5 s), like the border refiner's, so start-up and the points outside the US never
-pay; a look-up is one STRtree query (~20 us). The boundaries follow the shoreline, so a
+The rings (3,233 counties, ~1 M points) are indexed by their boxes on the first point
+that needs them, like the border refiner's, so start-up and the points outside the US
+never pay; a county's polygon is built when a point first falls in its box, and only
+the last ones asked are kept (geometry.RingIndex: a look-up ~30 us). The boundaries follow the shoreline, so a
 point on a pier or just off the coast is in no county: the nearest county within
 NEAR_DEG then answers, said as such (`basis` "nearest_county")."""
 
@@ -14,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import shapely
 
-from app.geodata.geometry import ring_polygons
+from app.geodata.geometry import RingIndex
 
 _KINDS = (" city and borough", " census area", " municipality", " borough", " parish")
 
@@ -58,7 +58,7 @@ class CountyIndex:
         with self._lock:
             if self._tree is None:
                 self._ring_county = np.asarray(self._arrays["cty_ring_county"])
-                self._tree = ring_polygons(self._arrays["cty_xy"], self._arrays["cty_ring_off"])
+                self._tree = RingIndex(self._arrays["cty_xy"], self._arrays["cty_ring_off"])
         return self._tree
 
     def warm(self) -> None:
@@ -71,8 +71,7 @@ class CountyIndex:
         if not self.available:
             return None
         tree = self._tree or self._open()
-        point = shapely.Point(lon, lat)
-        hits = tree.query(point, predicate="within")
+        hits = tree.containing(lon, lat)
         # even-odd over each county's rings: a hole (an independent city inside its
         # county) cancels the shell around it
         counts: dict[int, int] = {}
@@ -82,10 +81,10 @@ class CountyIndex:
         inside = [county for county, n in counts.items() if n % 2 == 1]
         if inside:
             return self._county(min(inside), "containment")
-        near = tree.query_nearest(point, max_distance=NEAR_DEG)
-        if len(near) == 0:
+        near = tree.nearest(lon, lat, NEAR_DEG)
+        if near is None:
             return None
-        return self._county(int(self._ring_county[int(near[0])]), "nearest_county")
+        return self._county(int(self._ring_county[near]), "nearest_county")
 
     def _county(self, index: int, basis: str) -> County:
         row = self._rows[index]

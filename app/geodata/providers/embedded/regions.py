@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import shapely
 
-from app.geodata.geometry import EARTH_RADIUS_KM, km_to_chord, ring_polygons, unit_vector
+from app.geodata.geometry import EARTH_RADIUS_KM, RingIndex, km_to_chord, unit_vector
 from app.geodata.indices.nearest_grid import REACH_KM
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ class RegionIndex:
         with self._lock:
             if self._tree is None:
                 self._ring_admin1 = np.asarray(self._arrays["a1_ring_admin1"])
-                self._tree = ring_polygons(self._arrays["a1_xy"], self._arrays["a1_ring_off"])
+                self._tree = RingIndex(self._arrays["a1_xy"], self._arrays["a1_ring_off"])
         return self._tree
 
     def at(self, lat: float, lon: float) -> Region | None:
@@ -65,16 +64,15 @@ class RegionIndex:
         if not self.available:
             return None
         tree = self._tree or self._open()
-        point = shapely.Point(lon, lat)
         counts: dict[int, int] = {}
-        for ring in tree.query(point, predicate="within"):
+        for ring in tree.containing(lon, lat):
             row = int(self._ring_admin1[ring])
             counts[row] = counts.get(row, 0) + 1  # even-odd: a hole cancels its shell
         inside = [row for row, n in counts.items() if n % 2 == 1]
         if inside:  # -1: a unit that does not match our table (admin1_build._agreeing)
             return Region(min(inside), "containment") if min(inside) >= 0 else None
-        near = tree.query_nearest(point, max_distance=NEAR_DEG)
-        row = int(self._ring_admin1[int(near[0])]) if len(near) else -1
+        near = tree.nearest(lon, lat, NEAR_DEG)
+        row = int(self._ring_admin1[near]) if near is not None else -1
         return Region(row, "nearest_region") if row >= 0 else None
 
     def near(self, lat: float, lon: float, admin1: int) -> bool:
@@ -85,7 +83,7 @@ class RegionIndex:
             self._covered = frozenset(np.unique(self._ring_admin1).tolist()) - {-1}
         if admin1 not in self._covered:
             return True
-        rings = tree.query(shapely.Point(lon, lat), predicate="dwithin", distance=LINE_DEG)
+        rings = tree.within(lon, lat, LINE_DEG)
         return bool(np.any(self._ring_admin1[rings] == admin1))
 
 
