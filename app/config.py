@@ -227,9 +227,11 @@ class Settings(BaseSettings):
     # Celery broker; None means the Redis of redis_url. Production: RabbitMQ (amqp://…).
     broker_url: str | None = None
     # Worker liveness: the consumer loop touches this file every few seconds; the worker
-    # exits (and is restarted) when its loop has not run for worker_stall_s.
+    # exits (and is restarted) when its loop has not run for worker_stall_s. The loop is
+    # also silent while it reconnects to a broker, and kombu waits 2, 4, 6, ... up to 30 s
+    # between attempts: at 30 s a 20 s partition could end in an exit (multi-host drill).
     worker_heartbeat_file: Path = Path("/tmp/geosvc-worker.alive")
-    worker_stall_s: float = Field(30.0, ge=0)
+    worker_stall_s: float = Field(60.0, ge=0)
     # A key and plan read within this long are served from the cache while the database
     # is unreachable (a key revoked before the outage stays revoked).
     db_outage_cache_s: float = Field(600.0, ge=0)
