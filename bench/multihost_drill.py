@@ -190,6 +190,8 @@ def run(drill: Drill, durations: Durations, clients_per_account: int, think_s: f
             drill.events["recovered"] = time.monotonic()
         time.sleep(0.25)
     after = drill.log("worker2")[seen:]
+    if "the consumer loop has not run for" in after:  # app/queue/liveness.py's exit 70
+        drill.notes.append("worker2 exited after the partition: its watchdog saw a stall")
     if "Unrecoverable error" in after:
         reason = after.split("Unrecoverable error: ", 1)[1][:90]
         drill.notes.append(f"worker2 exited after the partition: {reason}")
