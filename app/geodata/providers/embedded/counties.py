@@ -4,9 +4,9 @@ indices/counties_build.py): the county polygon that holds the point, hence its s
 The rings (3,233 counties, ~1 M points) are indexed by their boxes on the first point
 that needs them, like the border refiner's, so start-up and the points outside the US
 never pay; a county's polygon is built when a point first falls in its box, and only
-the last ones asked are kept (geometry.RingIndex: a look-up ~30 us). The boundaries follow the shoreline, so a
-point on a pier or just off the coast is in no county: the nearest county within
-NEAR_DEG then answers, said as such (`basis` "nearest_county")."""
+the last ones asked are kept (geometry.RingIndex: a look-up ~30 us). The boundaries
+follow the shoreline, so a point on a pier or just off the coast is in no county: the
+nearest county within NEAR_DEG then answers, said as such (`basis` "nearest_county")."""
 
 from __future__ import annotations
 
