@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -58,6 +59,10 @@ def create_app() -> FastAPI:
         common_passwords()  # likewise for the first sign-up (~0.1 s to load the list)
         unsent = get_settings().smtp_url is None  # then a warning: development only
         logger.log(logging.WARNING if unsent else logging.INFO, startup_line(get_settings()))
+        # What start-up built lives as long as the process: out of the collector's sight,
+        # a full collection no longer walks it (here ~200,000 objects, 50-150 ms of a
+        # stopped event loop each time a burst of requests triggers one)
+        gc.freeze()
         # Mounted apps' lifespans do not run: the MCP session manager is run here.
         async with mcp_sessions.run():
             yield

@@ -9,6 +9,7 @@ not run for nobody.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from celery.signals import worker_init
@@ -26,6 +27,7 @@ def load_geodata(**_kwargs: Any) -> None:
     """Load (or build) the indices before the pool starts: its threads (or forked
     children) share one copy, read-only, and no call waits for a load."""
     geodata.warm_up()
+    gc.freeze()  # the indices and tables are for life: no full collection walks them
 
 
 # Read once, at import: a worker process's settings do not change while it runs.
