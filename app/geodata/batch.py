@@ -1,6 +1,7 @@
 """Batches: up to 100 calls of one tool in one request, answered one to one, each item
-priced, limited and validated like the call alone (`BATCH_FORMS`: geocode,
-reverse_geocode, get_population, get_average_income, get_demographics).
+priced, limited and validated like the call alone (a tool's `ToolSpec.batch`, gathered in
+`app.geodata.catalogue.BATCH_FORMS`: geocode, reverse_geocode, get_population,
+get_average_income, get_demographics).
 
 Two forms carry the same items. The HTTP API takes `{"items": [<arguments>, ...]}`,
 each item exactly the tool's arguments; MCP agents give the tool a list instead of its
@@ -21,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from app.errors import InvalidArgument
-from app.geodata import results, schemas
+from app.geodata import results
 
 MAX_BATCH_ITEMS = 100
 
@@ -44,7 +45,7 @@ class BatchResult(results.Result):
     credits: int = Field(description="Credits charged: one per item that returned data")
 
 
-def _batch_result(tool: type[results.Result]) -> type[BatchResult]:
+def batch_result(tool: type[results.Result]) -> type[BatchResult]:
     """The batch result of a tool whose call answers `tool`, named after it (`tool`
     GeocodeResult: GeocodeBatchResult of GeocodeBatchItem)."""
     stem = tool.__name__.removesuffix("Result")
@@ -107,66 +108,36 @@ class BatchForm:
         lists = " or ".join(f"`{batch.argument}`" for batch in self.lists)
         return f"Batch: {lists}; `results[i]` answers item i."
 
-
-_STRING = {"type": "string"}
-_ZIP_LISTS = (
-    BatchList("postal_codes", ("postal_code",), _STRING),
-    BatchList("areas", ("area",), _STRING),
-)
-
-BATCH_FORMS: dict[str, BatchForm] = {
-    "get_population": BatchForm(_ZIP_LISTS, ("country",), _batch_result(results.PopulationResult)),
-    "get_average_income": BatchForm(_ZIP_LISTS, ("country",), _batch_result(results.IncomeResult)),
-    # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
-    "get_demographics": BatchForm(
-        _ZIP_LISTS[:1], ("topics", "country"), _batch_result(results.DemographicsResult)
-    ),
-    "geocode": BatchForm(
-        (BatchList("queries", ("query",), _STRING),),
-        ("country", "limit"),
-        _batch_result(results.GeocodeResult),
-    ),
-    "reverse_geocode": BatchForm(
-        (BatchList("points", ("lat", "lon"), schemas.LatLon.model_json_schema()),),
-        (),
-        _batch_result(results.ReverseGeocodeResult),
-    ),
-}
-
-
-def is_batch_call(name: str, arguments: Mapping[str, Any] | None) -> bool:
-    """True when an agent called `name` in its batch form."""
-    form = BATCH_FORMS.get(name)
-    return (
-        form is not None
-        and isinstance(arguments, Mapping)
-        and any(batch.argument in arguments for batch in form.lists)
-    )
-
-
-def batch_items(name: str, arguments: Mapping[str, Any]) -> list[Any]:
-    """The items of an agent's batch call, the shared arguments in each (each item then
-    validated as a call of its own); InvalidArgument when the call is not a batch."""
-    form = BATCH_FORMS[name]
-    given = [batch for batch in form.lists if batch.argument in arguments]
-    if len(given) > 1:
-        lists = ", ".join(batch.argument for batch in given)
-        raise InvalidArgument(f"{lists}: give one list per call")
-    (batch,) = given
-    single = [argument for argument in form.replaces if argument in arguments]
-    if single:
-        raise InvalidArgument(
-            f"{', '.join(single)}: not with `{batch.argument}` (give one call or a batch)"
+    def is_called(self, arguments: Mapping[str, Any] | None) -> bool:
+        """True when an agent called the tool in this batch form."""
+        return isinstance(arguments, Mapping) and any(
+            batch.argument in arguments for batch in self.lists
         )
-    known = (batch.argument, *form.shared)
-    unknown = [argument for argument in arguments if argument not in known]
-    if unknown:
-        raise InvalidArgument(f"{unknown[0]}: is not a known argument (known: {', '.join(known)})")
-    elements = _checked_list(batch.argument, arguments[batch.argument])
-    shared = {argument: arguments[argument] for argument in form.shared if argument in arguments}
-    items = [batch.item(element, shared) for element in elements]
-    _objects(batch.argument, items)
-    return items
+
+    def items(self, arguments: Mapping[str, Any]) -> list[Any]:
+        """The items of an agent's batch call, the shared arguments in each (each item then
+        validated as a call of its own); InvalidArgument when the call is not a batch."""
+        given = [batch for batch in self.lists if batch.argument in arguments]
+        if len(given) > 1:
+            lists = ", ".join(batch.argument for batch in given)
+            raise InvalidArgument(f"{lists}: give one list per call")
+        (batch,) = given
+        single = [argument for argument in self.replaces if argument in arguments]
+        if single:
+            raise InvalidArgument(
+                f"{', '.join(single)}: not with `{batch.argument}` (give one call or a batch)"
+            )
+        known = (batch.argument, *self.shared)
+        unknown = [argument for argument in arguments if argument not in known]
+        if unknown:
+            raise InvalidArgument(
+                f"{unknown[0]}: is not a known argument (known: {', '.join(known)})"
+            )
+        elements = _checked_list(batch.argument, arguments[batch.argument])
+        shared = {name: arguments[name] for name in self.shared if name in arguments}
+        items = [batch.item(element, shared) for element in elements]
+        _objects(batch.argument, items)
+        return items
 
 
 def batch_body_items(body: object) -> list[Any]:

@@ -13,8 +13,9 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from app.config import Settings, get_settings
-from app.geodata.catalogue import TOOL_SPECS, nearby_categories
+from app.geodata.catalogue import TOOL_SPECS
 from app.geodata.reference import tool_reference
+from app.geodata.tools.search_nearby import nearby_categories
 from app.mcp.cards import TITLE, server_card
 
 router = APIRouter(include_in_schema=False)

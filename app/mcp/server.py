@@ -28,8 +28,8 @@ from pydantic import BaseModel
 from app.clock import iso_ms
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
-from app.geodata.batch import BATCH_FORMS, batch_items, is_batch_call
 from app.geodata.catalogue import (
+    BATCH_FORMS,
     TOOL_SPECS,
     ToolSpec,
     description_for,
@@ -109,7 +109,8 @@ async def handle_call_tool(
     principal = principal_of(ctx.request)
     bind_request_of(ctx.request)  # the session manager's task is not the request's
     try:
-        if is_batch_call(params.name, params.arguments):
+        form = BATCH_FORMS.get(params.name)
+        if form is not None and form.is_called(params.arguments):
             return await _call_batch(ctx, principal, params.name, params.arguments or {})
         admitted = claim(ctx.request, params.name)
         answer = await run_unless_client_gone(
@@ -163,7 +164,7 @@ async def _call_batch(
 ) -> types.CallToolResult:
     """A tool given a list (`geocode` with `queries`, `get_population` with
     `postal_codes`, ...): answered one to one."""
-    items = batch_items(name, arguments)
+    items = BATCH_FORMS[name].items(arguments)
     answer = await run_unless_client_gone(
         ctx.request, lambda: call_tool_batch(principal, name, items)
     )

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.geodata.catalogue import TOOL_SPECS
-from app.geodata.examples import AUSTIN
 
-# Each tool's example call and answer, from its catalogue entry (app.geodata.examples).
+# Each tool's example call and answer, from its catalogue entry (`ToolSpec.example`).
 ARGUMENTS: dict[str, dict[str, Any]] = {n: s.example.arguments for n, s in TOOL_SPECS.items()}
 RESULTS: dict[str, dict[str, Any]] = {n: s.example.result for n, s in TOOL_SPECS.items()}
 
@@ -46,7 +45,7 @@ BATCH_RESULTS: dict[str, dict[str, Any]] = {
     },
     "geocode": {
         "results": [
-            {"status": 200, "result": AUSTIN},
+            {"status": 200, "result": RESULTS["geocode"]},
             {
                 "status": 404,
                 "error": {

@@ -14,8 +14,14 @@ from pydantic.json_schema import models_json_schema
 
 from app.config import Settings
 from app.errors import ERROR_ENVELOPE_SCHEMA
-from app.geodata.batch import BATCH_FORMS, MAX_BATCH_ITEMS
-from app.geodata.catalogue import TOOL_SPECS, arguments_schema, call_description, spec_for
+from app.geodata.batch import MAX_BATCH_ITEMS
+from app.geodata.catalogue import (
+    BATCH_FORMS,
+    TOOL_SPECS,
+    arguments_schema,
+    call_description,
+    spec_for,
+)
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE

@@ -17,7 +17,7 @@ from fastapi.responses import Response
 
 from app.config import Settings, get_settings
 from app.dashboard.rendering import render
-from app.geodata.catalogue import nearby_categories
+from app.geodata.tools.search_nearby import nearby_categories
 from app.v1 import examples
 from app.v1.openapi import openapi_document
 from app.v1.routes import ROUTES

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.geodata.batch import BATCH_FORMS
-from app.geodata.catalogue import TOOL_SPECS
+from app.geodata.catalogue import BATCH_FORMS, TOOL_SPECS
 from app.geodata.results import ImageResult
 
 Kind = Literal["call", "image", "batch"]

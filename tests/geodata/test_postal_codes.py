@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.geodata.catalogue import POSTAL_COUNTRIES
 from app.geodata.indices.zips_build import US_TERRITORIES
 from app.geodata.providers.embedded import postal_codes
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.tools.geocode import POSTAL_COUNTRIES
 
 
 class TestTokens:

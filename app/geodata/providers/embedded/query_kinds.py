@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from app.geodata.catalogue import EMBEDDED_GEOCODE_COVERAGE, UPSTREAM_GEOCODE_COVERAGE
 from app.geodata.text import normalize
+from app.geodata.tools.geocode import EMBEDDED_GEOCODE_COVERAGE, UPSTREAM_GEOCODE_COVERAGE
 
 _HOUSE_NUMBER = re.compile(r"^\d+[a-z]?(?:-\d+)?\s+\S")
 _STREET_WORDS = frozenset(

@@ -1,0 +1,106 @@
+"""What several tools share: the credit note of their descriptions, the places dataset
+their examples name, the pieces of their summaries, the demographic tools' batch lists
+and describe hook, and the one-line summary of a batch."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from app.config import Settings
+from app.geodata.batch import BatchList
+from app.geodata.tools.spec import Describe, ToolSpec
+
+CREDIT = " 1 credit per answer; errors free."
+PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
+PLACES_DATASET = "places@v7-de24fa46"
+
+STRING = {"type": "string"}
+# the demographic tools' batches: a list of ZIP codes or of areas
+ZIP_LISTS = (
+    BatchList("postal_codes", ("postal_code",), STRING),
+    BatchList("areas", ("area",), STRING),
+)
+
+
+def coverage_by_policy(here: Mapping[bool, str], *, upstream_first: bool = False) -> Describe:
+    """A describe hook that fills `{coverage}` with what this deployment answers areas
+    from: `here[True]` when the upstream answers them (with `upstream_first`, only when
+    it goes first: the shipped figures answer otherwise)."""
+
+    def describe(spec: ToolSpec, settings: Settings) -> str:
+        chosen = spec.policy(settings)
+        if upstream_first:
+            upstream = chosen in ("upstream", "upstream-then-embedded")
+        else:
+            upstream = chosen != "embedded"
+        return spec.description.replace("{coverage}", here[upstream])
+
+    return describe
+
+
+def where(place: dict[str, Any]) -> str:
+    return f"{place['label']} ({place['lat']:.5f}, {place['lon']:.5f})"
+
+
+def km(metres: float) -> str:
+    return f"{metres / 1000:.1f} km" if metres >= 1000 else f"{metres:.0f} m"
+
+
+def zip_place(result: dict[str, Any]) -> str:
+    if not result.get("postalCode"):  # an area: its name and level
+        return f"{result.get('name')} ({result.get('level')})"
+    named = ", ".join(part for part in (result.get("placeName"), result.get("state")) if part)
+    return f"ZIP {result['postalCode']}" + (f" ({named})" if named else "")
+
+
+def _item(tool: str, result: dict[str, Any]) -> str:
+    if tool == "geocode":
+        best = result["results"][0]
+        ambiguous = " (ambiguous: see candidates)" if result.get("ambiguous") else ""
+        return f"{result['query']!r}: {where(best)}{ambiguous}"
+    if tool == "reverse_geocode":
+        return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+    if tool == "get_population":
+        return f"{zip_place(result)} {result['population']:,}"
+    if tool == "get_average_income":
+        return f"{zip_place(result)} ${result['amount']:,}" + ("+" if result["lowerBound"] else "")
+    return zip_place(result)
+
+
+def _population_total(answered: list[dict[str, Any]]) -> str:
+    """The population of the answered items, each area counted once; areas of different
+    levels may hold one another (a county in its state), which the sum would not see."""
+    distinct = {(r.get("level"), r.get("postalCode") or r.get("areaId")): r for r in answered}
+    total = sum(r["population"] for r in distinct.values())
+    levels = {r.get("level") for r in distinct.values()}
+    text = f"; total population {total:,} ({len(distinct)} distinct"
+    return text + (", mixed levels: one area may hold another)" if len(levels) > 1 else ")")
+
+
+def _income_range(answered: list[dict[str, Any]]) -> str:
+    """Medians do not add: the lowest and the highest."""
+    low = min(answered, key=lambda r: r["amount"])
+    high = max(answered, key=lambda r: r["amount"])
+    return f"; median household income from {_item('get_average_income', low)} to " + _item(
+        "get_average_income", high
+    )
+
+
+def batch_summary(tool: str, body: dict[str, Any]) -> str:
+    """A batch (`app.geodata.batch.BatchResult`): the count by outcome, then the gist of
+    the answers (a population's total, an income's range), else the first answer."""
+    items = body["results"]
+    answered = [item["result"] for item in items if item.get("result")]
+    errors = Counter(item["error"]["code"] for item in items if item.get("error"))
+    text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
+    if errors:
+        text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
+    if answered and tool == "get_population":
+        text += _population_total(answered)
+    elif len(answered) > 1 and tool == "get_average_income":
+        text += _income_range(answered)
+    elif answered:
+        text += f"; first: {_item(tool, answered[0])}"
+    return text + "."

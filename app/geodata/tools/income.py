@@ -1,0 +1,62 @@
+"""get_average_income: the median household income of a US ZIP code or an area."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.geodata import results, schemas
+from app.geodata.batch import BatchForm, batch_result
+from app.geodata.tools.common import CREDIT, ZIP_LISTS, coverage_by_policy, zip_place
+from app.geodata.tools.spec import Example, ToolSpec
+
+# What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
+AREA_COVERAGE = {
+    False: "Here: ZIPs only; states, counties, places need the "
+    "upstream Census ACS (not enabled): UNSUPPORTED.",
+    True: "Here: ZIPs, states, counties, US places (Census ACS, "
+    "`marginOfError`); countries, other cities: UNSUPPORTED.",
+}
+
+
+def summary(result: dict[str, Any]) -> str:
+    amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
+    period = result.get("period") or result["year"]
+    return f"{zip_place(result)}: median household income {amount} ({period})."
+
+
+EXAMPLE = Example(
+    {"postal_code": "94103"},
+    {
+        "postalCode": "94103",
+        "countryCode": "US",
+        "amount": 116438,
+        "currency": "USD",
+        "measure": "median_household_income",
+        "year": 2024,
+        "period": "2020-2024",
+        "lowerBound": False,
+        "source": "U.S. Census Bureau, ACS 5-Year Estimates, Subject Table S1903 (vintage "
+        "2020–2024)",
+        "dataset": "median-income@1.0.0",
+    },
+)
+
+SPEC = ToolSpec(
+    "get_average_income",
+    "Median household income of a US ZIP code or area",
+    "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
+    "or an `area` (as in get_population). Top-coded: `lowerBound` true. "
+    "{coverage}" + CREDIT,
+    schemas.IncomeArgs,
+    results.IncomeResult,
+    "get_average_income",
+    summary,
+    "/v1/average-income",
+    EXAMPLE,
+    coverage=(
+        "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
+        "the Census Bureau's ACS API",
+    ),
+    batch=BatchForm(ZIP_LISTS, ("country",), batch_result(results.IncomeResult)),
+    describe=coverage_by_policy(AREA_COVERAGE),
+)

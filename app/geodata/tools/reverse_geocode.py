@@ -1,0 +1,99 @@
+"""reverse_geocode: the place a point is in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.geodata import results, schemas
+from app.geodata.batch import BatchForm, BatchList, batch_result
+from app.geodata.tools.common import CREDIT, PLACES, km
+from app.geodata.tools.spec import Example, ToolSpec
+
+
+def summary(result: dict[str, Any]) -> str:
+    text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
+    if result.get("countyFips"):
+        text += f"; the point is in {result['admin2']}, {result['admin1']}"
+    if result.get("postalCode"):
+        basis = result.get("postalCodeBasis")
+        text += f", ZIP {result['postalCode']}" + (f" ({basis})" if basis else "")
+    candidates = result.get("postalCodeCandidates") or []
+    if candidates and not result.get("postalCode"):
+        listed = ", ".join(f"{c['code']} {km(c['distanceM'])}" for c in candidates)
+        text += f"; ZIP not known by area, nearest ZIP centres: {listed}"
+        if result.get("postalCodeUncertain"):
+            text += " (comparably close: uncertain)"
+    text += "."
+    for warning in result.get("warnings") or []:
+        text += f" Note: {warning}."
+    return text
+
+
+EXAMPLE = Example(
+    {"lat": 40.7484, "lon": -73.9857},
+    {
+        "name": "New York City",
+        "label": "New York City, New York, US",
+        "kind": "city",
+        "lat": 40.71427,
+        "lon": -74.00597,
+        "countryCode": "US",
+        "country": "United States",
+        "admin1": "New York",
+        "admin2": "New York County",
+        "countyFips": "36061",
+        "postalCode": None,
+        "postalCodeBasis": "nearest_centre",
+        "nearestPostalCode": {"code": "10119", "distanceM": 642.8},
+        "postalCodeCandidates": [
+            {"code": "10119", "distanceM": 642.8},
+            {"code": "10165", "distanceM": 719.5},
+            {"code": "10016", "distanceM": 736.9},
+        ],
+        "postalCodeUncertain": True,
+        "warnings": [],
+        "distanceKm": 4.162,
+        "source": f"{PLACES}, Natural Earth, US Census counties, "
+        "© OpenStreetMap contributors (ODbL)",
+        "dataset": "places+borders@v7-66e65d86",
+    },
+)
+
+SPEC = ToolSpec(
+    "reverse_geocode",
+    "Name the place at a point",
+    "The place a point is in: its country by border, the place covering it best; US: "
+    "state and county by Census polygons, a place of that state. ZIP: nearest centres "
+    "(`postalCodeCandidates`), never by area offline. NOT_FOUND beyond 300 km of any "
+    "place." + CREDIT,
+    schemas.ReverseGeocodeArgs,
+    results.ReverseGeocodeResult,
+    "reverse_geocode",
+    summary,
+    "/v1/reverse-geocode",
+    EXAMPLE,
+    coverage=(
+        "countries everywhere by their borders; in the US the state and county by "
+        "containment (Census cartographic boundaries 1:500k, 2016, with `countyFips`) "
+        "and a place of that state (a `warning` when none is within 60 km); elsewhere "
+        "admin1 by containment in Natural Earth's 1:10 M first-level regions (states, "
+        "provinces, regions: 3,083 of GeoNames' admin1 in 202 countries) and a place "
+        "of that region; near a generalised line a town centre within 2.5 km keeps "
+        "its own region, and where no polygon fits (e.g. the Philippines, Latvia, "
+        "Sri Lanka, Kenya, Moscow) admin1 is the place's, both said in `warnings`; "
+        "admin2 is the place's. ZIP codes: never by area "
+        "offline, the up to 3 nearest ZIP centres in the point's county "
+        "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
+        "`postalCodeUncertain` when the nearest two are comparably close); outside the "
+        "US the nearest postal code centre in the countries listed for geocode",
+        "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder "
+        "gives the ZIP (ZCTA), county and state whose polygons hold the point "
+        "(`postalCodeBasis` containment); if it is unavailable, the nearest address's "
+        "postcode (address)",
+    ),
+    batch=BatchForm(
+        (BatchList("points", ("lat", "lon"), schemas.LatLon.model_json_schema()),),
+        (),
+        batch_result(results.ReverseGeocodeResult),
+    ),
+)

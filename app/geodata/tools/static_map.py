@@ -1,0 +1,62 @@
+"""static_map: a PNG map drawn from the embedded basemap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.geodata import results, schemas
+from app.geodata.tools.common import CREDIT
+from app.geodata.tools.spec import Example, ToolSpec
+
+
+def summary(result: dict[str, Any]) -> str:
+    center = result["center"]
+    return (
+        f"{result['width']}x{result['height']} PNG map of ({center['lat']:.4f}, "
+        f"{center['lon']:.4f}) at zoom {result['zoom']} with {result['markers']} marker(s)."
+    )
+
+
+EXAMPLE = Example(
+    {
+        "center": "40.71,-74.0",
+        "zoom": 10,
+        "markers": ["40.71,-74.0,red,Office"],
+        "width": 320,
+        "height": 200,
+    },
+    {
+        "width": 320,
+        "height": 200,
+        "center": {"lat": 40.71, "lon": -74.0},
+        "zoom": 10,
+        "bbox": {"west": -74.2197, "south": 40.6058, "east": -73.7803, "north": 40.8140},
+        "markers": 1,
+        "format": "image/png",
+        "bytes": 9201,
+        "attribution": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER | GSHHG LGPL",
+        "source": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER | GSHHG LGPL",
+        "dataset": "basemap@v7-89dedc34",
+        "pngBase64": "iVBORw0KGgoAAAANSUhEUgAAAUAAAADICAIAAAAW...",
+    },
+)
+
+SPEC = ToolSpec(
+    "static_map",
+    "Draw a map",
+    "A PNG map image (Web Mercator) with place labels and up to 50 markers. Give "
+    f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
+    "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
+    schemas.StaticMapArgs,
+    results.StaticMapResult,
+    "static_map",
+    summary,
+    "/v1/static-map",
+    EXAMPLE,
+    coverage=(
+        "country and US state borders and place labels, zoom 0-12",
+        "none: maps are always drawn from the embedded basemap",
+    ),
+    upstream_capable=False,
+    cacheable=False,
+)
