@@ -1,15 +1,19 @@
-"""Every catalogue entry is complete: a tool is its entry (with its summary, /v1 path and
-example), its argument and result models and its provider method; nothing else names it.
-Needs no index and no server (the fast tier)."""
+"""Every catalogue entry is complete: a tool is its module in `app.geodata.tools` (its
+spec, summary, /v1 path and example), its argument and result models and its provider
+method; nothing else names it. Needs no index and no server (the fast tier)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
+import pkgutil
 from typing import get_args, get_type_hints
 
 import pytest
 
 from app.config import UpstreamTool
+from app.geodata import tools
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, summarize, validate_arguments
 from app.geodata.providers.base import GeodataProvider
 from app.geodata.providers.embedded import EmbeddedProvider
@@ -61,3 +65,25 @@ def test_each_tool_has_its_own_v1_path_and_its_route() -> None:
 def test_settings_name_exactly_the_upstream_capable_tools() -> None:
     capable = {s.name for s in SPECS if s.upstream_capable}
     assert capable == set(get_args(UpstreamTool))
+
+
+# The modules of app.geodata.tools that are not a tool.
+SHARED_MODULES = {"spec", "common"}
+
+
+def test_every_tool_module_is_in_the_catalogue() -> None:
+    # a module written but left out of the catalogue's list fails here, not silently
+    listed = []
+    for module in pkgutil.iter_modules(tools.__path__):
+        if module.name in SHARED_MODULES:
+            continue
+        spec = importlib.import_module(f"{tools.__name__}.{module.name}").SPEC
+        assert TOOL_SPECS.get(spec.name) is spec, f"{module.name}: not in TOOL_SPECS"
+        listed.append(spec.name)
+    assert sorted(listed) == sorted(TOOL_SPECS)
+
+
+def test_a_misspelt_hook_fails_when_its_module_is_imported() -> None:
+    # hooks are ToolSpec fields: a name it does not know is refused by its constructor
+    with pytest.raises(TypeError, match="describe_call"):
+        dataclasses.replace(SPECS[0], describe_call=lambda spec, settings: "")  # type: ignore[call-arg]
