@@ -55,7 +55,7 @@ API_STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("result wait (pub/sub reader)", ("queue/results.py",)),
     ("commit + outbox + request log", ("send_commit", "metering/outbox.py", "request_log/")),
     ("release", ("release (app/metering",)),
-    ("tool result: summary, MCP result", ("mcp/results.py", "geodata/summaries.py")),
+    ("tool result: summary, MCP result", ("mcp/results.py", "summary (app/geodata/tools/")),
     ("metrics and logs", ("observability/", "logging/")),
     ("edge admission (body peek)", ("mcp/admission.py",)),
     ("our ASGI guards", ("http/guards.py", "http/security.py")),
