@@ -1,4 +1,4 @@
-"""A batch of calls of one tool (`app.geodata.batch.BATCH_FORMS`): every
+"""A batch of calls of one tool (`app.geodata.catalogue.BATCH_FORMS`): every
 item validated, admitted, answered and charged on its own terms, as if called alone, but
 admitted in one Redis call, answered by one Celery task and charged in one round trip.
 
