@@ -41,22 +41,24 @@ def build_command(
     from app.geodata.indices.build import STEPS, build
 
     directory = _data_dir(data_dir)
-    if not force and store.is_current(store.index_dir(directory)):
-        console.print(f"indices are up to date in {store.index_dir(directory)}")
-        return
     columns = (TextColumn("{task.description:<12}"), BarColumn(), TimeElapsedColumn())
-    with store.build_lock(directory), Progress(*columns, console=console) as progress:
-        task = progress.add_task("starting", total=len(STEPS))
-        seen: list[str] = []
+    with store.build_lock(directory):
+        # checked under the lock: a build another process has just finished is not redone
+        if not force and store.is_current(store.index_dir(directory)):
+            console.print(f"indices are up to date in {store.index_dir(directory)}")
+            return
+        with Progress(*columns, console=console) as progress:
+            task = progress.add_task("starting", total=len(STEPS))
+            seen: list[str] = []
 
-        def report(step: str) -> None:
-            if seen:
-                progress.advance(task)
-            seen.append(step)
-            progress.update(task, description=step)
+            def report(step: str) -> None:
+                if seen:
+                    progress.advance(task)
+                seen.append(step)
+                progress.update(task, description=step)
 
-        target = build(directory, report)
-        progress.update(task, completed=len(STEPS), description="done")
+            target = build(directory, report)
+            progress.update(task, completed=len(STEPS), description="done")
     meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
     counts = ", ".join(f"{v:,} {k}" for k, v in meta["counts"].items())
     console.print(f"built {target} in {meta['buildSeconds']} s: {counts}")

@@ -7,6 +7,7 @@ required under REQUIRE_SERVICES=1. Every test makes its own users, so tests shar
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Iterator
@@ -63,19 +64,26 @@ def redis_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def geodata_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Indices built once by the real `geosvc data build`; this process reads them too.
+    Under pytest-xdist the workers share one build (the first builds, the others wait).
 
     GEOSVC_TEST_DATA_DIR (a data dir holding a current build, e.g. `.geosvc`) skips the
     minute-long build when running a few tests by hand: its indices are copied."""
     from app.geodata import service
     from app.geodata.indices.store import index_dir, is_current
 
-    data_dir = tmp_path_factory.mktemp("geodata")
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent  # the run's directory, above each worker's own
+    data_dir = run_dir / "geodata"
     prebuilt = os.environ.get("GEOSVC_TEST_DATA_DIR")
-    if prebuilt and is_current(index_dir(Path(prebuilt))):
-        shutil.copytree(index_dir(Path(prebuilt)), index_dir(data_dir))
-    else:
-        result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
-        assert result.exit_code == 0, result.output
+    with (run_dir / "geodata.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        if prebuilt and is_current(index_dir(Path(prebuilt))):
+            if not is_current(index_dir(data_dir)):
+                shutil.copytree(index_dir(Path(prebuilt)), index_dir(data_dir))
+        else:
+            result = CliRunner().invoke(cli, ["data", "build", "--data-dir", str(data_dir)])
+            assert result.exit_code == 0, result.output  # up to date: it says so, builds nothing
     service.configure(data_dir)
     yield data_dir
     service.configure(None)
