@@ -222,6 +222,8 @@ class TestExpiry:
             "2026-02-30T00:00:00Z",
             "0001-01-01T00:00:39+04:15",  # before year 1 in UTC (was a 500; schemathesis)
         ],
+        # fixed ids: the test processes (pytest-xdist) must collect the same names
+        ids=["past", "too-far", "words", "no-such-day", "before-year-1"],
     )
     def test_past_far_or_unreadable_expiries_are_422(
         self, http: httpx.Client, expires_at: str
