@@ -6,7 +6,8 @@
 - geocode queries per second (full tool path: validation, matching, result model), and
   of names that fit several places (their answers list the candidates) beside them
 - static_map 600x400 median render time (PNG bytes included)
-- start-up time and resident memory with the indices loaded (fresh process)
+- start-up time and resident memory with the indices loaded (fresh process: private and
+  file-backed pages), and the index's size on disk
 
 Run: .venv/bin/python bench/geodata.py [--points 10000] [--data-dir DIR]
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.geodata import service  # noqa: E402
 from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km  # noqa: E402
+from app.geodata.indices.store import index_dir  # noqa: E402
 from app.geodata.providers.embedded.nearest import nearest_locality  # noqa: E402
 
 GEOCODE_QUERIES = [
@@ -64,8 +66,9 @@ from app.geodata import service
 service.configure(__import__("pathlib").Path(sys.argv[1]))
 service.warm_up()
 elapsed = time.perf_counter() - t
-rss = next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]
-print(elapsed, int(rss) / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+status = dict(l.split(":", 1) for l in open("/proc/self/status"))
+mib = [int(status[k].split()[0]) / 1024 for k in ("VmRSS", "RssAnon", "RssFile")]
+print(elapsed, *mib, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
@@ -213,10 +216,16 @@ def bench_startup(data_dir: Path) -> list[tuple[str, str]]:
         text=True,
         check=True,
     ).stdout.split()
-    seconds, rss_mib, peak_mib = (float(x) for x in out)
+    seconds, rss_mib, private_mib, file_mib, peak_mib = (float(x) for x in out)
+    # file-backed pages (the memory-mapped indices, the libraries) are shared by every
+    # process on the host and reclaimable; the private ones are each process's own
     return [
         ("start-up: import + load indices + KD-trees", f"{seconds:.2f} s"),
-        ("start-up: resident memory after load", f"{rss_mib:.0f} MiB (peak {peak_mib:.0f} MiB)"),
+        (
+            "start-up: resident memory after load",
+            f"{rss_mib:.0f} MiB: {private_mib:.0f} private, {file_mib:.0f} file-backed "
+            f"(peak {peak_mib:.0f} MiB)",
+        ),
     ]
 
 
@@ -230,6 +239,9 @@ def main() -> None:
     service.warm_up()  # builds the indices first if they are missing
     data_dir = args.data_dir or __import__("app.config").config.get_settings().data_dir
     rows = bench_startup(data_dir)
+    index = index_dir(data_dir)
+    on_disk = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())
+    rows.append((f"index on disk ({index.name})", f"{on_disk / 1e6:.0f} MB"))
     rows += bench_reverse(random_points(args.points))
     rows += bench_geocode()
     rows += bench_static_map()
