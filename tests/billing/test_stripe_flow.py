@@ -33,21 +33,58 @@ from tests.fakes.stripe import METER_EVENT, FakeStripe
 from tests.metering.conftest import put_in_outbox
 from tests.support.celery_worker import CeleryWorker, start_celery_worker
 from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, start_live_server
 
 DEADLINE_S = 30.0
 
 
-@pytest.fixture(scope="session")
-def stripe_worker(
-    backend: Backend, fake_stripe: FakeStripe, tmp_path_factory: pytest.TempPathFactory
+# The flow's own Redis key space: its server and its worker are the only ones on its
+# queues. A worker of another module in this test process, on the shared key space and
+# without the fake Stripe, took the flow's drain and report tasks when the two met there.
+FLOW_PREFIX = f"{TEST_RUN_PREFIX}stripe-flow:"
+
+
+@pytest.fixture(scope="module")
+def flow_env(backend: Backend, fake_stripe: FakeStripe) -> dict[str, str]:
+    return {**stripe_env(backend, fake_stripe), "GEOSVC_REDIS_KEY_PREFIX": FLOW_PREFIX}
+
+
+@pytest.fixture(scope="module")
+def flow_server(
+    flow_env: dict[str, str], backend: Backend, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    server = start_live_server(flow_env, tmp_path_factory.mktemp("logs") / "flow-server.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def flow_worker(
+    flow_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[CeleryWorker]:
-    log_path = tmp_path_factory.mktemp("logs") / f"stripe-worker-{backend.name}.log"
-    worker = start_celery_worker(
-        stripe_env(backend, fake_stripe), log_path, queues="billing", concurrency=1
-    )
+    log_path = tmp_path_factory.mktemp("logs") / "flow-worker.log"
+    worker = start_celery_worker(flow_env, log_path, queues="billing", concurrency=1)
     yield worker
     worker.stop(wait=False)
+
+
+@pytest.fixture
+def flow_http(flow_server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=flow_server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def use_flow(
+    use_backend: Backend, flow_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This process's Settings on the flow's database, fake Stripe and key space."""
+    from app.runtime import reload_settings
+
+    for key, value in flow_env.items():
+        if key.startswith("GEOSVC_"):
+            monkeypatch.setenv(key, value)
+    reload_settings()
 
 
 def record_usage(worker: CeleryWorker, user_id: str, calls: int) -> None:
@@ -86,40 +123,40 @@ def meter_values(fake: FakeStripe, customer: str) -> list[str]:
 
 
 def test_checkout_to_overage_to_cancel(
-    use_backend: Backend,
-    stripe_http: httpx.Client,
-    stripe_server: LiveServer,
-    stripe_worker: CeleryWorker,
+    use_flow: None,
+    flow_http: httpx.Client,
+    flow_server: LiveServer,
+    flow_worker: CeleryWorker,
     fake_stripe: FakeStripe,
 ) -> None:
     # checkout -> webhooks -> standard
-    subscription_id, active = subscribed(stripe_http, fake_stripe, stripe_server)
-    user_id = user_id_of(stripe_http)
+    subscription_id, active = subscribed(flow_http, fake_stripe, flow_server)
+    user_id = user_id_of(flow_http)
     customer = customer_of(fake_stripe, user_id)
-    assert stripe_http.get("/usage").json()["quota"] == STANDARD_QUOTA
+    assert flow_http.get("/usage").json()["quota"] == STANDARD_QUOTA
 
     # within the quota: nothing to report
-    record_usage(stripe_worker, user_id, STANDARD_QUOTA)
-    run_report(stripe_worker)
+    record_usage(flow_worker, user_id, STANDARD_QUOTA)
+    run_report(flow_worker)
     assert meter_values(fake_stripe, customer) == []
 
     # overage, in batches
-    record_usage(stripe_worker, user_id, 3)
-    run_report(stripe_worker)
-    record_usage(stripe_worker, user_id, 2)
-    run_report(stripe_worker)
+    record_usage(flow_worker, user_id, 3)
+    run_report(flow_worker)
+    record_usage(flow_worker, user_id, 2)
+    run_report(flow_worker)
     assert meter_values(fake_stripe, customer) == ["3", "2"]
     assert {e["event_name"] for e in fake_stripe.meter_events(customer)} == {METER_EVENT}
 
     # a batch whose answer is lost is retried with its identifier and counted once
-    record_usage(stripe_worker, user_id, 4)
+    record_usage(flow_worker, user_id, 4)
     fake_stripe.lose_answers("/v1/billing/meter_events", 10)
     try:
-        run_report(stripe_worker)
+        run_report(flow_worker)
     finally:
         fake_stripe.lose_answers("/v1/billing/meter_events", 0)
-    run_report(stripe_worker)
-    run_report(stripe_worker)
+    run_report(flow_worker)
+    run_report(flow_worker)
     assert meter_values(fake_stripe, customer) == ["3", "2", "4"]
     with new_session() as session:
         batches = session.exec(
@@ -132,15 +169,15 @@ def test_checkout_to_overage_to_cancel(
     ]
 
     # cancel -> Stripe ends it at the period end -> webhook -> free
-    assert stripe_http.delete("/subscription").status_code == 200
-    url = webhook_url(stripe_server)
+    assert flow_http.delete("/subscription").status_code == 200
+    url = webhook_url(flow_server)
     for event in fake_stripe.take_queued_events():
         assert fake_stripe.deliver(url, event).status_code == 200
-    assert stripe_http.get("/subscription").json()["plan"] == "standard"
+    assert flow_http.get("/subscription").json()["plan"] == "standard"
     assert fake_stripe.deliver(url, fake_stripe.end_subscription(subscription_id)).is_success
-    ended = stripe_http.get("/subscription").json()
+    ended = flow_http.get("/subscription").json()
     assert (ended["status"], ended["plan"]) == ("canceled", "free")
-    assert stripe_http.get("/usage").json()["mode"] == "free"
+    assert flow_http.get("/usage").json()["mode"] == "free"
 
 
 def test_beat_runs_the_report_every_five_minutes() -> None:
