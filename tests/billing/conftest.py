@@ -81,13 +81,18 @@ def use_stripe(
     use_backend: Backend, fake_stripe: FakeStripe, monkeypatch: pytest.MonkeyPatch
 ) -> Backend:
     """This process's Settings on the backend and the fake Stripe (service-level tests)."""
+    settings_from(stripe_env(use_backend, fake_stripe), monkeypatch)
+    return use_backend
+
+
+def settings_from(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's Settings from the GEOSVC_ variables of `env`."""
     from app.runtime import reload_settings
 
-    for key, value in stripe_env(use_backend, fake_stripe).items():
+    for key, value in env.items():
         if key.startswith("GEOSVC_"):
             monkeypatch.setenv(key, value)
     reload_settings()
-    return use_backend
 
 
 def webhook_url(server: LiveServer) -> str:

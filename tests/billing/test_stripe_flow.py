@@ -24,6 +24,7 @@ from beat_schedule import BEAT_SCHEDULE
 from tests.billing.conftest import (
     STANDARD_QUOTA,
     customer_of,
+    settings_from,
     stripe_env,
     subscribed,
     user_id_of,
@@ -79,12 +80,7 @@ def use_flow(
     use_backend: Backend, flow_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """This process's Settings on the flow's database, fake Stripe and key space."""
-    from app.runtime import reload_settings
-
-    for key, value in flow_env.items():
-        if key.startswith("GEOSVC_"):
-            monkeypatch.setenv(key, value)
-    reload_settings()
+    settings_from(flow_env, monkeypatch)
 
 
 def record_usage(worker: CeleryWorker, user_id: str, calls: int) -> None:
