@@ -12,8 +12,8 @@ from app.db import new_session
 from app.models import Subscription
 from tests.fakes.stripe import FakeStripe
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend
-from tests.support.live_server import LiveServer, start_live_server
+from tests.support.fixtures import Backend, PerBackend, running_server
+from tests.support.live_server import LiveServer
 
 
 @pytest.fixture
@@ -62,12 +62,16 @@ def stripe_env(backend: Backend, fake_stripe: FakeStripe) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def stripe_server(
-    backend: Backend, fake_stripe: FakeStripe, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
+    backend: Backend,
+    fake_stripe: FakeStripe,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> LiveServer:
     log_path = tmp_path_factory.mktemp("logs") / f"stripe-server-{backend.name}.log"
-    server = start_live_server(stripe_env(backend, fake_stripe), log_path)
-    yield server
-    server.stop()
+    return per_backend.get(
+        f"stripe-server-{backend.name}",
+        lambda: running_server(stripe_env(backend, fake_stripe), log_path),
+    )
 
 
 @pytest.fixture

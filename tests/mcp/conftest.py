@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from app.models import UsageEvent
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend
 from tests.support.live_server import (
     TEST_RUN_PREFIX,
     LiveServer,
@@ -91,15 +91,29 @@ def start_stack(env: dict[str, str], logs: Path) -> Stack:
     return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
 
 
+@contextmanager
+def running_stack(env: dict[str, str], logs: Path) -> Iterator[Stack]:
+    running = start_stack(env, logs)
+    try:
+        yield running
+    finally:
+        running.server.stop()
+        running.worker.stop(wait=False)
+
+
 @pytest.fixture(scope="session")
 def stack(
-    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    env = mcp_env(backend, fake_upstream, "mcp")
-    running = start_stack(env, tmp_path_factory.mktemp(f"mcp-{backend.name}"))
-    yield running
-    running.server.stop()
-    running.worker.stop(wait=False)
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Stack:
+    return per_backend.get(
+        f"mcp-{backend.name}",
+        lambda: running_stack(
+            mcp_env(backend, fake_upstream, "mcp"), tmp_path_factory.mktemp(f"mcp-{backend.name}")
+        ),
+    )
 
 
 @dataclass

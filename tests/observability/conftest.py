@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from app.embedded_redis import free_port
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import mcp_env
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend
 from tests.support.live_server import LiveServer, wait_until_healthy
 from tests.support.services import migrate
 
@@ -119,13 +120,26 @@ def start_observed_stack(env: dict[str, str], logs: Path) -> ObservedStack:
 
 @pytest.fixture(scope="session")
 def observed(
-    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ObservedStack]:
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> ObservedStack:
     env = observed_env(backend, fake_upstream, "obs")
-    stack = start_observed_stack(env, tmp_path_factory.mktemp(f"obs-{backend.name}"))
-    yield stack
-    stack.server.stop()
-    stack.worker.stop(wait=False)
+    return per_backend.get(
+        f"obs-{backend.name}",
+        lambda: running_observed_stack(env, tmp_path_factory.mktemp(f"obs-{backend.name}")),
+    )
+
+
+@contextmanager
+def running_observed_stack(env: dict[str, str], logs: Path) -> Iterator[ObservedStack]:
+    stack = start_observed_stack(env, logs)
+    try:
+        yield stack
+    finally:
+        stack.server.stop()
+        stack.worker.stop(wait=False)
 
 
 def poll(check: object, deadline_s: float = 20.0) -> None:

@@ -3,6 +3,12 @@ and PostgreSQL), geodata indices, live uvicorn servers and Celery workers.
 
 `backend` is parametrised over SQLite and PostgreSQL; PostgreSQL runs when reachable and is
 required under REQUIRE_SERVICES=1. Every test makes its own users, so tests share servers.
+
+What a session fixture over `backend` starts is kept in `per_backend` until the session
+ends. pytest tears a parametrised session fixture down whenever the next test wants the
+other parameter, and under pytest-xdist's `--dist loadfile` a process runs each file's
+SQLite tests and then its PostgreSQL ones: without it, every file would start each server,
+worker and database it uses twice.
 """
 
 from __future__ import annotations
@@ -10,9 +16,11 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -46,6 +54,41 @@ class Backend:
             data_dir=self.data_dir,
             **extra,
         )
+
+
+T = TypeVar("T")
+
+
+class PerBackend:
+    """What session fixtures over `backend` made, by name, kept until the session ends
+    (see the module's docstring); a failure to make one is kept too."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Any] = {}
+        self._failed: dict[str, BaseException] = {}
+        self._exits = ExitStack()
+
+    def get(self, name: str, make: Callable[[], AbstractContextManager[T]]) -> T:
+        """`make()` entered the first time `name` is asked for; exited at the end."""
+        if name in self._failed:
+            raise self._failed[name]
+        if name not in self._made:
+            try:
+                self._made[name] = self._exits.enter_context(make())
+            except BaseException as exc:
+                self._failed[name] = exc
+                raise
+        return self._made[name]  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._exits.close()
+
+
+@pytest.fixture(scope="session")
+def per_backend() -> Iterator[PerBackend]:
+    kept = PerBackend()
+    yield kept
+    kept.close()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -118,39 +161,77 @@ def backend(
     redis_url: str,
     geodata_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Backend]:
+    per_backend: PerBackend,
+) -> Backend:
     if request.param == "sqlite":
-        database = tmp_path_factory.mktemp("sqlite") / "geosvc.db"
-        yield Backend("sqlite", f"sqlite:///{database}", redis_url, geodata_dir)
-        return
+        return per_backend.get(
+            "backend-sqlite", lambda: _sqlite(redis_url, geodata_dir, tmp_path_factory)
+        )
     try:
-        with fresh_postgres_database() as url:
-            yield Backend("postgres", url, redis_url, geodata_dir)
+        return per_backend.get("backend-postgres", lambda: _postgres(redis_url, geodata_dir))
     except ServiceUnavailable as exc:
         if REQUIRE_SERVICES:
             raise
         pytest.skip(str(exc))
 
 
+@contextmanager
+def _sqlite(
+    redis_url: str, geodata_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Backend]:
+    database = tmp_path_factory.mktemp("sqlite") / "geosvc.db"
+    yield Backend("sqlite", f"sqlite:///{database}", redis_url, geodata_dir)
+
+
+@contextmanager
+def _postgres(redis_url: str, geodata_dir: Path) -> Iterator[Backend]:
+    with fresh_postgres_database() as url:
+        yield Backend("postgres", url, redis_url, geodata_dir)
+
+
+@contextmanager
+def running_server(env: dict[str, str], log_path: Path) -> Iterator[LiveServer]:
+    server = start_live_server(env, log_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def running_worker(env: dict[str, str], log_path: Path) -> Iterator[CeleryWorker]:
+    worker = start_celery_worker(env, log_path)
+    try:
+        yield worker
+    finally:
+        worker.stop(wait=False)
+
+
 @pytest.fixture(scope="session")
-def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    log_path = tmp_path_factory.mktemp("logs") / f"server-{backend.name}.log"
-    server = start_live_server(backend.env(), log_path)
-    yield server
-    server.stop()
+def live_server(
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory, per_backend: PerBackend
+) -> LiveServer:
+    return per_backend.get(
+        f"server-{backend.name}",
+        lambda: running_server(
+            backend.env(), tmp_path_factory.mktemp("logs") / f"server-{backend.name}.log"
+        ),
+    )
 
 
 @pytest.fixture(scope="session")
 def celery_worker(
-    backend: Backend, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[CeleryWorker]:
+    backend: Backend, tmp_path_factory: pytest.TempPathFactory, per_backend: PerBackend
+) -> CeleryWorker:
     """A real `geosvc worker` process (queues tools and billing) on the backend's database,
     Redis and key prefix: what the live server enqueues to. `celery_worker.client` sends
     tasks to it."""
-    log_path = tmp_path_factory.mktemp("logs") / f"worker-{backend.name}.log"
-    worker = start_celery_worker(backend.env(), log_path)
-    yield worker
-    worker.stop(wait=False)
+    return per_backend.get(
+        f"worker-{backend.name}",
+        lambda: running_worker(
+            backend.env(), tmp_path_factory.mktemp("logs") / f"worker-{backend.name}.log"
+        ),
+    )
 
 
 @pytest.fixture

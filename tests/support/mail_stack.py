@@ -3,16 +3,15 @@ e-mail verification is on: for the accounts' e-mail flows and the usage alerts."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
 
 from tests.fakes.smtp import FakeSmtp, Received
-from tests.mcp.conftest import Stack, start_stack
+from tests.mcp.conftest import Stack, running_stack
 from tests.support.factories import PASSWORD, poll, unique_email
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend
 from tests.support.live_server import (
     TEST_RUN_PREFIX,
 )
@@ -27,18 +26,21 @@ RESET_PATH = "/dashboard/reset-password"
 
 @pytest.fixture(scope="session")
 def mail_stack(
-    backend: Backend, fake_smtp: FakeSmtp, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
+    backend: Backend,
+    fake_smtp: FakeSmtp,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Stack:
     env = backend.env(
         **fake_smtp.env(),
         GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}mail-{backend.name}:",
         GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
         GEOSVC_STANDARD_QUOTA=str(STANDARD_QUOTA),
     )
-    stack = start_stack(env, tmp_path_factory.mktemp(f"mail-{backend.name}"))
-    yield stack
-    stack.server.stop()
-    stack.worker.stop(wait=False)
+    return per_backend.get(
+        f"mail-{backend.name}",
+        lambda: running_stack(env, tmp_path_factory.mktemp(f"mail-{backend.name}")),
+    )
 
 
 @dataclass

@@ -12,16 +12,19 @@ import httpx
 import pytest
 
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import Stack, start_stack
+from tests.mcp.conftest import Stack, running_stack
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend
 from tests.support.live_server import TEST_RUN_PREFIX
 
 
 @pytest.fixture(scope="session")
 def upstream_stack(
-    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Stack:
     env = backend.env(
         **fake_upstream.env(),
         GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}upstream-{backend.name}:",
@@ -32,10 +35,10 @@ def upstream_stack(
         GEOSVC_TOOL_DEADLINE_S="8",
         GEOSVC_FREE_QUOTA="1000",
     )
-    running = start_stack(env, tmp_path_factory.mktemp(f"upstream-{backend.name}"))
-    yield running
-    running.server.stop()
-    running.worker.stop(wait=False)
+    return per_backend.get(
+        f"upstream-{backend.name}",
+        lambda: running_stack(env, tmp_path_factory.mktemp(f"upstream-{backend.name}")),
+    )
 
 
 @dataclass

@@ -17,20 +17,24 @@ from sqlmodel import Session, col, select
 
 from app.models import UsageEvent
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import Stack, mcp_env, start_stack
+from tests.mcp.conftest import Stack, mcp_env, running_stack
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend
 
 
 @pytest.fixture(scope="session")
 def v1_stack(
-    backend: Backend, fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    env = mcp_env(backend, fake_upstream, "v1")
-    running = start_stack(env, tmp_path_factory.mktemp(f"v1-{backend.name}"))
-    yield running
-    running.server.stop()
-    running.worker.stop(wait=False)
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Stack:
+    return per_backend.get(
+        f"v1-{backend.name}",
+        lambda: running_stack(
+            mcp_env(backend, fake_upstream, "v1"), tmp_path_factory.mktemp(f"v1-{backend.name}")
+        ),
+    )
 
 
 @dataclass
