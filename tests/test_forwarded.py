@@ -17,7 +17,7 @@ from app.accounts.throttle import failures_key
 from app.embedded_redis import free_port
 from tests.support.factories import unique_email
 from tests.support.fixtures import Backend
-from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, wait_until_healthy
+from tests.support.live_server import LiveServer, wait_until_healthy
 
 FORWARDED_FOR = "198.51.100.77"
 
@@ -65,7 +65,7 @@ def test_forwarded_for_counts_only_from_a_trusted_proxy(
     counted = {
         address
         for address in (FORWARDED_FOR, "127.0.0.1")
-        if store.exists(TEST_RUN_PREFIX + failures_key(email, address))
+        if store.exists(backend.key_prefix + failures_key(email, address))
     }
     # We call from 127.0.0.1: only a server trusting it as proxy takes the header's address.
     assert counted == ({FORWARDED_FOR} if trusted == "127.0.0.1" else {"127.0.0.1"})

@@ -12,7 +12,6 @@ from tests.support.factories import PASSWORD, poll, sign_up, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import (
     PRODUCTION_ENV,
-    TEST_RUN_PREFIX,
     LiveServer,
     start_live_server,
 )
@@ -116,7 +115,7 @@ class TestSignIn:
         http.post("/auth/signin", json={"email": email, "password": "wrong-password"})
 
         store = redis.Redis.from_url(backend.redis_url)
-        key = TEST_RUN_PREFIX + failures_key(normalise_email(email), "127.0.0.1")
+        key = backend.key_prefix + failures_key(normalise_email(email), "127.0.0.1")
         assert store.get(key) == b"1"
         assert 15 * 60 - 5 <= store.ttl(key) <= 15 * 60
 

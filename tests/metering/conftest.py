@@ -81,10 +81,10 @@ class Accounts:
 @pytest.fixture(scope="session", autouse=True)
 def _forget_metering_keys(redis_url: str) -> Iterator[None]:
     """Reconciliation recreates counters from the ledger: at the end, drop every metering
-    key this test run made (they all carry the run's prefix)."""
+    key this test process made (they all carry its prefix, the backends' after it)."""
     yield
     store = redis.Redis.from_url(redis_url)
-    for pattern in (f"{TEST_RUN_PREFIX}usage:*", f"{TEST_RUN_PREFIX}metering:*"):
+    for pattern in (f"{TEST_RUN_PREFIX}*usage:*", f"{TEST_RUN_PREFIX}*metering:*"):
         keys = list(store.scan_iter(match=pattern, count=1000))
         for start in range(0, len(keys), 500):
             store.delete(*keys[start : start + 500])

@@ -30,7 +30,12 @@ from app.cli import cli
 from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, reap_stopping_workers, start_celery_worker
-from tests.support.live_server import LiveServer, service_env, start_live_server
+from tests.support.live_server import (
+    TEST_RUN_PREFIX,
+    LiveServer,
+    service_env,
+    start_live_server,
+)
 from tests.support.services import (
     REQUIRE_SERVICES,
     ServiceUnavailable,
@@ -47,12 +52,18 @@ class Backend:
     # GEOSVC_DATA_DIR: the geodata indices, built once per session and shared.
     data_dir: Path
 
+    @property
+    def key_prefix(self) -> str:
+        """Redis keys of this backend's servers and workers: both backends' stacks run at
+        once (per_backend), and a worker must not take the other database's tasks."""
+        return f"{TEST_RUN_PREFIX}{self.name}:"
+
     def env(self, **extra: str) -> dict[str, str]:
         return service_env(
             database_url=self.database_url,
             redis_url=self.redis_url,
             data_dir=self.data_dir,
-            **extra,
+            **{"GEOSVC_REDIS_KEY_PREFIX": self.key_prefix, **extra},
         )
 
 
