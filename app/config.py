@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     oauth_cimd_max_fetches: int = Field(16, ge=1)
     oauth_cimd_max_fetches_per_host: int = Field(2, ge=1)
     oauth_cimd_failure_cache_s: float = Field(30.0, gt=0)
+    # Fetches an api process starts at once; further starts come at the pace the slots
+    # turn over (max_fetches per timeout): a crowd of new URLs is let in a few at a time.
+    oauth_cimd_fetch_burst: int = Field(4, ge=1)
     # Requests to each of /authorize, /token and /register per client address per window
     # (429 with Retry-After above; app/oauth/rate_limit.py).
     oauth_rate_limit_per_ip: int = Field(60, ge=1)

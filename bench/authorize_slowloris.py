@@ -22,7 +22,9 @@ The two conditions take turns (--slices of --slice-seconds each), so the drift o
 machine's other load (it shares two cores) falls on both alike. It prints the account's
 p50/p99 and errors alone and under attack, the attack's outcomes
 (by HTTP status) and how long its answers took; goal: p99 under attack <= 1.5 x alone,
-0 errors.
+0 errors. The five slowest calls of each condition are printed beside the time the
+service's request log measured for each (admission to answer): the difference is time
+spent before admission or after it (the api's event loop, the sockets).
 
     .venv/bin/python bench/authorize_slowloris.py [--slices 6] [--slice-seconds 20]
         [--rate 2] [--attackers 200] [--api-workers 2]
@@ -121,21 +123,22 @@ async def attack(base_url: str, clients: int, seconds: float) -> None:
 # --- the account and the phases ----------------------------------------------------------
 
 
-async def account_calls(
-    base_url: str, key: str, rate: float, seconds: float
-) -> list[tuple[str, float]]:
+Call = tuple[str, float, float]  # outcome, seconds, when it started (epoch seconds)
+
+
+async def account_calls(base_url: str, key: str, rate: float, seconds: float) -> list[Call]:
     """Open loop: a call every 1/rate s whether or not the last one has returned."""
     url = f"{base_url}/v1/geocode?query=Denver&limit=1"
     headers = {"Authorization": f"Bearer {key}"}
 
-    async def one(http: httpx.AsyncClient) -> tuple[str, float]:
-        started = time.perf_counter()
+    async def one(http: httpx.AsyncClient) -> Call:
+        started, wall = time.perf_counter(), time.time()
         try:
             answer = await http.get(url, headers=headers)
             outcome = "ok" if answer.status_code == 200 else f"http_{answer.status_code}"
         except httpx.HTTPError as exc:
             outcome = type(exc).__name__
-        return outcome, time.perf_counter() - started
+        return outcome, time.perf_counter() - started, wall
 
     async with httpx.AsyncClient(timeout=60) as http:
         await one(http)  # a warm connection, not measured
@@ -154,14 +157,35 @@ async def account_calls(
             gc.enable()
 
 
-def report(name: str, calls: list[tuple[str, float]]) -> tuple[float, int]:
-    latencies = [seconds * 1000 for outcome, seconds in calls if outcome == "ok"]
-    errors = sum(1 for outcome, _ in calls if outcome != "ok")
+def report(name: str, calls: list[Call]) -> tuple[float, int]:
+    latencies = [seconds * 1000 for outcome, seconds, _ in calls if outcome == "ok"]
+    errors = sum(1 for outcome, _, _ in calls if outcome != "ok")
     p50 = percentile(latencies, 0.5) if latencies else float("nan")
     p99 = percentile(latencies, 0.99) if latencies else float("inf")
-    outcomes = dict(Counter(outcome for outcome, _ in calls))
+    outcomes = dict(Counter(outcome for outcome, _, _ in calls))
     print(f"  {name:12} account p50 {p50:8.1f} ms  p99 {p99:8.1f} ms  errors {errors}  {outcomes}")
     return p99, errors
+
+
+def slowest(name: str, calls: list[Call], logged: list[dict[str, object]]) -> None:
+    """The slowest calls as the account saw them beside the time the service's request
+    log measured from admission to answer: a gap is time before admission (the api's
+    event loop, the accept queue) or after it (sending the answer)."""
+    at_ms = [(_epoch_ms(str(entry["at"])), entry) for entry in logged]
+    for outcome, seconds, wall in sorted(calls, key=lambda call: -call[1])[:5]:
+        nearest = min(at_ms, key=lambda pair: abs(pair[0] - wall * 1000), default=None)
+        service_ms = (
+            f"{nearest[1]['latencyMs']:.1f} ms logged"
+            if nearest and abs(nearest[0] - wall * 1000) < 250
+            else "not found in the log"
+        )
+        print(f"    {name:12} {seconds * 1000:8.1f} ms seen, {service_ms} ({outcome})")
+
+
+def _epoch_ms(iso: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def attack_slice(base_url: str, args: argparse.Namespace) -> tuple[list, dict]:
@@ -189,8 +213,8 @@ def main() -> None:
     geodata_dir = Path(os.environ.get("GEOSVC_DATA_DIR", ROOT / ".geosvc"))
     build_geodata(geodata_dir)  # a no-op when the indices are current
     print("== starting the production shape ...", flush=True)
-    alone: list[tuple[str, float]] = []
-    attacked: list[tuple[str, float]] = []
+    alone: list[Call] = []
+    attacked: list[Call] = []
     outcomes: Counter[str] = Counter()
     answered: list[float] = []
     connections = 0
@@ -200,7 +224,7 @@ def main() -> None:
         extra_env={"GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK": "true"},
         api_workers=args.api_workers,
     ) as stack:
-        args.key, _http = new_account(stack.base_url, standard=True)
+        args.key, http = new_account(stack.base_url, standard=True)
         # Turns (alone, attack, alone, ...): the machine's other load drifts over minutes,
         # and both conditions see the same drift.
         for _ in range(args.slices):
@@ -212,6 +236,7 @@ def main() -> None:
             outcomes.update(result["outcomes"])
             answered += result["answered_s"]
             connections += result["connections"]
+        logged = http.get("/usage/calls", params={"limit": 1000}).json()["calls"]
     seconds = args.slices * args.slice_seconds
     print(
         f"\n== account: GET /v1/geocode at {args.rate:g}/s, {seconds:g} s in each condition "
@@ -220,6 +245,9 @@ def main() -> None:
     )
     p99_alone, _ = report("alone", alone)
     p99_attacked, errors = report("under attack", attacked)
+    print("  the slowest calls, and the service's own measure of each (its request log):")
+    slowest("alone", alone, logged)
+    slowest("under attack", attacked, logged)
     print(
         f"  attack: {sum(outcomes.values())} authorize answers {dict(outcomes)}; "
         f"{connections} connections reached the slow server; answer time median "

@@ -36,7 +36,10 @@ CURRENT_KEPT = 10_000
 def slots() -> metadata_documents.FetchSlots:
     settings = get_settings()
     return metadata_documents.FetchSlots(
-        settings.oauth_cimd_max_fetches, settings.oauth_cimd_max_fetches_per_host
+        settings.oauth_cimd_max_fetches,
+        settings.oauth_cimd_max_fetches_per_host,
+        settings.oauth_cimd_timeout_s,
+        settings.oauth_cimd_fetch_burst,
     )
 
 

@@ -15,7 +15,10 @@ the service's resources open, so a fetch:
 - runs on the event loop (no thread, no database connection held while it waits), in
   one of a few slots per process (taken by the caller, app/oauth/document_refresh.py)
   and per remote host (`FetchSlots`): when they are taken it is refused at once rather
-  than queued;
+  than queued. A process also starts fetches at a bounded pace (a token bucket as fast
+  as its slots can turn over, `total` per timeout, in bursts of GEOSVC_OAUTH_CIMD_FETCH_
+  BURST): a crowd of new URLs arriving together, or all cut off at the deadline and sent
+  again together, costs the process a few starts at a time, not every slot's at once;
 - answers one fixed message whatever went wrong on the network, so the operating
   system's error text (refused, reset, unreachable) tells nobody which ports are open.
 The document is then trusted for its Cache-Control max-age, kept between MIN_CACHE_S and
@@ -29,6 +32,7 @@ import ipaddress
 import json
 import re
 import ssl
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -71,16 +75,29 @@ class FetchedDocument:
 
 class FetchSlots:
     """Fetches in flight, at most `total` in this process and `per_host` to one remote
-    host (an IPv4 address, an IPv6 /64). Taken and given back on the event loop."""
+    host (an IPv4 address, an IPv6 /64), started at most `total` per `timeout_s` in
+    bursts of `burst`. Taken and given back on the event loop."""
 
-    def __init__(self, total: int, per_host: int) -> None:
+    def __init__(self, total: int, per_host: int, timeout_s: float, burst: int) -> None:
         self.total, self.per_host = total, per_host
         self.in_flight = 0
         self.per_remote: Counter[str] = Counter()
+        self.starts_per_s = total / timeout_s
+        self.burst = float(burst)
+        self.tokens, self.refilled_at = self.burst, time.monotonic()
+
+    def _start_allowed(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.refilled_at) * self.starts_per_s)
+        self.refilled_at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
 
     @contextmanager
     def process_slot(self) -> Iterator[None]:
-        if self.in_flight >= self.total:
+        if self.in_flight >= self.total or not self._start_allowed():
             raise FetchesBusy(
                 "too many client metadata documents are being fetched; retry in a few seconds"
             )

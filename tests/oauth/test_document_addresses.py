@@ -10,14 +10,16 @@ machine's. The development setting that admits loopback addresses stands in for
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from urllib.parse import urlencode
 
 import httpx
 import pytest
 
 from app.config import Settings
-from app.oauth.metadata_documents import FetchSlots, MetadataDocumentError, fetch
+from app.oauth.metadata_documents import FetchesBusy, FetchSlots, MetadataDocumentError, fetch
 from tests.fakes.oauth_host import MetadataServer
 from tests.fakes.slow_http import ResettingServer, shared_free_port
 from tests.support.live_server import LiveServer
@@ -74,7 +76,9 @@ class CountingResolver:
 
 
 def run_fetch(url: str, settings: Settings, resolver: CountingResolver) -> object:
-    return asyncio.run(fetch(url, settings, FetchSlots(4, 2), resolver))
+    return asyncio.run(
+        fetch(url, settings, FetchSlots(4, 2, settings.oauth_cimd_timeout_s, 4), resolver)
+    )
 
 
 @pytest.mark.parametrize("address", NOT_PUBLIC)
@@ -167,3 +171,25 @@ def test_the_authorization_endpoint_refuses_them_unfetched(
     page = httpx.get(f"{live_server.url}/authorize?{query}", timeout=30)
     assert page.status_code == 400
     assert "not a public address" in page.text
+
+
+def test_a_crowd_of_new_documents_starts_a_few_fetches_at_a_time() -> None:
+    """Sixteen slots, started in bursts of four at the pace they turn over (16 per 4 s):
+    the fifth fetch asked at once is refused though slots are free, and a start comes back
+    within a quarter of a second."""
+    slots = FetchSlots(16, 2, 4.0, 4)
+    with ExitStack() as held:
+        for _ in range(4):
+            held.enter_context(slots.process_slot())
+        with pytest.raises(FetchesBusy, match="being fetched"):
+            held.enter_context(slots.process_slot())
+        assert slots.in_flight == 4
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                held.enter_context(slots.process_slot())
+                break
+            except FetchesBusy:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        assert slots.in_flight == 5

@@ -180,6 +180,7 @@ def roomy_server(
         GEOSVC_OAUTH_CIMD_TIMEOUT_S="8",
         GEOSVC_OAUTH_CIMD_MAX_FETCHES="64",
         GEOSVC_OAUTH_CIMD_MAX_FETCHES_PER_HOST="64",
+        GEOSVC_OAUTH_CIMD_FETCH_BURST="64",
     )
     yield live
     live.stop()
