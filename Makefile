@@ -27,12 +27,13 @@ PORT ?= 8000
 run: $(STAMP)
 	$(BIN)/geosvc dev --port $(PORT)
 
-# Two processes (pytest-xdist), a test file each at a time: most of a test's time is spent
-# waiting on the servers and workers it starts, so two files share the two cores well.
+# Three processes (pytest-xdist), a test file each at a time, the longest files handed out
+# first (tests/support/schedule.py): much of a test's time is spent waiting on the servers
+# and workers it starts, so three files keep two cores busy.
 # TEST_PROCESSES=0 runs in this process alone (pdb, -x).
-TEST_PROCESSES ?= 2
+TEST_PROCESSES ?= 3
 test: $(STAMP) chromium nginx conformance-tools promtool
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The tests that start no process and need no service (tests/support/tiers.py decides),
 # on fakeredis and the indices `make run` uses (.geosvc, built once).
