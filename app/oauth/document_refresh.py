@@ -90,6 +90,11 @@ async def refresh(client_id: str, resolver: Resolver | None = None) -> None:
         raise MetadataDocumentError(failure)
     if current().get(client_id):
         return
+    try:  # what the URL alone refuses takes no slot and none of the process's starts
+        metadata_documents.check_url(client_id, settings)
+    except MetadataDocumentError as exc:
+        failures().put(client_id, str(exc))
+        raise
     # The slot covers the database reads too: a flood of new URLs takes at most this
     # many threads and pooled connections, however many requests it sends.
     with slots().process_slot():

@@ -132,7 +132,8 @@ def is_metadata_url(client_id: str, settings: Settings) -> bool:
 
 
 def check_url(url: str, settings: Settings) -> tuple[str, int]:
-    """The URL's host and port, or MetadataDocumentError."""
+    """The URL's host and port, or MetadataDocumentError: what the URL alone refuses (its
+    form; an address literal that is not public), before any slot is taken."""
     if len(url) > MAX_URL_LENGTH:
         raise MetadataDocumentError(f"client_id URLs may be at most {MAX_URL_LENGTH} characters")
     try:
@@ -149,6 +150,11 @@ def check_url(url: str, settings: Settings) -> tuple[str, int]:
         raise MetadataDocumentError("a client_id URL needs a path and no fragment")
     if any(segment in (".", "..") for segment in parts.path.split("/")):
         raise MetadataDocumentError("a client_id URL must not contain . or .. segments")
+    ip = addresses.literal(parts.hostname)
+    if ip is not None and not addresses.allowed(
+        ip, allow_loopback=settings.oauth_cimd_allow_loopback
+    ):
+        raise MetadataDocumentError("the client_id host is not a public address")
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
