@@ -203,10 +203,31 @@ def dev_data_dir(tmp_path: Path, geodata_dir: Path) -> Path:
     return tmp_path
 
 
-class TestTheFirstStart:
-    def test_says_only_what_a_person_needs_and_keeps_a_private_copy(
-        self, dev_data_dir: Path
-    ) -> None:
+class TestTheDemoKey:
+    """One data dir across three starts (each `geosvc dev` start is a fifth of a minute):
+    the first says only what a person needs; a restart keeps the key and the password;
+    without the private copy the next start makes a new key and revokes the old."""
+
+    def test_first_start_restart_and_a_lost_copy(self, dev_data_dir: Path) -> None:
+        key, sign_in = self._first_start(dev_data_dir)
+        self._restart_keeps_them(dev_data_dir, key, sign_in)
+        # The database holds the key's HMAC, never its secret.
+        secret = key.rsplit("_", 1)[1].encode()
+        for stored in dev_data_dir.glob("geosvc.db*"):
+            assert secret not in stored.read_bytes()
+
+        (dev_data_dir / "demo.txt").unlink()
+        third = DevServer(dev_data_dir)
+        try:
+            new_key = field(third.wait_for_announcement(), "Demo key")
+            assert new_key != key
+            assert geocode_status(third.port, new_key) == 200
+            assert geocode_status(third.port, key) == 401
+        finally:
+            third.stop()
+
+    @staticmethod
+    def _first_start(dev_data_dir: Path) -> tuple[str, str]:
         dev = DevServer(dev_data_dir)
         try:
             lines = dev.wait_for_announcement()
@@ -239,19 +260,12 @@ class TestTheFirstStart:
             # Where mail goes is said once: the workers' own start-up lines came before
             # the key (both pools answered first), so they went to the log file only.
             assert "\n".join(dev.lines).count("GEOSVC_SMTP_URL") == 1, dev.lines
+            return key, field(lines, "Dashboard")
         finally:
             dev.stop()
 
-
-class TestARestart:
-    def test_keeps_the_demo_key_and_password(self, dev_data_dir: Path) -> None:
-        first = DevServer(dev_data_dir)
-        try:
-            lines = first.wait_for_announcement()
-        finally:
-            first.stop()
-        key, sign_in = field(lines, "Demo key"), field(lines, "Dashboard")
-
+    @staticmethod
+    def _restart_keeps_them(dev_data_dir: Path, key: str, sign_in: str) -> None:
         second = DevServer(dev_data_dir)
         try:
             again = second.wait_for_announcement()
@@ -267,26 +281,5 @@ class TestARestart:
                 timeout=30,
             )
             assert signed_in.status_code == 200, signed_in.text
-        finally:
-            second.stop()
-        # The database holds the key's HMAC, never its secret.
-        secret = key.rsplit("_", 1)[1].encode()
-        for stored in dev_data_dir.glob("geosvc.db*"):
-            assert secret not in stored.read_bytes()
-
-    def test_without_the_copy_gets_a_new_key_and_revokes_the_old(self, dev_data_dir: Path) -> None:
-        first = DevServer(dev_data_dir)
-        try:
-            old_key = field(first.wait_for_announcement(), "Demo key")
-        finally:
-            first.stop()
-        (dev_data_dir / "demo.txt").unlink()
-
-        second = DevServer(dev_data_dir)
-        try:
-            new_key = field(second.wait_for_announcement(), "Demo key")
-            assert new_key != old_key
-            assert geocode_status(second.port, new_key) == 200
-            assert geocode_status(second.port, old_key) == 401
         finally:
             second.stop()

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import httpx2
@@ -23,7 +24,7 @@ from app.models import UsageEvent
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend, PerBackend
+from tests.support.fixtures import Backend, PerBackend, started
 from tests.support.live_server import (
     TEST_RUN_PREFIX,
     LiveServer,
@@ -91,14 +92,33 @@ def start_stack(env: dict[str, str], logs: Path) -> Stack:
     return Stack(server, worker, env["GEOSVC_DATABASE_URL"])
 
 
-@contextmanager
-def running_stack(env: dict[str, str], logs: Path) -> Iterator[Stack]:
-    running = start_stack(env, logs)
-    try:
-        yield running
-    finally:
-        running.server.stop()
-        running.worker.stop(wait=False)
+class Running(Protocol):
+    """A stack: an api server and its worker (Stack, observability's ObservedStack)."""
+
+    server: LiveServer
+    worker: CeleryWorker
+
+
+def stop_stack(running: Running) -> None:
+    running.server.stop()
+    running.worker.stop(wait=False)
+
+
+def running_stack(env: dict[str, str], logs: Path) -> AbstractContextManager[Stack]:
+    return started(lambda: start_stack(env, logs), stop_stack)
+
+
+def mcp_stack(
+    prefix: str,
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Stack:
+    """The session's stack on `backend` with mcp_env's settings under `prefix`."""
+    name = f"{prefix}-{backend.name}"
+    env = mcp_env(backend, fake_upstream, prefix)
+    return per_backend.get(name, lambda: running_stack(env, tmp_path_factory.mktemp(name)))
 
 
 @pytest.fixture(scope="session")
@@ -108,12 +128,7 @@ def stack(
     tmp_path_factory: pytest.TempPathFactory,
     per_backend: PerBackend,
 ) -> Stack:
-    return per_backend.get(
-        f"mcp-{backend.name}",
-        lambda: running_stack(
-            mcp_env(backend, fake_upstream, "mcp"), tmp_path_factory.mktemp(f"mcp-{backend.name}")
-        ),
-    )
+    return mcp_stack("mcp", backend, fake_upstream, tmp_path_factory, per_backend)
 
 
 @dataclass

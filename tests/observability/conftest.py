@@ -8,8 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.embedded_redis import free_port
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import mcp_env
+from tests.mcp.conftest import mcp_env, stop_stack
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready
-from tests.support.fixtures import Backend, PerBackend
+from tests.support.fixtures import Backend, PerBackend, started
 from tests.support.live_server import LiveServer, wait_until_healthy
 from tests.support.services import migrate
 
@@ -132,14 +131,10 @@ def observed(
     )
 
 
-@contextmanager
-def running_observed_stack(env: dict[str, str], logs: Path) -> Iterator[ObservedStack]:
-    stack = start_observed_stack(env, logs)
-    try:
-        yield stack
-    finally:
-        stack.server.stop()
-        stack.worker.stop(wait=False)
+def running_observed_stack(
+    env: dict[str, str], logs: Path
+) -> AbstractContextManager[ObservedStack]:
+    return started(lambda: start_observed_stack(env, logs), stop_stack)
 
 
 def poll(check: object, deadline_s: float = 20.0) -> None:

@@ -201,21 +201,21 @@ def _postgres(redis_url: str, geodata_dir: Path) -> Iterator[Backend]:
 
 
 @contextmanager
-def running_server(env: dict[str, str], log_path: Path) -> Iterator[LiveServer]:
-    server = start_live_server(env, log_path)
+def started(start: Callable[[], T], stop: Callable[[T], object]) -> Iterator[T]:
+    """`start()`'s result, given to `stop` at the end: for PerBackend.get."""
+    thing = start()
     try:
-        yield server
+        yield thing
     finally:
-        server.stop()
+        stop(thing)
 
 
-@contextmanager
-def running_worker(env: dict[str, str], log_path: Path) -> Iterator[CeleryWorker]:
-    worker = start_celery_worker(env, log_path)
-    try:
-        yield worker
-    finally:
-        worker.stop(wait=False)
+def running_server(env: dict[str, str], log_path: Path) -> AbstractContextManager[LiveServer]:
+    return started(lambda: start_live_server(env, log_path), LiveServer.stop)
+
+
+def running_worker(env: dict[str, str], log_path: Path) -> AbstractContextManager[CeleryWorker]:
+    return started(lambda: start_celery_worker(env, log_path), lambda w: w.stop(wait=False))
 
 
 @pytest.fixture(scope="session")

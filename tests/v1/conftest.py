@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from app.models import UsageEvent
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import Stack, mcp_env, running_stack
+from tests.mcp.conftest import Stack, mcp_stack
 from tests.support.factories import sign_up
 from tests.support.fixtures import Backend, PerBackend
 
@@ -29,12 +29,7 @@ def v1_stack(
     tmp_path_factory: pytest.TempPathFactory,
     per_backend: PerBackend,
 ) -> Stack:
-    return per_backend.get(
-        f"v1-{backend.name}",
-        lambda: running_stack(
-            mcp_env(backend, fake_upstream, "v1"), tmp_path_factory.mktemp(f"v1-{backend.name}")
-        ),
-    )
+    return mcp_stack("v1", backend, fake_upstream, tmp_path_factory, per_backend)
 
 
 @dataclass
