@@ -204,12 +204,3 @@ def _crossed_many(
     for country in np.frombuffer(countries, dtype=np.int16)[start:end][hit].tolist():
         crossed[country] = crossed.get(country, 0) ^ 1
     return crossed
-
-
-def cell_countries(cell: int, centre: Any, offsets: Any, countries: Any) -> set[int]:
-    """The countries that meet in the cell: its centre's and those whose edges pass
-    through it."""
-    present = set(countries[offsets[cell] : offsets[cell + 1]].tolist())
-    present.add(int(centre[cell]))
-    present.discard(NO_COUNTRY)
-    return present

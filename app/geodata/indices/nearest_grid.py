@@ -31,6 +31,9 @@ WIDE_CANDIDATES = 512
 # reverse_geocode weighs places by size among those at most this much farther than the
 # nearest one (see providers/embedded/nearest.py), so a cell lists those too
 REACH_KM = 15.0
+# A query where the grid has no list of the point's country's places takes the KD-tree's
+# this many nearest places, those of its country if any (providers/embedded/nearest.py)
+COUNTRY_FALLBACK = 64
 # A place's reach, how far from its centre its size carries: 0.004 km x sqrt(population)
 # (Paris, 2.1 M: 5.8 km; a town of 60,000: 1 km), at most REACH_KM.
 REACH_PER_SQRT_PEOPLE_KM = 0.004
@@ -49,6 +52,14 @@ def inhabited_countries(place_country: npt.NDArray[Any], countries: int) -> npt.
     return np.bincount(known, minlength=countries) > 0
 
 
+def cell_radius_km(lat: npt.NDArray[np.float64], step_deg: float) -> npt.NDArray[np.float64]:
+    """Centre to corner of a cell step_deg wide centred at `lat`, measured generously (the
+    equatorward edge is the wider one)."""
+    half = np.radians(step_deg / 2) * EARTH_RADIUS_KM
+    widest = np.cos(np.radians(np.maximum(np.abs(lat) - step_deg / 2, 0.0)))
+    return np.asarray(np.hypot(half, half * widest) * 1.02 + 1e-3)
+
+
 def cell_of(lat: float, lon: float) -> int:
     row = min(int((lat + 90.0) * CELLS_PER_DEG), ROWS - 1)
     col = int((lon + 180.0) * CELLS_PER_DEG) % COLS
@@ -64,10 +75,7 @@ def build_grid(xyz: npt.NDArray[np.float64]) -> dict[str, npt.NDArray[Any]]:
     centres = unit_vectors(lat_grid.ravel(), lon_grid.ravel())
     chords, neighbours = tree.query(centres, k=MAX_CANDIDATES + 1, workers=-1)
     km = chord_to_km(chords)
-    # R: centre to corner, measured generously (the equatorward edge is the wider one)
-    half = np.radians(STEP_DEG / 2) * EARTH_RADIUS_KM
-    widest = np.cos(np.radians(np.maximum(np.abs(lat_grid.ravel()) - STEP_DEG / 2, 0.0)))
-    radius = np.hypot(half, half * widest) * 1.02 + 1e-3
+    radius = cell_radius_km(lat_grid.ravel(), STEP_DEG)
     bound = km[:, 0] + 2 * radius + REACH_KM
     inside = km <= bound[:, None]
     complete = ~inside[:, -1]  # the (K+1)-th neighbour is already too far: list is whole

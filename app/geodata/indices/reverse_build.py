@@ -1,6 +1,7 @@
 """The reverse_geocode extras built after the place and country grids: each cell's list
-narrowed to what a query there can need (grid_filter says how), and the timezone zones
-that may decide a country near a border (border_zones.py)."""
+narrowed to what a query there can need (grid_filter says how), per country in the cells
+where two meet (country_lists.py), and the timezone zones that may decide a country near a
+border (border_zones.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import numpy.typing as npt
 
 from app.geodata.geometry import EARTH_RADIUS_KM, km_to_chord, unit_vectors
 from app.geodata.indices.border_zones import trusted_zone_countries
+from app.geodata.indices.country_lists import country_lists
 from app.geodata.indices.nearest_grid import (
     BASE_REACH_KM,
     COLS,
     REACH_KM,
     STEP_DEG,
+    cell_radius_km,
     inhabited_countries,
     reach_km,
 )
@@ -48,6 +51,10 @@ def reverse_extras(
     place_reach_km = reach_km(population) + BASE_REACH_KM
     narrowed = prune_lists(narrowed, xyz, place_reach_km)
     narrowed.update(split_long_lists(narrowed, xyz, place_reach_km))
+    general = np.flatnonzero(narrowed["grid_filter"] == GENERAL)
+    narrowed.update(
+        country_lists(general, narrowed, arrays, place_country.astype(np.int64), inhabited, xyz)
+    )
     zones = trusted_zone_countries(arrays["cc_cell"], country_index)
     return narrowed, {"borderZones": zones}
 
@@ -198,7 +205,7 @@ def _sub_cell_lists(
             sub_row, sub_col = divmod(sub, SPLIT)
             lat = -90.0 + (row + (sub_row + 0.5) / SPLIT) * STEP_DEG
             lon = -180.0 + (col + (sub_col + 0.5) / SPLIT) * STEP_DEG
-            radius = _radius_km(lat, STEP_DEG / SPLIT)[pair_at]
+            radius = cell_radius_km(lat, STEP_DEG / SPLIT)[pair_at]
             # chord lengths in km, the measure the query compares (Euclidean, so the
             # triangle inequality bounds them over the sub-cell)
             gap = place - unit_vectors(lat, lon)[pair_at]
@@ -212,10 +219,3 @@ def _sub_cell_lists(
             may_be_nearest = dist - radius <= nearest + radius
             yield slots, cands, base + pair_at, sub, eligible & (may_win | may_be_nearest)
         base += len(chunk)
-
-
-def _radius_km(lat: npt.NDArray[np.float64], step_deg: float) -> npt.NDArray[np.float64]:
-    """Centre to corner of a cell step_deg wide, generously (as in build_grid)."""
-    half = np.radians(step_deg / 2) * EARTH_RADIUS_KM
-    widest = np.cos(np.radians(np.maximum(np.abs(lat) - step_deg / 2, 0.0)))
-    return np.asarray(np.hypot(half, half * widest) * 1.02 + 1e-3)

@@ -14,8 +14,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from app.geodata.indices.country_grid import cell_countries
-
 
 class BorderRefiner:
     def __init__(self, zone_countries: Mapping[str, int]) -> None:
@@ -45,9 +43,17 @@ class BorderRefiner:
         source, when its zone stands for one of the cell's countries; else None (Natural
         Earth decides)."""
         finder = self._finder or self._open()
-        zone = finder.timezone_at_land(lng=lon, lat=lat)
-        refined = self._zone_countries.get(zone) if zone else None
+        # timezone_at, not timezone_at_land: the ocean zones ("Etc/GMT+3") stand for no
+        # country, so the lookup below drops them just the same, one call sooner
+        refined = self._zone_countries.get(finder.timezone_at(lng=lon, lat=lat))
         if refined is None:
             return None
-        present = cell_countries(cell, fast.cc_cell, fast.cc_off, fast.cc_edge_country)
-        return refined if refined in present else None
+        # one of the cell's countries: its centre's, or one whose edges pass through it
+        # (country_grid.cell_countries, without building the set: this is per query)
+        if refined == fast.cc_cell[cell]:
+            return refined
+        return (
+            refined
+            if refined in fast.cc_edge_country[fast.cc_off[cell] : fast.cc_off[cell + 1]]
+            else None
+        )

@@ -63,6 +63,10 @@ class FastViews:
     grid_sub: memoryview  # per cell with a long list: its first sub-cell (reverse_build)
     sub_off: memoryview
     sub_cand: memoryview
+    # GENERAL cells' places per country (country_lists.py): key cell * KEY_STRIDE + country
+    cl_key: memoryview
+    cl_off: memoryview
+    cl_cand: memoryview
     country: memoryview  # per locality (position in the grid's lists)
     grid_filter: memoryview  # per cell: the country its list was narrowed to (nearest_grid)
     xyz: memoryview  # locality unit vectors, flat: x0, y0, z0, x1, ...
@@ -120,6 +124,7 @@ class GeoData:
         self.grid_off = a["grid_off"]
         self.grid_cand = np.asarray(a["grid_cand"])
         self.sub_cand = np.asarray(a["sub_cand"])
+        self.cl_cand = np.asarray(a["cl_cand"])
         # memoryviews hand out Python numbers several times faster than numpy indexing,
         # which matters on the single-query path of reverse_geocode
         locality_population = np.asarray(self.population)[self.localities.features]
@@ -132,6 +137,9 @@ class GeoData:
             grid_sub=_view(a["grid_sub"]),
             sub_off=_view(a["sub_off"]),
             sub_cand=_view(self.sub_cand),
+            cl_key=_view(a["cl_key"]),
+            cl_off=_view(a["cl_off"]),
+            cl_cand=_view(self.cl_cand),
             country=_view(self.locality_country),
             xyz=_view(np.ravel(self.locality_xyz)),
             features=_view(self.localities.features),

@@ -3,6 +3,7 @@ the country from its border polygon."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from math import asin, cos, radians, sin, sqrt
 from typing import Any
@@ -18,7 +19,14 @@ from app.geodata.geometry import (
     unit_vector,
 )
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
-from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, REACH_KM, ROWS
+from app.geodata.indices.country_lists import KEY_STRIDE
+from app.geodata.indices.nearest_grid import (
+    CELLS_PER_DEG,
+    COLS,
+    COUNTRY_FALLBACK,
+    REACH_KM,
+    ROWS,
+)
 from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution, postal_codes
@@ -39,14 +47,15 @@ from app.geodata.results import (
 )
 from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
-# Farther than this from every known place (open ocean, polar ice) there is nothing to name.
-MAX_REVERSE_KM = 300.0
 # Countries whose addresses use US ZIP codes.
 ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
+# Farther than this from every known place (open ocean, polar ice) there is nothing to name.
+MAX_REVERSE_KM = 300.0
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)
-# nearest places searched in dense cells and for one in the point's country
-COUNTRY_FALLBACK = 64
+# a sub-cell's list up to this long is compared in plain Python: below it one numpy pass
+# (a fancy index, a product, a filter, an argmin: ~8 calls of a few us) costs more
+SUB_SHORT_LIST = 48
 
 
 def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]:
@@ -62,7 +71,8 @@ def nearest_locality(data: GeoData, lat: float, lon: float) -> tuple[int, float]
     Most cells of the grid (nearest_grid.py) lie in one country and list just its
     candidates, often a single one: those answer without a country test, and comparing
     their few unit vectors in plain Python beats any numpy or KD-tree call for one point.
-    Cells crossed by a border find the country first; the densest cells ask the KD-tree."""
+    Cells crossed by a border find the country first, then take that country's list
+    (country_lists.py); the densest cells ask the KD-tree."""
     fast = data.fast
     # unit_vector and cell_of, inlined: this is the hot path of reverse_geocode
     phi, lam = radians(lat), radians(lon)
@@ -122,7 +132,7 @@ def _best_in_sub_cell(
     start, end = fast.sub_off[sub], fast.sub_off[sub + 1]
     if end - start == 1:
         return int(fast.sub_cand[start])
-    if end - start <= SHORT_LIST:
+    if end - start <= SUB_SHORT_LIST:
         return _best(fast, fast.sub_cand[start:end], *unit)
     return _best_many(data, data.sub_cand[start:end], unit, NO_COUNTRY)
 
@@ -141,19 +151,24 @@ def _general(
             lat, lon, cell, fast.cc_cell, fast.cc_off, fast.cc_edge, fast.cc_edge_country
         )
     if country != NO_COUNTRY and not fast.inhabited[country]:
-        country = NO_COUNTRY  # nothing to name there: the nearest places, wherever they are
-    start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
-    if 0 < end - start <= SHORT_LIST:
-        listed = fast.grid_cand[start:end]
-        if country != NO_COUNTRY:
-            of = fast.country
-            listed = [c for c in listed if of[c] == country]  # type: ignore[assignment]
-        if listed:
-            return _best(fast, listed, *unit)
-    elif end > start:
-        best = _best_many(data, data.grid_cand[start:end], unit, country)
-        if best >= 0:
-            return best
+        country = NO_COUNTRY  # nothing to name there (Antarctica)
+    if country != NO_COUNTRY:
+        key = cell * KEY_STRIDE + country  # the cell's places of that country
+        at = bisect_left(fast.cl_key, key)
+        if at < len(fast.cl_key) and fast.cl_key[at] == key:
+            start, end = fast.cl_off[at], fast.cl_off[at + 1]
+            if start == end:
+                country = NO_COUNTRY  # none among the nearest places (country_lists.py)
+            elif end - start <= SUB_SHORT_LIST:
+                return _best(fast, fast.cl_cand[start:end], *unit)
+            else:
+                return _best_many(data, data.cl_cand[start:end], unit, NO_COUNTRY)
+    if country == NO_COUNTRY:  # the nearest places, wherever they are
+        start, end = fast.grid_off[cell], fast.grid_off[cell + 1]
+        if 0 < end - start <= SHORT_LIST:
+            return _best(fast, fast.grid_cand[start:end], *unit)
+        if end > start:
+            return _best_many(data, data.grid_cand[start:end], unit, NO_COUNTRY)
     near = data.localities.tree.query(unit, k=COUNTRY_FALLBACK)[1]
     best = _best_many(data, near, unit, country)
     return best if best >= 0 else _best_many(data, near, unit, NO_COUNTRY)
