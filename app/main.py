@@ -29,6 +29,7 @@ from app.dashboard.pages import router as dashboard_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
+from app.geodata import service as geodata
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.json_depth import JsonDepthLimit
@@ -57,6 +58,7 @@ def create_app() -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         dummy_password_hash()  # before the first sign-in, which would otherwise pay it
         common_passwords()  # likewise for the first sign-up (~0.1 s to load the list)
+        geodata.warm_up_upstream()  # not on the event loop at the first cache hit
         unsent = get_settings().smtp_url is None  # then a warning: development only
         logger.log(logging.WARNING if unsent else logging.INFO, startup_line(get_settings()))
         # What start-up built lives as long as the process: out of the collector's sight,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.upstream.client import CacheMiss, answering_from_cache_only
+
 if TYPE_CHECKING:
     from app.geodata.providers.embedded.areas import AreaMatch
 
@@ -17,7 +19,13 @@ if TYPE_CHECKING:
 def resolve_area(text: str) -> AreaMatch:
     """The area `text` names: a US state, a US county (with its suffix, or its FIPS code),
     a country or a city; the most populous reading, its namesakes in `candidates`.
-    Raises NotFound (nothing matches) or InvalidArgument (blank)."""
+    Raises NotFound (nothing matches) or InvalidArgument (blank); CacheMiss when only
+    cached answers may be used and this process has not loaded the indices: the api
+    answers cache hits on its event loop, and loading them there (seconds) would stall
+    every call the process holds."""
     from app.geodata import service
 
-    return service.provider().resolve_area(text)
+    loaded = service.loaded_provider()
+    if loaded is None and answering_from_cache_only():
+        raise CacheMiss("resolving an area needs the embedded indices")
+    return (loaded or service.provider()).resolve_area(text)

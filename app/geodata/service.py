@@ -79,6 +79,11 @@ def provider() -> EmbeddedProvider:
         return _provider
 
 
+def loaded_provider() -> EmbeddedProvider | None:
+    """The embedded provider if this process has loaded its indices, else None."""
+    return _provider
+
+
 def upstream_provider() -> UpstreamProvider:
     global _upstream
     with _lock:
@@ -98,6 +103,13 @@ def warm_up() -> None:
     from app.geodata.providers.embedded import profiles
 
     profiles.table()
+    warm_up_upstream()
+
+
+def warm_up_upstream() -> None:
+    """The upstream provider's clients now, where a policy goes upstream (their imports
+    take seconds): the api builds them at start-up, since it answers cache hits with
+    them on its event loop (app.tool_calls.cached)."""
     if some_tool_goes_upstream(get_settings()):
         upstream_provider()
 

@@ -56,6 +56,11 @@ class CacheMiss(Exception):
 _cache_only: ContextVar[bool] = ContextVar("upstream_cache_only", default=False)
 
 
+def answering_from_cache_only() -> bool:
+    """Inside `only_cached_answers()`?"""
+    return _cache_only.get()
+
+
 @contextmanager
 def only_cached_answers() -> Iterator[None]:
     """Serve upstream answers from the shared cache only; anything else raises CacheMiss.

@@ -20,8 +20,10 @@ from tests.support.fixtures import Backend
 
 CLIENTS = 6
 CALLS_PER_CLIENT = 8
-# A call may take the deadline plus the MCP and HTTP round trips.
-ANSWER_WITHIN_S = DEADLINE_S + 2.0
+# A call may take the deadline plus the MCP and HTTP round trips, which under a full run
+# on a slow 2-core machine reached 3.7 s (7.7 s in all); a caller left waiting would
+# wait for its 30 s timeout.
+ANSWER_WITHIN_S = DEADLINE_S + 5.0
 
 
 @pytest.fixture

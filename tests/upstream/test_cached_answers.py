@@ -52,3 +52,20 @@ async def test_cached_answers_outlive_an_upstream_outage(
     assert structured(cached) == structured(fresh)
     assert structured(other)["error"]["code"] == "UPSTREAM_UNAVAILABLE"
     assert caller.used() == 2  # the fresh and the cached answer; the outage is free
+
+
+async def test_an_area_is_left_to_the_worker_and_never_loads_the_indices_in_the_api(
+    upstream_stack: Stack, caller: Caller
+) -> None:
+    # The api answers cache hits on its event loop: an area needs the embedded indices to
+    # be resolved, and loading them there would stall every call the process holds.
+    args = {"area": "Travis County, Texas"}
+    async with connect(upstream_stack.mcp_url, caller.api_key) as session:
+        first = await session.call_tool("get_average_income", args)
+        tasks_before = upstream_stack.worker.tasks_run(TASK)
+        again = await session.call_tool("get_average_income", args)
+
+    assert not first.is_error
+    assert structured(again) == structured(first)
+    assert upstream_stack.worker.tasks_run(TASK) == tasks_before + 1  # the worker's
+    assert "geodata indices loaded" not in upstream_stack.server.log()
