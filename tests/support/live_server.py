@@ -9,21 +9,40 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
 from app.embedded_redis import free_port
 from tests.support.services import migrate
+from tests.support.zygote import ZYGOTE
 
 # One prefix per test run: concurrent runs on the shared Redis never take each other's tasks.
 TEST_RUN_PREFIX = f"geosvc-test-{secrets.token_hex(4)}:"
+
+
+class ServerProcess(Protocol):
+    """subprocess.Popen, or a server the zygote forked (zygote.ForkedProcess)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
 
 
 @dataclass
 class LiveServer:
     url: str
     env: dict[str, str]
-    process: subprocess.Popen[bytes]
+    process: ServerProcess
     log_path: Path
 
     def log(self) -> str:
@@ -103,20 +122,23 @@ def launch_live_server(
     port = port or free_port()
     url = f"http://{host}:{port}"
     env = {**env, "GEOSVC_BASE_URL": base_url or url}
-    log = log_path.open("wb")
     # uvicorn as `geosvc api` runs it (the bounded protocol, no server header), without
-    # the command's migration and metrics process group, which tests set up themselves
-    serve = (
-        "import uvicorn; from app.http.server import uvicorn_options; "
-        f"uvicorn.run('app.main:create_app', factory=True, host='{host}', port={port}, "
-        "log_level='info', **uvicorn_options())"
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", serve],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    # the command's migration and metrics process group, which tests set up themselves;
+    # forked from a process that has imported the app (zygote.py) unless the environment
+    # sets what is read at import time
+    process: ServerProcess
+    if ZYGOTE.forkable(env):
+        process = ZYGOTE.serve(env, log_path, host, port)
+    else:
+        serve = (
+            "import uvicorn; from app.http.server import uvicorn_options; "
+            f"uvicorn.run('app.main:create_app', factory=True, host='{host}', port={port}, "
+            "log_level='info', **uvicorn_options())"
+        )
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-c", serve], env=env, stdout=log, stderr=subprocess.STDOUT
+            )
     return LiveServer(url=url, env=env, process=process, log_path=log_path)
 
 

@@ -60,6 +60,7 @@ SQLITE_ONLY: dict[str, str] = {
     "tests/queue/": "Celery and kombu over Redis",
     "tests/drills/": "fault drills on their own PostgreSQL (drill_stack)",
     "tests/request_log/": "the request log lives in Redis",
+    "tests/test_zygote.py": "how test servers are started",
 }
 # Inside those, what is about the database after all.
 BOTH_DATABASES = {
