@@ -49,7 +49,7 @@ class BorderRefiner:
         if refined is None:
             return None
         # one of the cell's countries: its centre's, or one whose edges pass through it
-        # (country_grid.cell_countries, without building the set: this is per query)
+        # (read in place, no set built: this runs per query)
         if refined == fast.cc_cell[cell]:
             return refined
         return (
