@@ -53,12 +53,9 @@ def country_lists(
     cc_edge_country."""
     offsets, candidates = narrowed["grid_off"], narrowed["grid_cand"]
     wanted = _wanted_keys(general, cc, inhabited)
-    counts = np.diff(offsets)[general]
-    slots = np.repeat(offsets[general] - np.cumsum(counts) + counts, counts) + np.arange(
-        int(counts.sum())
-    )
+    cells, slots = _entries(offsets, general)
     cands = candidates[slots].astype(np.int64)
-    keys = np.repeat(general, counts) * KEY_STRIDE + place_country[cands]
+    keys = cells * KEY_STRIDE + place_country[cands]
     listed = np.isin(keys, wanted)
     keys, cands = keys[listed], cands[listed]
     more_keys, more_cands, far = _beyond_the_list(np.setdiff1d(wanted, keys), place_country, xyz)
@@ -73,6 +70,15 @@ def country_lists(
     }
 
 
+def _entries(
+    offsets: npt.NDArray[np.int64], cells: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(cell, position) of every entry the CSR `offsets` gives `cells`, in order."""
+    counts = np.diff(offsets)[cells]
+    first = np.repeat(offsets[cells] - np.cumsum(counts) + counts, counts)
+    return np.repeat(cells, counts), first + np.arange(int(counts.sum()))
+
+
 def _wanted_keys(
     general: npt.NDArray[np.int64],
     cc: Mapping[str, npt.NDArray[Any]],
@@ -82,12 +88,8 @@ def _wanted_keys(
     countries whose edges pass through it (country_grid.country_at answers one of these),
     when inhabited (a query takes no country for the others)."""
     centre = np.asarray(cc["cc_cell"], dtype=np.int64)
-    cc_off = np.asarray(cc["cc_off"], dtype=np.int64)
-    edges = np.diff(cc_off)[general]
-    edge_slots = np.repeat(cc_off[general] - np.cumsum(edges) + edges, edges) + np.arange(
-        int(edges.sum())
-    )
-    cells = np.concatenate([general, np.repeat(general, edges)])
+    edge_cells, edge_slots = _entries(np.asarray(cc["cc_off"], dtype=np.int64), general)
+    cells = np.concatenate([general, edge_cells])
     country = np.concatenate(
         [centre[general], np.asarray(cc["cc_edge_country"], dtype=np.int64)[edge_slots]]
     )
