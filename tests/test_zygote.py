@@ -1,9 +1,10 @@
-"""Test servers forked from the zygote (tests/support/zygote.py) behave as the processes
-they stand for: they answer, exit with the status subprocess.Popen would report, and
-are not forked where the environment sets what is read at import time."""
+"""Test servers and workers forked from the zygotes (tests/support/zygote.py) behave as
+the processes they stand for: they answer, exit with the status subprocess.Popen would
+report, and are not forked where the environment sets what is read at import time."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -11,10 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.celery_worker import launch_celery_worker, wait_until_ready
 from tests.support.fixtures import Backend
 from tests.support.live_server import launch_live_server, wait_until_healthy
 from tests.support.services import migrate
-from tests.support.zygote import ZYGOTE, ForkedProcess
+from tests.support.zygote import COMMANDS, SERVERS, ForkedProcess
 
 
 @pytest.fixture
@@ -65,6 +67,60 @@ class TestForkedServers:
             first.stop()
 
     def test_import_time_settings_get_a_new_interpreter(self, env: dict[str, str]) -> None:
-        assert ZYGOTE.forkable(env)
-        assert not ZYGOTE.forkable({**env, "PYTHONHASHSEED": "7"})
-        assert not ZYGOTE.forkable({**env, "PROMETHEUS_MULTIPROC_DIR": "/tmp/metrics"})
+        for zygote in (SERVERS, COMMANDS):
+            assert zygote.forkable(env)
+            assert not zygote.forkable({**env, "PYTHONHASHSEED": "7"})
+            assert not zygote.forkable({**env, "PROMETHEUS_MULTIPROC_DIR": "/tmp/metrics"})
+
+
+class TestForkedWorkers:
+    def test_runs_tasks_and_stops_as_a_new_interpreter_does(
+        self, env: dict[str, str], tmp_path: Path
+    ) -> None:
+        migrate(env)
+        forked = launch_celery_worker(env, tmp_path / "forked.log", queues="billing")
+        # PYTHONHASHSEED is read at start-up: a new interpreter (zygote.forkable)
+        fresh_env = {**env, "PYTHONHASHSEED": "0"}
+        fresh = launch_celery_worker(fresh_env, tmp_path / "fresh.log", queues="billing")
+        assert isinstance(forked.process, ForkedProcess)
+        assert isinstance(fresh.process, subprocess.Popen)
+        try:
+            for worker in (forked, fresh):
+                wait_until_ready(worker)
+                # the group leader of its pool, so that CeleryWorker.kill reaches them all
+                assert os.getpgid(worker.process.pid) == worker.process.pid
+                assert worker.client.control.inspect([worker.hostname], timeout=5).stats()
+        finally:
+            forked.stop()
+            fresh.stop()
+        assert forked.process.poll() == fresh.process.poll() == 0  # a warm shutdown
+        assert "celery@" not in forked.log()  # its --hostname, not Celery's default
+        assert forked.hostname.split("@")[0] in forked.log()
+
+    def test_killed_with_its_pool(self, env: dict[str, str], tmp_path: Path) -> None:
+        migrate(env)
+        worker = wait_until_ready(
+            launch_celery_worker(env, tmp_path / "worker.log", queues="billing", concurrency=2)
+        )
+        pool = [
+            int(pid)
+            for pid in Path(f"/proc/{worker.process.pid}/task/{worker.process.pid}/children")
+            .read_text()
+            .split()
+        ]
+        assert len(pool) == 2
+        worker.kill()
+        assert worker.process.poll() == -signal.SIGKILL
+        for pid in pool:  # not left running: gone, or a zombie until init reaps it
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                continue
+            assert state == "Z"
+
+
+def test_a_failed_migration_says_why(env: dict[str, str]) -> None:
+    unreachable = {**env, "GEOSVC_DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none"}
+    with pytest.raises(RuntimeError, match="geosvc migrate exited 1") as failed:
+        migrate(unreachable)
+    assert "127.0.0.1" in str(failed.value)  # the command's own output

@@ -1,4 +1,5 @@
-"""A real Celery worker process (`python -m app.cli worker`) for tests."""
+"""A real Celery worker process (`geosvc worker`) for tests, forked from the command
+zygote (zygote.py) unless its environment sets what is read at import time."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from app.cli import ALL_QUEUES
 from app.config import Settings
 from app.queue.celery import celery_config
 from tests.support.services import migrate
+from tests.support.zygote import ChildProcess, start_command
 
 
 def client_for(env: dict[str, str]) -> Celery:
@@ -35,7 +36,7 @@ def client_for(env: dict[str, str]) -> Celery:
 class CeleryWorker:
     hostname: str
     env: dict[str, str]
-    process: subprocess.Popen[bytes]
+    process: ChildProcess
     log_path: Path
     client: Celery
 
@@ -76,10 +77,10 @@ class CeleryWorker:
         self.client.close()
 
 
-_stopping: list[subprocess.Popen[bytes]] = []
+_stopping: list[ChildProcess] = []
 
 
-def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:
+def _wait_or_kill(process: ChildProcess) -> None:
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
@@ -102,27 +103,18 @@ def launch_celery_worker(
 ) -> CeleryWorker:
     """Start a worker process on an already migrated database; `wait_until_ready` next."""
     hostname = f"test-{secrets.token_hex(4)}@localhost"
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "worker",
-            "--queues",
-            queues,
-            *(["--concurrency", str(concurrency)] if concurrency is not None else []),
-            *(["--pool", pool] if pool is not None else []),
-            "--hostname",
-            hostname,
-            "--loglevel",
-            "info",
-        ],
-        env={**env, "C_FORCE_ROOT": "1"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so `kill` reaches the pool too
-    )
+    argv = [
+        "worker",
+        "--queues",
+        queues,
+        *(["--concurrency", str(concurrency)] if concurrency is not None else []),
+        *(["--pool", pool] if pool is not None else []),
+        "--hostname",
+        hostname,
+        "--loglevel",
+        "info",
+    ]
+    process = start_command({**env, "C_FORCE_ROOT": "1"}, argv, log_path)
     return CeleryWorker(hostname, env, process, log_path, client_for(env))
 
 

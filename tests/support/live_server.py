@@ -9,40 +9,22 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import httpx
 
 from app.embedded_redis import free_port
 from tests.support.services import migrate
-from tests.support.zygote import ZYGOTE
+from tests.support.zygote import SERVERS, ChildProcess
 
 # One prefix per test run: concurrent runs on the shared Redis never take each other's tasks.
 TEST_RUN_PREFIX = f"geosvc-test-{secrets.token_hex(4)}:"
-
-
-class ServerProcess(Protocol):
-    """subprocess.Popen, or a server the zygote forked (zygote.ForkedProcess)."""
-
-    @property
-    def pid(self) -> int: ...
-
-    def poll(self) -> int | None: ...
-
-    def wait(self, timeout: float | None = None) -> int: ...
-
-    def send_signal(self, sig: int) -> None: ...
-
-    def terminate(self) -> None: ...
-
-    def kill(self) -> None: ...
 
 
 @dataclass
 class LiveServer:
     url: str
     env: dict[str, str]
-    process: ServerProcess
+    process: ChildProcess
     log_path: Path
 
     def log(self) -> str:
@@ -126,9 +108,9 @@ def launch_live_server(
     # the command's migration and metrics process group, which tests set up themselves;
     # forked from a process that has imported the app (zygote.py) unless the environment
     # sets what is read at import time
-    process: ServerProcess
-    if ZYGOTE.forkable(env):
-        process = ZYGOTE.serve(env, log_path, host, port)
+    process: ChildProcess
+    if SERVERS.forkable(env):
+        process = SERVERS.fork(env, log_path, host=host, port=port)
     else:
         serve = (
             "import uvicorn; from app.http.server import uvicorn_options; "

@@ -10,11 +10,15 @@ import os
 import secrets
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 import redis
+
+from tests.support.zygote import start_command
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 # The fast tier (`make test-fast`) runs on fakeredis even where a real Redis is reachable.
@@ -116,8 +120,10 @@ def migrate(env: dict[str, str]) -> None:
     database = env.get("GEOSVC_DATABASE_URL")
     if database in _MIGRATED:
         return
-    subprocess.run(
-        [sys.executable, "-m", "app.cli", "migrate"], env=env, check=True, capture_output=True
-    )
+    with tempfile.TemporaryDirectory(prefix="geosvc-migrate-") as folder:
+        log = Path(folder) / "migrate.log"
+        code = start_command(env, ["migrate"], log).wait(timeout=300)
+        if code != 0:
+            raise RuntimeError(f"geosvc migrate exited {code}:\n{log.read_text(errors='replace')}")
     if database:
         _MIGRATED.add(database)
