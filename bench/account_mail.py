@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from mcp_e2e import wait_until_up  # noqa: E402
-from metering import percentile, redis_for_bench  # noqa: E402
+from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402
 
 from app.embedded_redis import free_port  # noqa: E402
 from app.metering.scripts import COMMIT  # noqa: E402
@@ -78,7 +78,7 @@ def reset_timing(redis_url: str, requests: int) -> None:
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")},
             "GEOSVC_REDIS_URL": redis_url,
-            "GEOSVC_REDIS_KEY_PREFIX": f"bench-{secrets.token_hex(4)}:",
+            "GEOSVC_REDIS_KEY_PREFIX": bench_prefix(),
             "GEOSVC_DATABASE_URL": f"sqlite:///{Path(tmp) / 'bench.db'}",
             "GEOSVC_DATA_DIR": tmp,
             "GEOSVC_SECRET_PEPPER": "bench-pepper-" + "x" * 20,
@@ -123,7 +123,7 @@ def reset_timing(redis_url: str, requests: int) -> None:
 def commit_cost(redis_url: str, commits: int) -> None:
     store = redis.Redis.from_url(redis_url)
     before, after = store.register_script(COMMIT_BEFORE), store.register_script(COMMIT)
-    prefix = f"bench-{secrets.token_hex(4)}:"
+    prefix = bench_prefix()
     print(f"commit script, {commits} each, interleaved (one round trip each)")
     try:
         for label, used in (("below the warning threshold", 0), ("above it (claims done)", 10**9)):
@@ -141,8 +141,6 @@ def commit_cost(redis_url: str, commits: int) -> None:
             )
             report(label, old, new, ("before", "with alerts"))
     finally:
-        for key in store.scan_iter(match=f"{prefix}*"):
-            store.delete(key)
         store.close()
 
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from mcp_e2e import wait_until_up  # noqa: E402
-from metering import redis_for_bench  # noqa: E402
+from metering import bench_prefix, redis_for_bench  # noqa: E402
 
 from app.clock import period_of, utcnow  # noqa: E402
 from app.embedded_redis import free_port  # noqa: E402
@@ -98,7 +98,7 @@ class Stack:
 def stack(label: str, tree: Path, redis_url: str, tmp: Path) -> Iterator[Stack]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    prefix = f"bench-{secrets.token_hex(4)}:"
+    prefix = bench_prefix()
     env = {
         **os.environ,
         "GEOSVC_REDIS_URL": redis_url,
@@ -159,9 +159,6 @@ def stack(label: str, tree: Path, redis_url: str, tmp: Path) -> Iterator[Stack]:
         worker.terminate()
         api.wait()
         worker.wait()
-        keys = list(store.scan_iter(match=f"{prefix}*", count=1000))
-        for start in range(0, len(keys), 500):
-            store.delete(*keys[start : start + 500])
         store.close()
 
 

@@ -31,7 +31,6 @@ import argparse
 import contextlib
 import os
 import re
-import secrets
 import statistics
 import subprocess
 import sys
@@ -47,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcp_e2e import account, wait_until_up  # noqa: E402  (bench/mcp_e2e.py)
-from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
+from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
 from app.embedded_redis import free_port  # noqa: E402
 
@@ -193,7 +192,7 @@ def run(checkout: Path, setup: str, args: argparse.Namespace, redis_url: str) ->
         else:
             env.update(
                 GEOSVC_REDIS_URL=redis_url,
-                GEOSVC_REDIS_KEY_PREFIX=f"idle-{secrets.token_hex(4)}:",
+                GEOSVC_REDIS_KEY_PREFIX=bench_prefix("idle"),
             )
             migrate = [*cli, "migrate"]
             subprocess.run(migrate, env=env, cwd=checkout, check=True, capture_output=True)

@@ -43,7 +43,7 @@ from celery import Celery
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
+from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
 from app.embedded_redis import free_port  # noqa: E402
 
@@ -317,7 +317,7 @@ def bench_env(redis_url: str, work: Path, **extra: str) -> dict[str, str]:
     return {
         **os.environ,
         "GEOSVC_REDIS_URL": redis_url,
-        "GEOSVC_REDIS_KEY_PREFIX": f"bench-{secrets.token_hex(4)}:",
+        "GEOSVC_REDIS_KEY_PREFIX": bench_prefix(),
         "GEOSVC_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
         "GEOSVC_DATA_DIR": os.environ.get("GEOSVC_DATA_DIR", str(ROOT / ".geosvc")),
         "GEOSVC_SECRET_PEPPER": "bench-pepper",

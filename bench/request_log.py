@@ -36,7 +36,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
+from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
 Step = Callable[[], Awaitable[None]]
 
@@ -151,22 +151,17 @@ def main() -> None:
     args = parser.parse_args()
 
     with redis_for_bench() as url:
-        prefix = f"bench-{secrets.token_hex(4)}:"
         os.environ.update(
             GEOSVC_REDIS_URL=url,
-            GEOSVC_REDIS_KEY_PREFIX=prefix,
+            GEOSVC_REDIS_KEY_PREFIX=bench_prefix(),
             GEOSVC_STANDARD_RATE_PER_S=str(10**9),
             GEOSVC_STANDARD_BURST=str(10**9),
             GEOSVC_STANDARD_CONCURRENCY=str(10**9),
             GEOSVC_REQUEST_LOG_MAX_CALLS=str(args.max_calls),
         )
         store = redis.Redis.from_url(url, decode_responses=True)
-        try:
-            samples, (memory, read_ms) = asyncio.run(both(store, args))
-        finally:
-            keys = list(store.scan_iter(match=f"{prefix}*", count=1000))
-            for start in range(0, len(keys), 500):
-                store.delete(*keys[start : start + 500])
+        samples, (memory, read_ms) = asyncio.run(both(store, args))
+        store.close()
 
     print(
         f"request log bench: Redis at {url}; {args.iterations} iterations of each after "
