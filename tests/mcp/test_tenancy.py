@@ -95,7 +95,7 @@ def tenants(limited: Limited) -> Iterator[Callable[[], Tenant]]:
 
 def uncached(limited: Limited) -> None:
     """get_average_income must reach the (faulty) fake, not the answer cache."""
-    for key in limited.store.scan_iter(match=f"{limited.prefix}upstream:census:*"):
+    for key in limited.store.scan_iter(match=f"{limited.prefix}upstream:census:*", count=1000):
         limited.store.delete(key)
 
 

@@ -198,13 +198,13 @@ class TestCalls:
         env = stack.server.env
         stored = f"{env['GEOSVC_REDIS_KEY_PREFIX']}celery-task-meta-call_*"
         client = redis.Redis.from_url(env["GEOSVC_REDIS_URL"])
-        before = set(client.scan_iter(stored))
+        before = set(client.scan_iter(stored, count=1000))
         async with connect(stack.mcp_url, account.api_key) as client_session:
             ok = await client_session.call_tool("geocode", {"query": "Austin, TX", "limit": 1})
             missing = await client_session.call_tool("get_population", {"postal_code": "00000"})
 
         assert (ok.is_error, structured(missing)["error"]["code"]) == (False, "NOT_FOUND")
-        assert set(client.scan_iter(stored)) <= before
+        assert set(client.scan_iter(stored, count=1000)) <= before
         client.close()
 
     async def test_a_page_past_the_last_costs_nothing(self, stack: Stack, account: Account) -> None:

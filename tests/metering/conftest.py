@@ -69,7 +69,8 @@ class Accounts:
     def forget_counters(self, user_ids: list[str] | None = None) -> None:
         """What a flushed Redis looks like to these accounts."""
         for user_id in user_ids or self.user_ids:
-            keys = list(self.store.scan_iter(match=f"{self.prefix}usage:{{{user_id}}}:*"))
+            pattern = f"{self.prefix}usage:{{{user_id}}}:*"
+            keys = list(self.store.scan_iter(match=pattern, count=1000))
             if keys:
                 self.store.delete(*keys)
 

@@ -78,7 +78,7 @@ def events_worker(
     yield worker
     worker.stop()
     client = redis.Redis.from_url(backend.redis_url)
-    for key in client.scan_iter(match=f"{prefix}*"):
+    for key in client.scan_iter(match=f"{prefix}*", count=1000):
         client.delete(key)
     client.close()
 

@@ -39,6 +39,7 @@ from tests.support.live_server import (
 from tests.support.services import (
     REQUIRE_SERVICES,
     ServiceUnavailable,
+    forget_keys,
     fresh_postgres_database,
     redis_url_for_tests,
 )
@@ -103,10 +104,12 @@ def per_backend() -> Iterator[PerBackend]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _reap_workers() -> Iterator[None]:
-    """Set up first, torn down last: waits for the workers fixtures stopped without waiting."""
+def _leave_nothing_behind() -> Iterator[None]:
+    """Set up first, torn down last: waits for the workers fixtures stopped without
+    waiting, then deletes this process's keys from the shared Redis."""
     yield
     reap_stopping_workers()
+    forget_keys(TEST_RUN_PREFIX)
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,17 @@ def redis_reachable(url: str = REDIS_URL) -> bool:
         return False
 
 
+def forget_keys(prefix: str) -> None:
+    """Delete the keys under `prefix` from the machine's Redis. A run's keys left there
+    (counters kept for months, task results for a day) slow down every later SCAN on it."""
+    if not redis_reachable():
+        return
+    with redis.Redis.from_url(REDIS_URL) as store:
+        keys = list(store.scan_iter(match=f"{prefix}*", count=1000))
+        for start in range(0, len(keys), 500):
+            store.delete(*keys[start : start + 500])
+
+
 @contextmanager
 def redis_url_for_tests() -> Iterator[tuple[str, bool]]:
     """Yield (url, is_real). Real Redis uses a random db-less key space, shared safely."""
