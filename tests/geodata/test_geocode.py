@@ -80,6 +80,27 @@ class TestOtherKinds:
         assert any("countries (US, " in w for w in warnings), warnings
         assert haversine_km(top["lat"], top["lon"], 40.7506, -73.9973) < 1
 
+    @pytest.mark.parametrize(
+        ("query", "code", "held_as"),
+        [
+            ("SW1A 1AA", "SW1A 1AA", "SW1A"),
+            ("M5V 3L9, Toronto", "M5V 3L9", "M5V"),
+            ("3011 AB Rotterdam", "3011 AB", "3011"),
+            ("Austin, TX 78701-1234", "78701-1234", "78701"),
+        ],
+    )
+    def test_a_code_held_by_its_area_says_so(self, query: str, code: str, held_as: str) -> None:
+        result = execute("geocode", {"query": query}).structured
+        assert result["results"][0]["postalCode"] == held_as
+        assert f"postal code {code!r} was looked up as {held_as!r}" in " ".join(
+            result["warnings"]
+        ), result["warnings"]
+
+    @pytest.mark.parametrize("query", ["10115 Berlin", "1000-001 Lisboa", "LV-1001"])
+    def test_a_code_held_whole_has_no_such_warning(self, query: str) -> None:
+        warnings = execute("geocode", {"query": query, "country": None}).structured["warnings"]
+        assert not any("was looked up as" in w for w in warnings), warnings
+
     def test_state_and_country(self) -> None:
         texas = geocode("Texas")[0]
         assert (texas["kind"], texas["countryCode"]) == ("admin1", "US")

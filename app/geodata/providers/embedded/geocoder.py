@@ -247,13 +247,13 @@ class Geocoder:
                 support[f] = max(ranks)
         confirmed = [(t, f) for t, f in hits if f in support]
         offered = confirmed if places else hits
-        warnings = []
         for token, feature in offered:
             whole = normalize(query) == normalize(token.text) or (bool(confirmed) and not address)
             rank = support.get(feature) or postal_codes.rank(self.data, feature)
             text = query if whole else token.text
             offer(feature, ZIP_MATCH, rank, zip_code=True, as_matched=text)
         used = {t for t, _f in offered}
+        warnings = [w for t in dict.fromkeys(used) if (w := postal_codes.coarser(t)) is not None]
         if not address:
             for token in tokens:
                 if token not in used and places:

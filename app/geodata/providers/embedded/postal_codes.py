@@ -175,6 +175,17 @@ def unused_text(token: Token, rest: str) -> str:
     return f"only the postal code {token.text!r} matched; {rest!r} matched no place"
 
 
+def coarser(token: Token) -> str | None:
+    """A warning when the data holds the code by a part of it ("SW1A 1AA" by its district
+    SW1A, "78701-1234" by its ZIP Code): the point is that area's, not the code's."""
+    if token.key == postal_key(token.text):
+        return None
+    return (
+        f"postal code {token.text!r} was looked up as {token.key!r}, the area the data holds "
+        f"it by: the point is that area's centre, not the postal code's"
+    )
+
+
 def several_countries(code: str, countries: list[str]) -> str:
     return (
         f"postal code {code!r} exists in {len(countries)} countries ({', '.join(countries)}); "
