@@ -1,6 +1,7 @@
 """A tool's arguments from a query string: each parameter named as the argument, its text
 read as the argument's JSON type (the catalogue's strict models then check it exactly as
-they check an MCP call's JSON).
+they check an MCP call's JSON). A list (`topics`) is the parameter repeated, as OpenAPI's
+default form has it (`topics=age&topics=housing`), or one comma-separated value.
 
 `static_map`'s structured arguments take compact forms:
 
@@ -64,6 +65,9 @@ def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
             raise InvalidArgument(f"{name}: is not a known parameter (known: {known})")
         if name == "markers":
             arguments[name] = [_marker(value) for value in values]
+            continue
+        if types[name] == "array" and len(values) > 1:  # `topics=age&topics=housing`
+            arguments[name] = values
             continue
         if len(values) > 1:
             raise InvalidArgument(f"{name}: give it once")

@@ -39,7 +39,7 @@ def _measure(topic: str, name: str, value: float, unit: str) -> dict[str, Any]:
 
 
 EXAMPLE = Example(
-    {"postal_code": "94103", "topics": "age,housing"},
+    {"postal_code": "94103", "topics": ["age", "housing"]},
     {
         "postalCode": "94103",
         "level": "postal_code",
