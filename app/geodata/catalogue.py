@@ -10,6 +10,7 @@ loading the indices (no numpy, scipy or pyarrow is imported from here).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -68,6 +69,16 @@ def spec_for(name: str) -> ToolSpec:
     return spec
 
 
+@cache
+def known_arguments(name: str) -> tuple[str, ...]:
+    """The arguments a tool lists (an accepted, unlisted one such as get_population's
+    `country` left out), then its batch lists."""
+    spec = spec_for(name)
+    listed = tuple(spec.args_model.model_json_schema()["properties"])
+    batch = BATCH_FORMS.get(name)
+    return listed + (tuple(b.argument for b in batch.lists) if batch else ())
+
+
 def parse(name: str, arguments: Mapping[str, Any]) -> BaseModel:
     spec = spec_for(name)
     if not isinstance(arguments, Mapping):
@@ -75,7 +86,7 @@ def parse(name: str, arguments: Mapping[str, Any]) -> BaseModel:
     try:
         args = spec.args_model.model_validate(dict(arguments))
     except ValidationError as exc:
-        known = spec.args_model.model_fields
+        known = known_arguments(name)
         raise InvalidArgument(describe_errors(exc.errors(), known=known)) from None
     spec.check(args, get_settings())
     return args

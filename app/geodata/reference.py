@@ -138,8 +138,9 @@ def _batch_lines(spec: ToolSpec) -> list[str]:
     if form is None:
         return []
     fields = ", ".join(f"`{name}`" for name in ("result", *BatchItem.model_fields))
+    listed = set(spec.args_model.model_json_schema()["properties"])
     return [
-        f"- **Batch** of up to {MAX_BATCH_ITEMS}: over MCP {_lists(form)}; over HTTP "
+        f"- **Batch** of up to {MAX_BATCH_ITEMS}: over MCP {_lists(form, listed)}; over HTTP "
         f'`POST {spec.http_path}/batch` with `{{"items": [<arguments>, ...]}}`. '
         f"`results[i]` answers item i ({fields}); the batch adds `credits`, 1 per item with "
         "data. Each item is validated, priced and limited like the call alone (an invalid "
@@ -147,13 +148,14 @@ def _batch_lines(spec: ToolSpec) -> list[str]:
     ]
 
 
-def _lists(form: BatchForm) -> str:
-    """What each list argument replaces, and which arguments its items share."""
+def _lists(form: BatchForm, listed: set[str]) -> str:
+    """What each list argument replaces, and which of the arguments the tool lists its
+    items share (`country` of get_population is accepted, not listed)."""
     lists = " or ".join(
         f"`{batch.argument}` instead of {'/'.join(f'`{n}`' for n in batch.replaces)}"
         for batch in form.lists
     )
-    shared = ", ".join(f"`{name}`" for name in form.shared)
+    shared = ", ".join(f"`{name}`" for name in form.shared if name in listed)
     return lists + (f" ({shared} shared by every item)" if shared else "")
 
 

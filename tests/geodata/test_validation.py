@@ -59,6 +59,14 @@ class TestToolSpecs:
         with pytest.raises(NotFound, match="Unknown tool"):
             validate_arguments("teleport", {})
 
+    def test_an_unknown_argument_names_the_listed_ones_and_the_batch_lists(self) -> None:
+        with pytest.raises(InvalidArgument) as refused:
+            validate_arguments("get_population", {"postal_code": "94103", "zip": "94103"})
+        # `country` is accepted from older clients but not listed, so not offered either
+        assert str(refused.value) == (
+            "zip: is not a known argument (known: postal_code, area, postal_codes, areas)"
+        )
+
 
 class TestZipArguments:
     def test_normalised_with_defaults(self) -> None:
