@@ -27,7 +27,9 @@ def summary(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def test_population_names_the_figure_and_place() -> None:
     text, _ = summary("get_population", {"postal_code": "10001"})
-    assert text == "ZIP 10001 (New York, NY): population 27,004 (2022)."
+    assert text == "ZIP 10001 (New York, NY): population 27,004 (ACS 5-year 2018-2022)."
+    state, _ = summary("get_population", {"area": "Texas"})
+    assert state.endswith("(2019).")  # a Census estimate of one year
 
 
 def test_income_says_median_and_a_top_code() -> None:

@@ -19,8 +19,17 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
-    year = result.get("year") or "year not stated"
-    return f"{zip_place(result)}: population {result['population']:,} ({year})."
+    return f"{zip_place(result)}: population {result['population']:,} ({_when(result)})."
+
+
+def _when(result: dict[str, Any]) -> str:
+    """An ACS figure is a five-year estimate: its years, not the last one alone."""
+    year = result.get("year")
+    if year is None:
+        return "year not stated"
+    if "acs 5-year" in result.get("source", "").lower():
+        return f"ACS 5-year {year - 4}-{year}"
+    return str(year)
 
 
 EXAMPLE = Example(
