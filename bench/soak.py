@@ -3,8 +3,9 @@
 On the production shape started here from scratch (bench/drill_stack.py: its own
 redis-server with AOF and PostgreSQL on free ports, `geosvc api`, the paying pool
 `--queues tools`, the niced bulk pool `--queues tools.free,tools.heavy,billing`, beat),
-three accounts (two standard, one free) call all six tools at --rate calls/s in all (open
-loop, arguments drawn from fixed lists so the answer cache sees hits and misses). Halfway
+three accounts (two standard, one free) call six tools (all but get_demographics, which
+came later) at --rate calls/s in all (open loop, arguments drawn from fixed lists so the
+answer cache sees hits and misses). Halfway
 through, the first account's key is revoked; that account goes on with its second key.
 
 Printed per --window minutes: calls, p50/p99 (ms), errors, api and worker RSS (MB, each

@@ -48,8 +48,8 @@ def tool_reference() -> str:
         f"plan has {free_quota:,} credits a month (then `QUOTA_EXCEEDED`), the standard plan "
         f"{standard_quota:,} and then overage. Arguments are JSON; a result is "
         "`structuredContent` (camelCase) and, for hosts that show their model only the text, "
-        "the same object as compact JSON in the text block after a one-line summary (the "
-        'last part, "What a host\'s model sees", shows both); '
+        "the same object as compact JSON in the text block after a one-line summary "
+        "(docs/TOOLS.md's last part, \"What a host's model sees\", shows both); "
         "`source` is the credit to show with the data and `dataset` the id of the data "
         "release that answered (see docs/DATA.md); `static_map` adds a PNG image block, or, "
         "for an image larger than `GEOSVC_MAP_INLINE_MAX_BYTES` as base64 (700,000 by "
