@@ -3,8 +3,9 @@
 uvicorn's httptools protocol takes a request head of any size (httptools buffers a header
 until its end, uvicorn keeps every header) and waits forever for an unfinished request:
 50 clients sending 20 MB of headers grew an api process by 740 MB. `BoundedHttpTools`
-counts the bytes received while a head is incomplete (so a single endless header is
-caught too) and refuses, then closes, as soon as a read takes it over a bound:
+counts a head's bytes as its URL and headers are parsed, and the bytes received while
+it is incomplete (so a single endless header is caught too), and refuses, then closes,
+as soon as either takes it over a bound, in the error envelope of every other answer:
 - request line plus headers over GEOSVC_HTTP_MAX_HEADER_BYTES, or more headers than
   GEOSVC_HTTP_MAX_HEADERS: 431; a URL over GEOSVC_HTTP_MAX_URL_BYTES: 414;
 - headers not complete GEOSVC_HTTP_HEADER_TIMEOUT_S after the connection opened or the
@@ -18,14 +19,23 @@ loses the whitespace after it as well as before it (RFC 9110, 5.5; httptools kee
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.config import get_settings
+from app.http.errors import error_body
 
 PROTOCOL = "app.http.server:BoundedHttpTools"
 KEEP_ALIVE_S = 5
+# The error codes of the answers given before the app sees a request
+_CODES = {
+    400: "BAD_REQUEST",
+    408: "REQUEST_TIMEOUT",
+    414: "URI_TOO_LONG",
+    431: "HEADERS_TOO_LARGE",
+}
 
 
 class _Refused(Exception):
@@ -47,6 +57,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._head_bytes = 0
         self._url_bytes = 0
         self._header_count = 0
+        self._parsed_head_bytes = 0  # URL, names and values: a head that came in one read
         self._refused: _Refused | None = None
         self._deadline: asyncio.TimerHandle | None = None
 
@@ -100,20 +111,17 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().data_received(data)
         # still in the head after this read (a read that ends a head may carry body bytes)
         if self._in_head and self._head_bytes > self._max_head and not self.transport.is_closing():
-            self._answer_and_close(
-                431,
-                "Request Header Fields Too Large",
-                f"Request headers larger than {self._max_head} bytes",
-            )
+            self._answer_and_close(*self._head_too_large())
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._url_bytes = self._header_count = 0
+        self._url_bytes = self._header_count = self._parsed_head_bytes = 0
         if self._deadline is None:  # a pipelined request: its own header deadline
             self._arm(self._header_timeout, self._headers_late)
 
     def on_url(self, url: bytes) -> None:
         self._url_bytes += len(url)
+        self._parsed_head_bytes += len(url)
         if self._url_bytes > self._max_url:
             raise self._refuse(414, "URI Too Long", f"URL longer than {self._max_url} bytes")
         super().on_url(url)
@@ -124,6 +132,9 @@ class BoundedHttpTools(HttpToolsProtocol):
             raise self._refuse(
                 431, "Request Header Fields Too Large", f"More than {self._max_headers} headers"
             )
+        self._parsed_head_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        if self._parsed_head_bytes > self._max_head:
+            raise self._refuse(*self._head_too_large())
         # httptools drops the whitespace before a value, not the one after it; a field value
         # excludes both (RFC 9110, 5.5), and the MCP SDK compares Mcp-Name with the body's
         super().on_header(name, value.rstrip(b" \t"))
@@ -138,6 +149,10 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._in_head, self._head_bytes = True, 0
         super().on_message_complete()
 
+    def _head_too_large(self) -> tuple[int, str, str]:
+        message = f"Request headers larger than {self._max_head} bytes"
+        return 431, "Request Header Fields Too Large", message
+
     def _refuse(self, status: int, reason: str, message: str) -> _Refused:
         self._refused = _Refused(status, reason, message)
         return self._refused
@@ -148,17 +163,18 @@ class BoundedHttpTools(HttpToolsProtocol):
         """uvicorn's answer to any parser error; a bound of ours raised it: say which."""
         refused, self._refused = self._refused, None
         if refused is None:
-            super().send_400_response(msg)
+            self._answer_and_close(400, "Bad Request", msg)
         else:
             self._answer_and_close(refused.status, refused.reason, refused.message)
 
     def _answer_and_close(self, status: int, reason: str, message: str) -> None:
         self._disarm()
-        body = message.encode()
+        code = _CODES.get(status, "BAD_REQUEST")
+        body = json.dumps(error_body(code, message), separators=(",", ":")).encode()
         head = [f"HTTP/1.1 {status} {reason}".encode()]
         head += [name + b": " + value for name, value in self.server_state.default_headers]
         head += [
-            b"content-type: text/plain; charset=utf-8",
+            b"content-type: application/json",
             b"content-length: " + str(len(body)).encode(),
             b"connection: close",
         ]

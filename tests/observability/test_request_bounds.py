@@ -4,6 +4,7 @@ over raw sockets. The observed stack runs with GEOSVC_HTTP_HEADER_TIMEOUT_S=3.""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -120,6 +121,30 @@ class TestApiBounds:
             assert answer.endswith(b"<closed>")
         # 20 MB were offered; a few MB of slack for allocator noise
         assert grown_kib < 8 * 1024, f"api grew by {grown_kib} KiB"
+
+    @pytest.mark.parametrize(("filler", "status"), [(30_000, b"200"), (100_000, b"431")])
+    def test_a_head_that_comes_in_one_read_is_bounded_too(
+        self, observed: ObservedStack, filler: int, status: bytes
+    ) -> None:
+        head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * filler + b"\r\n\r\n"
+        with socket.create_connection(address(observed.server.url), timeout=10) as sock:
+            sock.sendall(head)  # the 32 KiB bound (settings) lies between the two
+            answer = read_answer(sock, 10)
+        assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer[:200]
+        if status == b"431":
+            body = answer.split(b"\r\n\r\n", 1)[1].removesuffix(b"<closed>")
+            assert json.loads(body)["error"]["code"] == "HEADERS_TOO_LARGE"
+
+    def test_a_malformed_request_is_400_in_the_error_envelope(
+        self, observed: ObservedStack
+    ) -> None:
+        with socket.create_connection(address(observed.server.url), timeout=10) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost x\r\n\r\n")  # no colon
+            answer = read_answer(sock, 10)
+        assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+        assert b"content-type: application/json" in answer.lower()
+        body = answer.split(b"\r\n\r\n", 1)[1].removesuffix(b"<closed>")
+        assert json.loads(body)["error"]["code"] == "BAD_REQUEST"
 
     def test_too_many_headers_is_431(self, observed: ObservedStack) -> None:
         headers = b"".join(b"X-H%d: 1\r\n" % i for i in range(150))
