@@ -18,7 +18,10 @@ def offset_of(cursor: str | None) -> int:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
         if not text.startswith(CURSOR_PREFIX):
             raise ValueError(text)
-        offset = int(text[len(CURSOR_PREFIX) :])
+        digits = text[len(CURSOR_PREFIX) :]
+        if not digits.isascii() or not digits.isdigit():  # int() takes " 2", "+2", "2_0"
+            raise ValueError(text)
+        offset = int(digits)
         if not 0 <= offset <= MAX_OFFSET:
             raise ValueError(text)
         return offset

@@ -30,6 +30,9 @@ from app.geodata.catalogue import spec_for
 from app.geodata.schemas import MAX_PATH_POINTS
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+# What float() takes besides this ("4_8.8", Arabic-Indic digits, " 48", "nan") is no
+# number of ours: left as text, which the strict model refuses by name.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
 PATH_FORM = "LAT,LON|LAT,LON|..."
 # Well inside the URL's 8 KiB (GEOSVC_HTTP_MAX_URL_BYTES) beside the other parameters, so a
@@ -93,10 +96,7 @@ def _read(name: str, text: str, kind: str) -> Any:
 def _number(text: str) -> float | str:
     """The number `text` spells; else the text, which the strict model then refuses by
     name ("must be a number")."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    return float(text) if _NUMBER.fullmatch(text.strip()) else text
 
 
 def _compact(name: str, text: str, parts: tuple[str, ...]) -> dict[str, Any]:
