@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 from app.accounts.service import client_ip_of
 from app.config import get_settings
 from app.db import new_session
-from app.oauth import metadata, rate_limit
+from app.oauth import grants, metadata, rate_limit
 from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
 from app.oauth.server import OAuthServer
 from app.oauth.verify import note_tokens_revoked
@@ -82,6 +82,10 @@ def _as_response(answer: OAuthResponse) -> Response:
     return JSONResponse(answer.body, answer.status, headers=headers)
 
 
+# A code or refresh token presented twice at once: the first answer is withdrawn too
+REPLAYED = "The grant was presented more than once; every token it gave is revoked"
+
+
 def _answer(http: HttpRequest, respond: Callable[[OAuthServer], OAuthResponse]) -> Response:
     """Run one endpoint of a fresh server in its own database session; commit on success."""
     with new_session() as session:
@@ -93,6 +97,8 @@ def _answer(http: HttpRequest, respond: Callable[[OAuthServer], OAuthResponse]) 
         if answer.status < 400:
             session.commit()
             note_tokens_revoked(server.revoked_access_hashes)
+            if server.issued_from is not None and grants.revoke_if_replayed(server.issued_from):
+                return oauth_error(400, "invalid_grant", REPLAYED)
     return _as_response(answer)
 
 

@@ -5,6 +5,12 @@ transaction of its own before anything is issued, so two requests racing with th
 code or refresh token get one answer between them. Presenting a used code or a used
 refresh token again is taken as a theft: every token of that family (the code it all
 came from) is revoked (OAuth 2.1 section 4.3.1, RFC 9700 section 4.14).
+
+Also when the second presentation comes while the first is still being answered, before
+its tokens are stored: the second first leaves a mark (the code deleted, the refresh
+token's own row revoked) and commits it, then revokes the family as stored so far; the
+first, once its tokens are committed, looks for that mark (`revoke_if_replayed`). One of
+the two always sees the other's work.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import event, or_, update
+from sqlalchemy import delete, event, or_, update
 from sqlmodel import Session, col, select
 
 from app.account_lock import lock_account
@@ -92,18 +98,14 @@ def _revoke_family(session: Session, family: str) -> list[str]:
 
 def consume_code(code: str, client_id: str) -> OAuthCode | None:
     """The code's row, now used, if `client_id` may redeem it (unused and unexpired); a
-    code used before revokes the tokens it gave. Commits on its own (see module doc)."""
+    code used before, or at the same time, revokes the tokens it gave. Commits on its own
+    (see module doc)."""
     code_hash = secret_hash(code)
     with new_session() as session:
         row = session.get(OAuthCode, code_hash)
         if row is None or row.client_id != client_id:
             return None
-        if row.used_at is not None:
-            revoked = _revoke_family(session, code_hash)
-            session.commit()
-            note_tokens_revoked(revoked)
-            return None
-        if as_utc(row.expires_at) <= utcnow():
+        if as_utc(row.expires_at) <= utcnow() and row.used_at is None:
             return None
         taken = session.execute(
             update(OAuthCode)
@@ -111,7 +113,62 @@ def consume_code(code: str, client_id: str) -> OAuthCode | None:
             .values(used_at=utcnow())
         )
         session.commit()
-        return row if taken.rowcount == 1 else None  # type: ignore[attr-defined]
+        if taken.rowcount == 1:  # type: ignore[attr-defined]
+            return row
+    _code_replayed(code_hash)
+    return None
+
+
+def _code_replayed(code_hash: str) -> None:
+    """The mark first (the code deleted, committed), then the family revoked."""
+    with new_session() as session:
+        session.execute(delete(OAuthCode).where(col(OAuthCode.code_hash) == code_hash))
+        session.commit()
+        revoked = _revoke_family(session, code_hash)
+        session.commit()
+    note_tokens_revoked(revoked)
+
+
+def _refresh_replayed(row: OAuthToken) -> None:
+    """The mark first (the refresh token's own row revoked, committed), then the family."""
+    with new_session() as session:
+        session.execute(
+            update(OAuthToken)
+            .where(col(OAuthToken.id) == row.id, col(OAuthToken.revoked_at).is_(None))
+            .values(revoked_at=utcnow())
+        )
+        session.commit()
+        revoked = [row.access_token_hash, *_revoke_family(session, row.family)]
+        session.commit()
+    note_tokens_revoked(revoked)
+
+
+@dataclass(frozen=True)
+class IssuedFrom:
+    """What a token response redeemed: a code (`code_hash`) or a refresh token (the id
+    of its row), and the family its new tokens belong to."""
+
+    family: str
+    code_hash: str | None = None
+    token_id: int | None = None
+
+
+def revoke_if_replayed(issued: IssuedFrom) -> bool:
+    """After the tokens of `issued` are committed: when what it redeemed was presented
+    again meanwhile (its mark, see the module doc), revoke the family, new tokens
+    included, and say so."""
+    with new_session() as session:
+        if issued.code_hash is not None:
+            replayed = session.get(OAuthCode, issued.code_hash) is None
+        else:
+            source = session.get(OAuthToken, issued.token_id)
+            replayed = source is None or source.revoked_at is not None
+        if not replayed:
+            return False
+        revoked = _revoke_family(session, issued.family)
+        session.commit()
+    note_tokens_revoked(revoked)
+    return True
 
 
 def consume_refresh_token(refresh_token: str, client_id: str) -> OAuthToken | None:
@@ -130,12 +187,8 @@ def consume_refresh_token(refresh_token: str, client_id: str) -> OAuthToken | No
             return None
         if row.revoked_at is not None or grant.revoked_at is not None:
             return None
-        if row.refresh_used_at is not None:
-            revoked = _revoke_family(session, row.family)
-            session.commit()
-            note_tokens_revoked(revoked)
-            return None
-        if row.refresh_expires_at is None or as_utc(row.refresh_expires_at) <= now:
+        fresh = row.refresh_expires_at is not None and as_utc(row.refresh_expires_at) > now
+        if not fresh and row.refresh_used_at is None:
             return None
         taken = session.execute(
             update(OAuthToken)
@@ -144,8 +197,11 @@ def consume_refresh_token(refresh_token: str, client_id: str) -> OAuthToken | No
             .values(refresh_used_at=now)
         )
         session.commit()
-        # A concurrent refresh won the race: that one answer stands, this is refused.
-        return row if taken.rowcount == 1 else None  # type: ignore[attr-defined]
+        if taken.rowcount == 1:  # type: ignore[attr-defined]
+            return row
+    # used before, or by a request still being answered: both taken as a theft
+    _refresh_replayed(row)
+    return None
 
 
 def active_grant(session: Session, grant_id: str) -> OAuthGrant | None:

@@ -304,6 +304,8 @@ class OAuthServer(AuthorizationServer):
         # before this session: app/oauth/document_refresh.py) and wants them current.
         self.fetch_client_documents = fetch_client_documents
         self.revoked_access_hashes: list[str] = []
+        # What a token response redeemed, checked for a replay once committed (grants)
+        self.issued_from: grants.IssuedFrom | None = None
         self.register_token_generator("default", self._generate_token)
         self.register_grant(CodeGrant, [StrictPKCE(required=True), ResourceIndicator()])
         self.register_grant(RotatingRefreshGrant)
@@ -326,8 +328,11 @@ class OAuthServer(AuthorizationServer):
         grant: OAuthGrant = request.user
         if request.authorization_code is not None:
             family = request.authorization_code.row.code_hash
+            self.issued_from = grants.IssuedFrom(family, code_hash=family)
         else:
             family = request.refresh_token.row.family
+            token_id = request.refresh_token.row.id
+            self.issued_from = grants.IssuedFrom(family, token_id=token_id)
         grants.store_tokens(
             self.session,
             grant,

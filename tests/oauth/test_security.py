@@ -4,7 +4,10 @@ framing, and what /mcp answers each kind of credential."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -227,6 +230,18 @@ class TestConsentPage:
             assert 'name="next"' not in page.text
 
 
+def at_once(n: int, request: Callable[[], httpx.Response]) -> list[httpx.Response]:
+    """`request` from n threads released together."""
+    start = threading.Barrier(n)
+
+    def one() -> httpx.Response:
+        start.wait(timeout=10)
+        return request()
+
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(lambda _: one(), range(n)))
+
+
 class TestCodes:
     def test_pkce_is_verified(self, host: Host, person: httpx.Client) -> None:
         code = approve(person, host.authorization_url())["code"]
@@ -252,6 +267,18 @@ class TestCodes:
         assert second.status_code == 400
         assert second.json()["error"] == "invalid_grant"
         assert refused_within(live_server.url, access).status_code == 401
+
+    def test_a_code_presented_several_times_at_once_gives_no_working_token(
+        self, host: Host, person: httpx.Client, live_server: LiveServer
+    ) -> None:
+        for _ in range(3):  # the interleaving varies; the outcome must not
+            code = approve(person, host.authorization_url())["code"]
+            answers = at_once(4, lambda code=code: host.exchange(code))
+            assert any(a.status_code == 400 for a in answers), [a.text for a in answers]
+            for answer in answers:
+                if answer.status_code == 200:  # withdrawn: its token no longer works
+                    access = f"Bearer {answer.json()['access_token']}"
+                    assert refused_within(live_server.url, access).status_code == 401
 
     def test_a_code_is_bound_to_its_client_and_redirect_uri(
         self, host: Host, person: httpx.Client, callback: CallbackServer
@@ -292,6 +319,19 @@ class TestRefresh:
         refused = refused_within(live_server.url, f"Bearer {new['access_token']}")
         assert refused.status_code == 401
         assert host.refresh(new["refresh_token"]).status_code == 400
+
+    def test_a_refresh_token_presented_several_times_at_once_gives_no_working_token(
+        self, host: Host, person: httpx.Client, live_server: LiveServer
+    ) -> None:
+        for _ in range(3):
+            tokens = tokens_for(host, person)
+            answers = at_once(4, lambda old=tokens["refresh_token"]: host.refresh(old))
+            assert any(a.status_code == 400 for a in answers), [a.text for a in answers]
+            issued = [a.json() for a in answers if a.status_code == 200]
+            for token in [tokens, *issued]:
+                access = f"Bearer {token['access_token']}"
+                assert refused_within(live_server.url, access).status_code == 401
+                assert host.refresh(token["refresh_token"]).status_code == 400
 
     def test_revoking_a_refresh_token_ends_its_access_tokens(
         self, host: Host, person: httpx.Client, live_server: LiveServer
