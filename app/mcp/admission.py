@@ -66,7 +66,11 @@ class EdgeAdmission:
             return
         body, complete = await _read_body(receive)
         replayed = _replay(body, complete, receive)
-        call = _tool_call_of(body) if complete else None
+        message = _parsed(body) if complete else None
+        if _has_a_bad_id(message):
+            await _invalid_request(send)
+            return
+        call = _tool_call_of(message)
         if call is None:
             await self.app(scope, replayed, send)
             return
@@ -137,12 +141,36 @@ async def _read_body(receive: Receive) -> tuple[bytes, bool]:
             return b"".join(chunks), False
 
 
-def _tool_call_of(body: bytes) -> tuple[str | int, str, dict[str, Any]] | None:
-    """(JSON-RPC id, tool name, arguments) of a single `tools/call` request, else None."""
+def _parsed(body: bytes) -> Any:
     try:
-        message = json.loads(body)
+        return json.loads(body)
     except ValueError:
-        return None
+        return None  # the MCP server answers it (a parse error)
+
+
+def _has_a_bad_id(message: Any) -> bool:
+    """A request whose id is neither a string nor an integer (JSON-RPC 2.0, MCP): the MCP
+    server would take it for a notification and answer 202 with nothing, and the client
+    would wait for an answer that never comes."""
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return False
+    request_id = message["id"]
+    return not isinstance(request_id, str | int) or isinstance(request_id, bool)
+
+
+async def _invalid_request(send: Send) -> None:
+    error = {"code": -32600, "message": "Invalid Request: id must be a string or an integer"}
+    payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _tool_call_of(message: Any) -> tuple[str | int, str, dict[str, Any]] | None:
+    """(JSON-RPC id, tool name, arguments) of a single `tools/call` request, else None."""
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return None
     request_id, params = message.get("id"), message.get("params")

@@ -369,6 +369,31 @@ class TestAuthentication:
         assert response.status_code == 421
 
 
+class TestInvalidRequests:
+    @pytest.mark.parametrize("request_id", [{"a": 1}, 1.5, True, None, [1]])
+    def test_an_id_that_is_not_a_string_or_integer_is_refused_not_ignored(
+        self, stack: Stack, account: Account, request_id: object
+    ) -> None:
+        """The SDK took such a request for a notification: 202, no answer, ever."""
+        before = usage(account)["used"]
+        body = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "get_population", "arguments": {"postal_code": "10001"}},
+        }
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {account.api_key}",
+        }
+        response = httpx.post(stack.mcp_url, json=body, headers=headers, timeout=30)
+        assert response.status_code == 400, response.text
+        answer = response.json()
+        assert answer["id"] is None
+        assert answer["error"]["code"] == -32600
+        assert usage(account)["used"] == before
+
+
 class TestRoutingHeaders:
     def test_whitespace_around_a_value_is_not_part_of_it(
         self, stack: Stack, account: Account
