@@ -57,6 +57,16 @@ def status_for(exc: AppError, path: str) -> int:
     return product_api_status(exc) if path.startswith(PRODUCT_API_PREFIX) else exc.status
 
 
+def bad_input_status(path: str) -> int:
+    """The status of INVALID_ARGUMENT and MALFORMED_JSON on `path`."""
+    return 400 if path.startswith(PRODUCT_API_PREFIX) else 422
+
+
+# FastAPI's message for a body its JSON decoder raised on with something other than a
+# JSONDecodeError (bytes that are not UTF-8, an integer of more digits than Python takes)
+_UNPARSED_BODY = "There was an error parsing the body"
+
+
 def error_body(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
@@ -134,11 +144,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         code, message = _describe_request_errors(exc)
-        status = 400 if request.url.path.startswith(PRODUCT_API_PREFIX) else 422
-        return JSONResponse(error_body(code, message), status)
+        return JSONResponse(error_body(code, message), bad_input_status(request.url.path))
 
     async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400 and exc.detail == _UNPARSED_BODY:
+            body = error_body("MALFORMED_JSON", "Request body is not valid JSON")
+            return JSONResponse(body, bad_input_status(request.url.path))
         code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").title()
         headers = exc.headers

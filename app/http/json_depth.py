@@ -3,9 +3,10 @@
 Python's json module (and the MCP SDK and pydantic over it) recurses once per level: a
 body nested a few thousand deep raised RecursionError deep inside a route, a 500. This
 pure ASGI layer reads the body first (RequestLimits, outside it, has bounded its size)
-and refuses one nested deeper than `MAX_JSON_DEPTH` with a 400 in the envelope of the
-surface asked: OAuth's `invalid_client_metadata` at /register, a JSON-RPC parse error
-at /mcp, the spec's `{"error": {"code": "MALFORMED_JSON", ...}}` everywhere else. Form
+and refuses one nested deeper than `MAX_JSON_DEPTH` in the envelope of the surface
+asked: OAuth's `invalid_client_metadata` at /register and a JSON-RPC parse error at /mcp
+(400), the spec's `{"error": {"code": "MALFORMED_JSON", ...}}` everywhere else (422 on
+the control plane, 400 on /v1, as any malformed JSON body). Form
 bodies are not JSON and pass untouched, as do bodies with fewer brackets than the limit
 (one count in C); only the rest are scanned, brackets inside strings not counted.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.http.errors import error_body, send_error
+from app.http.errors import bad_input_status, error_body, send_error
 from app.oauth.metadata import REGISTER_PATH
 
 MAX_JSON_DEPTH = 64
@@ -55,6 +56,13 @@ def _refusal(path: str) -> dict[str, Any]:
     return error_body("MALFORMED_JSON", TOO_DEEP)
 
 
+def _status(path: str) -> int:
+    """400 at /register and /mcp (their protocols'), else as any malformed JSON body."""
+    if path == REGISTER_PATH or path == "/mcp" or path.startswith("/mcp/"):
+        return 400
+    return bad_input_status(path)
+
+
 class JsonDepthLimit:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -79,7 +87,7 @@ class JsonDepthLimit:
             headers = {"Cache-Control": "no-store", "Access-Control-Allow-Origin": "*"}
             if scope["path"] != REGISTER_PATH:
                 del headers["Access-Control-Allow-Origin"]
-            await send_error(send, 400, _refusal(scope["path"]), headers)
+            await send_error(send, _status(scope["path"]), _refusal(scope["path"]), headers)
             return
         whole = {"type": "http.request", "body": body, "more_body": False}
         replay = [whole] + [m for m in messages if m["type"] != "http.request"]

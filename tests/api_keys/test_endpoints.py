@@ -95,12 +95,16 @@ class TestCreateKey:
         assert response.json()["error"]["message"]
         assert key_ids(http) == []
 
-    def test_malformed_json_is_422(self, http: httpx.Client) -> None:
+    @pytest.mark.parametrize(
+        "body",
+        [b'{"name": ', b'{"name": "\xff"}', b'{"name": ' + b"9" * 100_000 + b"}"],
+        ids=["cut", "not-utf8", "huge-integer"],
+    )
+    def test_malformed_json_is_422(self, http: httpx.Client, body: bytes) -> None:
         sign_up(http)
-        response = http.post(
-            "/api-keys", content=b'{"name": ', headers={"content-type": "application/json"}
-        )
-        assert response.status_code == 422
+        headers = {"content-type": "application/json"}
+        response = http.post("/api-keys", content=body, headers=headers)
+        assert response.status_code == 422, response.text
         assert response.json()["error"]["code"] == "MALFORMED_JSON"
         assert key_ids(http) == []
 
