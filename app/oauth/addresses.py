@@ -121,17 +121,19 @@ async def resolve_once(
 ) -> list[IPAddress]:
     """The addresses to connect to, every one of them allowed; AddressRefused otherwise."""
     ip = literal(host)
-    if ip is None:
-        check_host_name(host)
-        try:
-            answers = await resolver(host, port)
-            addresses = [ipaddress.ip_address(answer) for answer in answers]
-        except (OSError, UnicodeError, ValueError) as exc:
-            raise AddressRefused("the client_id host does not resolve") from exc
-    else:
-        addresses = [ip]
-    if not addresses:
-        raise AddressRefused("the client_id host does not resolve")
-    if not all(allowed(address, allow_loopback=allow_loopback) for address in addresses):
-        raise AddressRefused("the client_id host is not a public address")
+    if ip is not None:
+        if not allowed(ip, allow_loopback=allow_loopback):
+            raise AddressRefused("the client_id host is not a public address")
+        return [ip]
+    check_host_name(host)
+    # One message for a name that does not resolve and one that resolves to a private
+    # address: two would tell anyone which internal names exist.
+    refused = AddressRefused("the client_id host does not resolve to a public address")
+    try:
+        answers = await resolver(host, port)
+        addresses = [ipaddress.ip_address(answer) for answer in answers]
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise refused from exc
+    if not addresses or not all(allowed(a, allow_loopback=allow_loopback) for a in addresses):
+        raise refused
     return list(dict.fromkeys(addresses))
