@@ -124,9 +124,8 @@ def _tool_section(spec: ToolSpec) -> list[str]:
             needed = "required"
         else:
             needed = f"default `{_json(prop['default'])}`" if "default" in prop else "optional"
-        lines.append(
-            f"| `{path}` | {_type(prop, arguments)} | {needed} | {prop.get('description', '')} |"
-        )
+        kind = _type(prop, arguments) + _bounds(prop)
+        lines.append(f"| `{path}` | {kind} | {needed} | {prop.get('description', '')} |")
     lines += ["", "| result field | type | description |", "|---|---|---|"]
     for path, prop in _fields(result, result.get("$defs", {}), ""):
         lines.append(f"| `{path}` | {_type(prop, result)} | {prop.get('description', '')} |")
@@ -192,6 +191,36 @@ def _type(prop: dict[str, Any], schema: dict[str, Any]) -> str:
     if isinstance(prop.get("type"), list):  # {"type": ["number", "null"]}
         return " or ".join(str(name) for name in prop["type"])
     return str(prop.get("type", "any"))
+
+
+# JSON Schema's bounds, as the argument tables say them: (minimum keyword, maximum, unit)
+_BOUNDS = (
+    ("minimum", "maximum", ""),
+    ("exclusiveMinimum", "exclusiveMaximum", ""),
+    ("minLength", "maxLength", " characters"),
+    ("minItems", "maxItems", " items"),
+)
+
+
+def _bounds(prop: dict[str, Any]) -> str:
+    """The limits tools/list enforces on an argument, e.g. ", 1 to 10"."""
+    said = []
+    for option in prop.get("anyOf", [prop]):
+        for low_key, high_key, unit in _BOUNDS:
+            low, high = option.get(low_key), option.get(high_key)
+            strict = "exclusive" in low_key
+            if low is not None and high is not None:
+                between = "between" if strict else "from"
+                said.append(f"{between} {_num(low)} to {_num(high)}{unit}")
+            elif high is not None:
+                said.append(f"{'under' if strict else 'at most'} {_num(high)}{unit}")
+            elif low is not None:
+                said.append(f"{'over' if strict else 'at least'} {_num(low)}{unit}")
+    return "".join(f", {text}" for text in dict.fromkeys(said))
+
+
+def _num(value: float) -> str:
+    return f"{value:,}" if float(value) != int(value) else f"{int(value):,}"
 
 
 def _json(value: Any) -> str:
