@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from app.validation import plain_text
+
 # --- shared argument types ---------------------------------------------------------------------
 
 Latitude = Annotated[
@@ -280,6 +282,11 @@ class Marker(Arguments):
     @classmethod
     def _color(cls, value: str) -> str:
         return color(value)
+
+    @field_validator("label", mode="after")
+    @classmethod
+    def _plain_label(cls, value: str | None) -> str | None:
+        return None if value is None else plain_text(value)  # drawn on the map as it is
 
 
 def color(value: str) -> str:

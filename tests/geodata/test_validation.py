@@ -226,3 +226,12 @@ class TestToolReference:
             assert f"## `{spec.name}`" in reference
             for argument in spec.args_model.model_json_schema()["properties"]:
                 assert f"| `{argument}` |" in reference, (spec.name, argument)
+
+
+@pytest.mark.parametrize("label", ["Office\x00", "\x1b[31mred", "a\u202eb"])
+def test_a_marker_label_is_plain_text(label: str) -> None:
+    marker = {"lat": 40.7, "lon": -74.0, "label": label}
+    with pytest.raises(InvalidArgument, match="label: must not contain"):
+        validate_arguments("static_map", {"markers": [marker]})
+    marker["label"] = "Office, 5th floor"
+    validate_arguments("static_map", {"markers": [marker]})
