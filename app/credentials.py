@@ -5,6 +5,9 @@ secrets."""
 from __future__ import annotations
 
 API_KEY_PREFIX = "svc_live_ak_"
+# A request with two Authorization headers is refused: a proxy in front may have read
+# the other one.
+ONE_AUTHORIZATION = "Send one Authorization header, not several"
 # OAuth secrets the service issues (app/oauth): prefixed like keys, so a URL holding one
 # is refused and a log line holding one is redacted wherever it appears.
 ACCESS_TOKEN_PREFIX = "svc_at_"

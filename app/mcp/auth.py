@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import KEY_PREFIX, averify_bearer
 from app.config import get_settings
+from app.credentials import ONE_AUTHORIZATION
 from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import error_body, send_error
 from app.oauth.metadata import resource_metadata_url
@@ -50,6 +51,9 @@ class BearerAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if sum(key == b"authorization" for key, _ in scope["headers"]) > 1:
+            await _challenge(send, Unauthenticated(ONE_AUTHORIZATION), error="invalid_request")
             return
         authorization = (_header(scope, b"authorization") or "").strip()
         if not authorization:

@@ -25,7 +25,8 @@ from fastapi.responses import Response
 from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
 from app.clock import period_of, utcnow
-from app.errors import AppError, InvalidArgument
+from app.credentials import ONE_AUTHORIZATION
+from app.errors import AppError, InvalidArgument, Unauthenticated
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
@@ -48,6 +49,8 @@ CLIENT_CLOSED = 499
 
 
 async def _principal(request: Request) -> CallerPrincipal:
+    if len(request.headers.getlist("authorization")) > 1:
+        raise Unauthenticated(ONE_AUTHORIZATION)
     principal = await averify_data_key(request.headers.get("authorization"))
     return replace(principal, surface=V1_SURFACE)
 

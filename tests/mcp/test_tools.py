@@ -370,6 +370,17 @@ class TestAuthentication:
 
 
 class TestInvalidRequests:
+    def test_two_authorization_headers_are_refused(self, stack: Stack, account: Account) -> None:
+        headers = [
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", f"Bearer {account.api_key}"),
+            ("Authorization", "Bearer svc_live_ak_unknownkey123_" + "A" * 40),
+        ]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        response = httpx.post(stack.mcp_url, json=body, headers=headers, timeout=30)
+        assert response.status_code == 401, response.text
+        assert "one Authorization header" in response.text
+
     @pytest.mark.parametrize("request_id", [{"a": 1}, 1.5, True, None, [1]])
     def test_an_id_that_is_not_a_string_or_integer_is_refused_not_ignored(
         self, stack: Stack, account: Account, request_id: object

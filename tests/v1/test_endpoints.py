@@ -259,6 +259,19 @@ class TestErrors:
         assert response.headers["www-authenticate"] == "Bearer"
         assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 
+    @pytest.mark.parametrize("bogus_first", [True, False])
+    def test_two_authorization_headers_are_refused_whichever_comes_first(
+        self, v1_stack: Stack, client: Client, bogus_first: bool
+    ) -> None:
+        pair = [("Authorization", f"Bearer {client.api_key}"), ("Authorization", "Bearer x")]
+        headers = pair[::-1] if bogus_first else pair
+        response = httpx.get(
+            f"{v1_stack.server.url}/v1/geocode", params={"query": "Paris"}, headers=headers
+        )
+        assert response.status_code == 401, response.text
+        assert "one Authorization header" in response.json()["error"]["message"]
+        assert client.usage()["used"] == 0
+
     def test_a_revoked_key_is_401_and_a_key_without_the_scope_403(
         self, v1_stack: Stack, client: Client
     ) -> None:
