@@ -37,6 +37,7 @@ from app.errors import (
     unavailable_for,
 )
 from app.geodata.catalogue import TOOL_SPECS
+from app.http.errors import send_error
 from app.mcp.results import error_result
 from app.observability import metrics
 from app.principal import CallerPrincipal
@@ -115,13 +116,7 @@ def claim(request: Any, name: str) -> Admission | None:
 
 async def _answer(send: Send, request_id: str | int, refusal: AppError) -> None:
     result = error_result(refusal).model_dump(by_alias=True, exclude_none=True, mode="json")
-    payload = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(payload)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    await send_error(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
@@ -160,13 +155,7 @@ def _has_a_bad_id(message: Any) -> bool:
 
 async def _invalid_request(send: Send) -> None:
     error = {"code": -32600, "message": "Invalid Request: id must be a string or an integer"}
-    payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(payload)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    await send_error(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
 
 
 def _tool_call_of(message: Any) -> tuple[str | int, str, dict[str, Any]] | None:
