@@ -30,7 +30,7 @@ from app.geodata.catalogue import spec_for
 from app.geodata.schemas import MAX_PATH_POINTS
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
-# What float() takes besides this ("4_8.8", Arabic-Indic digits, " 48", "nan") is no
+# What float() takes besides this ("4_8.8", Arabic-Indic digits, "nan", "inf") is no
 # number of ours: left as text, which the strict model refuses by name.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
@@ -69,11 +69,11 @@ def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
         if name == "markers":
             arguments[name] = [_marker(value) for value in values]
             continue
-        if types[name] == "array" and len(values) > 1:  # `topics=age&topics=housing`
-            arguments[name] = values
-            continue
         if len(values) > 1:
-            raise InvalidArgument(f"{name}: give it once")
+            if types[name] != "array" or name == "path":  # a path is given once, with |
+                raise InvalidArgument(f"{name}: give it once")
+            arguments[name] = values  # `topics=age&topics=housing`
+            continue
         if name == "path":
             if len(values[0]) > MAX_PATH_QUERY_CHARS:
                 raise InvalidArgument(f"path: at most {MAX_PATH_QUERY_CHARS:,} characters")

@@ -37,9 +37,12 @@ def test_a_list_repeated_or_comma_separated() -> None:
     )
 
 
-def test_a_scalar_given_twice_is_refused() -> None:
+def test_a_scalar_or_a_path_given_twice_is_refused() -> None:
     with pytest.raises(InvalidArgument, match="lat: give it once"):
         query_arguments("reverse_geocode", QueryParams([("lat", "1"), ("lat", "2"), ("lon", "2")]))
+    twice = QueryParams([("path", "40.7,-74|40.8,-74"), ("path", "40.7,-74|40.8,-74")])
+    with pytest.raises(InvalidArgument, match="path: give it once"):
+        query_arguments("static_map", twice)
 
 
 @pytest.mark.parametrize("forged", ["offset:+2", "offset:2_0", "offset: 2", "offset:\u0662"])
