@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -109,14 +110,22 @@ class TestForkedWorkers:
             .split()
         ]
         assert len(pool) == 2
+        assert {os.getpgid(pid) for pid in pool} == {worker.process.pid}  # killpg reaches them
         worker.kill()
         assert worker.process.poll() == -signal.SIGKILL
-        for pid in pool:  # not left running: gone, or a zombie until init reaps it
-            try:
-                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except FileNotFoundError:
-                continue
-            assert state == "Z"
+        # SIGKILL takes effect as each is scheduled: poll until all are gone (or zombies
+        # until init reaps them)
+        deadline = time.monotonic() + 10
+        while (running := [pid for pid in pool if _running(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_a_failed_migration_says_why(env: dict[str, str]) -> None:
