@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     email_change_per_account_per_hour: int = Field(5, ge=1)
     email_change_per_ip_per_hour: int = Field(20, ge=1)
 
-    # MCP transport security: hosts and origins a hosted deployment answers to.
+    # Hosts and browser origins /mcp answers (besides GEOSVC_BASE_URL's); `name:*`: any port.
     allowed_hosts: list[str] = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     allowed_origins: list[str] = ["http://127.0.0.1:*", "http://localhost:*"]
 

@@ -24,6 +24,7 @@ from mcp.server.streamable_http_manager import (
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
+from starlette.types import ASGIApp
 
 from app.clock import iso_ms
 from app.config import Settings
@@ -42,6 +43,7 @@ from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
 from app.mcp.tool_schemas import input_schema, output_schema
+from app.mcp.transport_checks import TransportChecks
 from app.observability.logs import bind_request_of
 from app.plans import Plan, limits_for
 from app.principal import CallerPrincipal
@@ -203,18 +205,19 @@ def build_server(settings: Settings) -> Server[Any]:
     )
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
+def transport_checks(app: ASGIApp, settings: Settings) -> TransportChecks:
     """Allowed hosts and origins from Settings, plus the service's own public address."""
     public = urlsplit(settings.base_url)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
+    return TransportChecks(
+        app,
         allowed_hosts=[*settings.allowed_hosts, public.netloc],
         allowed_origins=[*settings.allowed_origins, f"{public.scheme}://{public.netloc}"],
     )
 
 
-def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, BearerAuth]:
-    """The session manager (run it in the app lifespan) and the authenticated ASGI app.
+def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, ASGIApp]:
+    """The session manager (run it in the app lifespan) and the checked, authenticated
+    ASGI app.
 
     Stateless with JSON responses: any api replica can answer any request.
     """
@@ -222,7 +225,8 @@ def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, Bea
         app=build_server(settings),
         json_response=True,
         stateless=True,
-        security_settings=transport_security(settings),
+        # Host and Origin are checked in front (TransportChecks), case-insensitively
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     transport = ClientGoneWatch(StreamableHTTPASGIApp(manager))
-    return manager, BearerAuth(EdgeAdmission(transport))
+    return manager, transport_checks(BearerAuth(EdgeAdmission(transport)), settings)

@@ -364,9 +364,59 @@ class TestAuthentication:
         response = raw_call(stack.mcp_url, None, Cookie=f"svc_session={cookie}")
         assert response.status_code == 401
 
-    def test_a_foreign_host_is_refused(self, stack: Stack, account: Account) -> None:
-        response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", Host="evil.example")
-        assert response.status_code == 421
+
+class TestTransportChecks:
+    """Host, Origin and Content-Type, refused before the credential is read, each with a
+    JSON-RPC error whose `data` is our error object (the SDK answered in plain text)."""
+
+    @pytest.mark.parametrize(
+        ("headers", "status", "code"),
+        [
+            ({"Host": "evil.example"}, 421, "MISDIRECTED_REQUEST"),
+            ({"Host": "localhost:evil.example"}, 421, "MISDIRECTED_REQUEST"),
+            ({"Origin": "http://evil.example"}, 403, "FORBIDDEN"),
+            ({"Origin": "null"}, 403, "FORBIDDEN"),
+            ({"Content-Type": "text/plain"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+            ({"Content-Type": "application/jsonx"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+        ],
+    )
+    @pytest.mark.parametrize("with_key", [True, False])
+    def test_a_refusal_is_json_and_never_charged(
+        self,
+        stack: Stack,
+        account: Account,
+        headers: dict[str, str],
+        status: int,
+        code: str,
+        with_key: bool,
+    ) -> None:
+        before = usage(account)["used"]
+        authorization = f"Bearer {account.api_key}" if with_key else None
+        response = raw_call(stack.mcp_url, authorization, **headers)
+        assert response.status_code == status, response.text
+        error = response.json()["error"]
+        assert error["code"] == -32600
+        assert error["data"]["code"] == code
+        assert next(iter(headers.values())) in error["message"]
+        assert usage(account)["used"] == before
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {"Host": "LOCALHOST:{port}"},
+            {"Origin": "http://localhost:5173"},
+            {"Content-Type": "application/json; charset=utf-8"},
+            {"MCP-Protocol-Version": "2025-06-18"},
+        ],
+    )
+    def test_allowed_values_reach_the_tool(
+        self, stack: Stack, account: Account, headers: dict[str, str]
+    ) -> None:
+        port = str(urlsplit(stack.mcp_url).port)
+        sent = {name: value.replace("{port}", port) for name, value in headers.items()}
+        response = raw_call(stack.mcp_url, f"Bearer {account.api_key}", **sent)
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["structuredContent"]["population"] > 0
 
 
 class TestInvalidRequests:
