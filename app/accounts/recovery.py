@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import redis
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from app.account_lock import lock_account
 from app.accounts import passwords, reclaim, service, throttle, tokens
-from app.accounts.mailbox import mailbox_of, normalise_email
+from app.accounts.mailbox import mailbox_of
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
 from app.accounts.tokens import Purpose
@@ -51,11 +51,16 @@ def reset_wanted(store: redis.Redis, email: str) -> bool:
 
 
 def send_reset_link(email: str) -> None:
-    """After the 202: a reset link to the account of this exact address, if any."""
+    """After the 202: a reset link to the account of this address's mailbox, if any.
+
+    By mailbox, as sign-up refuses a second account: someone who signed up first with a
+    variant of the owner's address (`owner+x@`, or with dots at Gmail) would otherwise
+    keep the owner out for good. The link goes to the account's own address, never to
+    the one typed: a variant is not proof of the same inbox everywhere, so typing
+    `victim+x@` must not mail a link for the victim's account anywhere but to it."""
     try:
         with new_session() as session:
-            query = select(User).where(User.email == normalise_email(email))
-            user = session.exec(query).first()
+            user = service.account_of_address(session, email)
             if user is None or user.deleted_at is not None:
                 return
             user_id = user.id

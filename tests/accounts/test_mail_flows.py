@@ -216,6 +216,29 @@ class TestPasswordReset:
         assert key_id  # the squatter's session is gone too
         assert http.get("/me").status_code == 401
 
+    def test_the_owner_of_a_mailbox_takes_back_an_account_made_with_a_variant_of_it(
+        self, mail_stack: Stack, fake_smtp: FakeSmtp, http: httpx.Client
+    ) -> None:
+        """A squatter signs up with owner+tag@: the owner's own sign-up is refused (one
+        account per mailbox), so the owner's reset must reach that account. The link goes
+        to the account's address, never to the one typed (a variant is not proof of the
+        same inbox everywhere)."""
+        owner_address = unique_email("owner")
+        variant = owner_address.replace("@", "+squat@")
+        sign_up_unconfirmed(http, fake_smtp, email=variant)
+        squatter = sign_in(http, variant)
+        assert http.post("/api-keys", json={"name": "squatter"}).status_code == 201
+        with new_client(mail_stack) as owner:
+            asked = owner.post("/auth/password-reset", json={"email": owner_address.upper()})
+            assert asked.status_code == 202
+            token = fake_smtp.wait_for(variant, "Reset your password").token(RESET_PATH)
+            body = {"token": token, "password": NEW_PASSWORD}
+            assert owner.post("/auth/password-reset/confirm", json=body).status_code == 204
+            assert sign_in(owner, variant, NEW_PASSWORD)["userId"] == squatter["userId"]
+            assert owner.get("/api-keys").json() == {"keys": []}
+        assert fake_smtp.messages(owner_address) == []
+        assert http.get("/me").status_code == 401
+
     def test_a_malformed_or_unknown_token_is_refused_without_a_500(
         self, http: httpx.Client
     ) -> None:
