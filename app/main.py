@@ -32,7 +32,7 @@ from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
 from app.http.errors import install_error_handlers
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
-from app.http.json_depth import JsonDepthLimit
+from app.http.json_bodies import JsonBodyLimits
 from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence
 from app.http.security import CrossSiteGuard
@@ -82,7 +82,7 @@ def create_app() -> FastAPI:
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
-    app.add_middleware(JsonDepthLimit)  # inside RequestLimits: it reads bounded bodies only
+    app.add_middleware(JsonBodyLimits)  # inside RequestLimits: it reads bounded bodies only
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers

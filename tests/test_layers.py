@@ -19,6 +19,7 @@ BOTTOM = (
     "app.embedded_redis",
     "app.errors",
     "app.ids",
+    "app.json_text",
     "app.migrations",
     "app.models",
     "app.queue",

@@ -46,6 +46,7 @@ import httpcore
 import httpx
 
 from app.config import Settings
+from app.json_text import json_problem
 from app.oauth import addresses
 from app.oauth.addresses import AddressRefused, IPAddress, Resolver
 
@@ -264,6 +265,9 @@ async def fetch(
     except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
             OSError, TimeoutError, ssl.SSLError) as exc:  # fmt: skip
         raise _unreachable(settings) from exc
+    problem = json_problem(body)
+    if problem is not None:
+        raise MetadataDocumentError(f"the client metadata document {problem}")
     try:
         document = json.loads(body)
     except ValueError as exc:

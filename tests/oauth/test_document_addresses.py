@@ -20,7 +20,7 @@ import pytest
 
 from app.config import Settings
 from app.oauth.metadata_documents import FetchesBusy, FetchSlots, MetadataDocumentError, fetch
-from tests.fakes.oauth_host import MetadataServer
+from tests.fakes.oauth_host import Answer, MetadataServer
 from tests.fakes.slow_http import ResettingServer, shared_free_port
 from tests.support.live_server import LiveServer
 
@@ -143,6 +143,26 @@ def test_the_connection_goes_to_the_address_that_was_checked() -> None:
     finally:
         checked.stop()
         other.stop()
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('{"client_name": "a\\ud800", "redirect_uris": ["http://127.0.0.1/cb"]}', "surrogate"),
+        ('{"x": ' + "[" * 2000 + "]" * 2000 + "}", "levels deep"),  # under 5 KiB
+    ],
+)
+def test_a_document_json_cannot_hold_is_refused(body: str, said: str) -> None:
+    """Each raised past the fetch (UnicodeEncodeError at the insert, RecursionError)."""
+    server = MetadataServer()
+    server.start()
+    try:
+        server.answer = Answer(body=body.encode(), headers={"Content-Type": "application/json"})
+        resolver = CountingResolver(["127.0.0.1"])
+        with pytest.raises(MetadataDocumentError, match=said):
+            run_fetch(server.client_id, LOOPBACK_OK, resolver)
+    finally:
+        server.stop()
 
 
 def test_every_network_failure_reads_the_same() -> None:

@@ -1,6 +1,7 @@
 """Issue 36, item 8: every JSON body has a nesting limit, answered at the edge with a 400
 in the envelope of the surface asked (a body nested 5,000 deep raised RecursionError in
-/register, the /v1 batches and /mcp: 500s)."""
+/register, the /v1 batches and /mcp: 500s). Likewise half a surrogate pair (`"\\ud800"`),
+which json.loads takes and no UTF-8 encoder does (500s at /register and /auth/signup)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from app.http.json_depth import MAX_JSON_DEPTH, too_deep
+from app.json_text import MAX_JSON_DEPTH, has_lone_surrogate, too_deep
 from tests.support.factories import sign_up
 from tests.support.live_server import LiveServer
 
@@ -47,6 +48,24 @@ class TestTooDeep:
         started = time.process_time()
         assert too_deep(b'"' + body) is False
         assert time.process_time() - started < 1.0
+
+
+class TestLoneSurrogates:
+    @pytest.mark.parametrize(
+        ("body", "lone"),
+        [
+            (r'{"name": "a\ud800b"}', True),
+            (r'{"name": "\uDBFF"}', True),
+            (r'{"\udc00": 1}', True),  # in a key
+            (r'["ok", ["\ude00\ud83d"]]', True),  # low before high: no pair
+            (r'{"name": "\ud83d\ude00"}', False),  # a pair: one character (😀)
+            (r'{"name": "\\ud800"}', False),  # an escaped backslash, then text
+            (r'{"name": "\u00e9"}', False),
+            (r'{"name": "\ud800', False),  # not JSON: the route answers that
+        ],
+    )
+    def test_shapes(self, body: str, lone: bool) -> None:
+        assert has_lone_surrogate(body.encode()) is lone
 
 
 @pytest.fixture
@@ -134,3 +153,72 @@ class TestDeepBodies:
         )
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "INVALID_ARGUMENT"  # the route's own answer
+
+
+class TestLoneSurrogateBodies:
+    """Each was a 500 (UnicodeEncodeError at the database insert, or deeper)."""
+
+    def test_register_answers_invalid_client_metadata(self, live_server: LiveServer) -> None:
+        body = r'{"client_name": "ok", "redirect_uris": ["https://a.example/cb\ud800"]}'
+        response = httpx.post(
+            f"{live_server.url}/register",
+            content=body,
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+        )
+
+        assert response.status_code == 400, response.text
+        assert response.json()["error"] == "invalid_client_metadata"
+        assert "surrogate" in response.json()["error_description"]
+
+    def test_sign_up_answers_malformed_json(self, live_server: LiveServer) -> None:
+        email = f"surrogate-{time.monotonic_ns()}@example.com"
+        body = '{"email": "%s", "password": "correct horse battery 9", "name": "a\\ud800b"}'
+        response = httpx.post(
+            f"{live_server.url}/auth/signup",
+            content=body % email,
+            headers={"Content-Type": "application/json", "Origin": live_server.url},
+            timeout=30,
+        )
+
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["code"] == "MALFORMED_JSON"
+        signin = {"email": email, "password": "correct horse battery 9"}
+        signed_in = httpx.post(
+            f"{live_server.url}/auth/signin",
+            json=signin,
+            headers={"Origin": live_server.url},
+            timeout=30,
+        )
+        assert signed_in.status_code == 401  # no account was made
+
+    def test_mcp_answers_a_json_rpc_parse_error(
+        self, live_server: LiveServer, api_key: str
+    ) -> None:
+        body = (
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+            '{"name": "geocode", "arguments": {"query": "Paris\\udfff"}}}'
+        )
+        response = httpx.post(
+            f"{live_server.url}/mcp",
+            content=body,
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+            timeout=30,
+        )
+
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == -32700
+
+    def test_a_pair_still_reaches_its_route(self, live_server: LiveServer, api_key: str) -> None:
+        response = httpx.post(
+            f"{live_server.url}/v1/geocode/batch",
+            content='{"items": [{"query": "Paris \\ud83d\\ude00"}]}',
+            headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
+            timeout=30,
+        )
+        assert response.status_code != 500, response.text
+        assert response.json().get("error", {}).get("code") != "MALFORMED_JSON"
