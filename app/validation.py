@@ -89,6 +89,15 @@ _CONTROL = {*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)}
 _BIDI = {0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 
 
+def ascii_digits(text: str, max_digits: int = 12) -> int | None:
+    """`text` as an integer when it is 1 to `max_digits` ASCII digits, else None: int()
+    also takes " 2", "+2", "2_0" and "²" (which isdigit() passes), and raises past 4,300
+    digits."""
+    if not 0 < len(text) <= max_digits or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
 def has_control_characters(text: str) -> bool:
     return any(ord(char) in _CONTROL for char in text)
 

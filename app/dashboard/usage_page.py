@@ -20,6 +20,7 @@ from app.http.deps import SessionDep
 from app.metering import reports
 from app.metering.schemas import MAX_CREDIT_CAP, UsageResponse
 from app.metering.service import set_credit_cap, usage_for
+from app.validation import ascii_digits
 
 router = APIRouter(include_in_schema=False)
 
@@ -169,7 +170,7 @@ def set_cap(
 ) -> Response:
     """Set the monthly credit cap; an empty field removes it."""
     text = cap.strip().replace(",", "")
-    value = int(text) if text.isascii() and text.isdigit() else None
+    value = ascii_digits(text)
     if text and (value is None or not 1 <= value <= MAX_CREDIT_CAP):
         return render(
             request,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 from app.errors import InvalidArgument, NotFound
+from app.validation import ascii_digits
 
 CURSOR_PREFIX = "offset:"
 MAX_OFFSET = 10_000
@@ -18,11 +19,8 @@ def offset_of(cursor: str | None) -> int:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
         if not text.startswith(CURSOR_PREFIX):
             raise ValueError(text)
-        digits = text[len(CURSOR_PREFIX) :]
-        if not digits.isascii() or not digits.isdigit():  # int() takes " 2", "+2", "2_0"
-            raise ValueError(text)
-        offset = int(digits)
-        if not 0 <= offset <= MAX_OFFSET:
+        offset = ascii_digits(text[len(CURSOR_PREFIX) :])
+        if offset is None or offset > MAX_OFFSET:
             raise ValueError(text)
         return offset
     except ValueError:

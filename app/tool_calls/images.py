@@ -28,6 +28,7 @@ from app.config import get_settings
 from app.errors import NotFound
 from app.metering.service import AlsoWrite
 from app.redis_client import async_redis
+from app.validation import ascii_digits
 
 IMAGES_PATH = "/v1/static-map/images"
 _IMAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # secrets.token_urlsafe's alphabet
@@ -85,9 +86,10 @@ async def fetch(
     if stored is None:
         raise gone
     stored_owner, png_base64 = str(stored).split(" ", 1)
-    if signature is not None and expires is not None and expires.isdigit():
-        expected = _signature(image_id, stored_owner, int(expires))
-        if int(expires) < time.time() or not hmac.compare_digest(expected, signature):
+    expires_at = ascii_digits(expires or "")
+    if signature is not None and expires_at is not None:
+        expected = _signature(image_id, stored_owner, expires_at)
+        if expires_at < time.time() or not hmac.compare_digest(expected, signature):
             raise gone
     elif owner != stored_owner:
         raise gone

@@ -71,6 +71,16 @@ class TestAccountForms:
         assert '<span class="pill">free</span> plan · no subscription' in home.text
         assert "subscription no subscription" not in home.text
 
+    @pytest.mark.parametrize("cap", ["9" * 5000, "²", "0", "1000000001"])
+    def test_a_cap_that_is_no_whole_number_in_range_is_a_field_error(
+        self, http: httpx.Client, cap: str
+    ) -> None:
+        """5,000 digits raised in int() (a 500); "²" passes str.isdigit()."""
+        sign_up(http)
+        response = form_post(http, "/dashboard/usage/cap", {"cap": cap})
+        assert response.status_code == 422, response.text[:200]
+        assert "Enter a whole number of credits" in response.text
+
     def test_bad_sign_up_shows_each_field_error_and_keeps_what_was_typed(
         self, http: httpx.Client
     ) -> None:

@@ -208,6 +208,8 @@ class TestBigMapsAsLinks:
         assert get(bare) == 401
         assert get(signed.replace(query["signature"], "0" * 64)) == 404
         assert get(signed.replace(query["expires"], later)) == 404  # the expiry is signed
+        for forged in ("%C2%B2", "9" * 5000, "+1", ""):  # "²" passes isdigit(); int() raised
+            assert get(signed.replace(query["expires"], forged)) == 404, forged
         assert get(f"{stack.server.url}/v1/static-map/images/nosuchimage", account.api_key) == 404
 
 
