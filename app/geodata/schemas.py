@@ -78,7 +78,7 @@ class ZipArguments(Arguments):
         strict=True,
         min_length=1,
         max_length=128,
-        description="Or: a US state, county, country or city",
+        description="Or: a US state, county, country or city (a USPS code is a state: 'AZ')",
     )
     # accepted (older clients send it), not listed: an area may be in any country
     country: SkipJsonSchema[Literal["US"]] = "US"

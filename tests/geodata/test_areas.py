@@ -45,6 +45,39 @@ class TestResolveArea:
         match = resolve_area("Paris")
         assert "Paris, Texas, US" in [c.name for c in match.candidates]
 
+    @pytest.mark.parametrize(("code", "state", "country"), [("AZ", "US-AZ", "Azerbaijan"),
+                             ("ca", "US-CA", "Canada"), ("DE", "US-DE", "Germany")])  # fmt: skip
+    def test_a_usps_code_is_the_state_whichever_has_more_people(
+        self, code: str, state: str, country: str
+    ) -> None:
+        """The examples say 'TX' is a state; 'AZ' was Azerbaijan (more people)."""
+        match = resolve_area(code)
+        assert match.area_id == state
+        assert country in [c.name for c in match.candidates]
+        assert f"for the country {country} ask for '{country}'" in match.warnings[-1]
+
+    def test_a_code_that_is_no_state_is_the_country(self) -> None:
+        match = resolve_area("VN")
+        assert (match.area_id, match.warnings) == ("VN", ())
+
+    @pytest.mark.parametrize(
+        ("text", "namesake"),
+        [("England", "England, Arkansas, US"), ("Ontario", "Ontario, California, US"),
+         ("Scotland", "Scotland, Pennsylvania, US")],
+    )  # fmt: skip
+    def test_a_region_outside_the_us_is_no_namesake_town_elsewhere(
+        self, text: str, namesake: str
+    ) -> None:
+        """'England' answered England, Arkansas (2,765 people), without a word."""
+        with pytest.raises(Unsupported, match="region outside the US") as refused:
+            resolve_area(text)
+        assert repr(namesake) in str(refused.value)  # how to ask for the town
+        assert resolve_area(namesake).area_id == namesake
+
+    def test_a_city_inside_the_region_of_its_name_stays_the_answer(self) -> None:
+        assert resolve_area("Quebec").area_id == "Québec, Quebec, CA"
+        assert resolve_area("Hamburg").area_id == "Hamburg, Hamburg, DE"
+
     def test_a_fips_read_says_so(self) -> None:
         assert "postal_code" in resolve_area("10001").warnings[0]
 

@@ -28,8 +28,14 @@ def summary(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def test_population_names_the_figure_and_place() -> None:
     text, _ = summary("get_population", {"postal_code": "10001"})
     assert text == "ZIP 10001 (New York, NY): population 27,004 (ACS 5-year 2018-2022)."
-    state, _ = summary("get_population", {"area": "Texas"})
+    state, _ = summary("get_population", {"area": "Travis County, Texas"})
     assert state.endswith("(2019).")  # a Census estimate of one year
+
+
+def test_an_area_read_one_way_of_several_says_so_in_the_first_line() -> None:
+    text, _ = summary("get_population", {"area": "AZ"})
+    assert text.startswith("Arizona (state): population 7,278,717 (2019).")
+    assert text.endswith(" Also read as: Azerbaijan (country) (see candidates).")
 
 
 def test_income_says_median_and_a_top_code() -> None:

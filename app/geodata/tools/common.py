@@ -55,6 +55,17 @@ def zip_place(result: dict[str, Any]) -> str:
     return f"ZIP {result['postalCode']}" + (f" ({named})" if named else "")
 
 
+def other_readings(result: dict[str, Any]) -> str:
+    """For the end of an area's summary: the other areas its name could mean, so a host
+    that shows a model only the first line still says the answer chose one."""
+    others = result.get("candidates") or []
+    if result.get("postalCode") or not others:
+        return ""
+    named = ", ".join(f"{c['name']} ({c['level']})" for c in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    return f" Also read as: {named}{more} (see candidates)."
+
+
 def _item(tool: str, result: dict[str, Any]) -> str:
     if tool == "geocode":
         best = result["results"][0]

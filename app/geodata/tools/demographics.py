@@ -6,7 +6,13 @@ from typing import Any
 
 from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
-from app.geodata.tools.common import CREDIT, ZIP_LISTS, coverage_by_policy, zip_place
+from app.geodata.tools.common import (
+    CREDIT,
+    ZIP_LISTS,
+    coverage_by_policy,
+    other_readings,
+    zip_place,
+)
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -31,7 +37,7 @@ def _figure(measure: dict[str, Any]) -> str:
 
 def summary(result: dict[str, Any]) -> str:
     figures = "; ".join(_figure(m) for m in result["measures"])
-    return f"{zip_place(result)}, ACS {result['period']}: {figures}."
+    return f"{zip_place(result)}, ACS {result['period']}: {figures}." + other_readings(result)
 
 
 def _measure(topic: str, name: str, value: float, unit: str) -> dict[str, Any]:

@@ -6,7 +6,13 @@ from typing import Any
 
 from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
-from app.geodata.tools.common import CREDIT, ZIP_LISTS, coverage_by_policy, zip_place
+from app.geodata.tools.common import (
+    CREDIT,
+    ZIP_LISTS,
+    coverage_by_policy,
+    other_readings,
+    zip_place,
+)
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -21,7 +27,8 @@ AREA_COVERAGE = {
 def summary(result: dict[str, Any]) -> str:
     amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
     period = result.get("period") or result["year"]
-    return f"{zip_place(result)}: median household income {amount} ({period})."
+    line = f"{zip_place(result)}: median household income {amount} ({period})."
+    return line + other_readings(result)
 
 
 EXAMPLE = Example(

@@ -6,7 +6,13 @@ from typing import Any
 
 from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
-from app.geodata.tools.common import CREDIT, ZIP_LISTS, coverage_by_policy, zip_place
+from app.geodata.tools.common import (
+    CREDIT,
+    ZIP_LISTS,
+    coverage_by_policy,
+    other_readings,
+    zip_place,
+)
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -19,7 +25,8 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
-    return f"{zip_place(result)}: population {result['population']:,} ({_when(result)})."
+    line = f"{zip_place(result)}: population {result['population']:,} ({_when(result)})."
+    return line + other_readings(result)
 
 
 def _when(result: dict[str, Any]) -> str:

@@ -159,16 +159,20 @@ class AreaResolver:
         found = self._counties.get(name, [])
         return [_county(c) for c in found if state is None or c.state_fips == state.state_fips]
 
-    def _cities(self, text: str) -> tuple[list[AreaMatch], str | None]:
+    def _cities(self, text: str) -> tuple[list[AreaMatch], str | None, list[str]]:
         """The cities (and countries, by their other names) the gazetteer reads the whole
-        text as; and the kind of its top answer when that is no area this tool covers
-        (a region outside the US, an airport)."""
+        text as; the kind of its top answer when that is no area this tool covers (a
+        region outside the US, an airport); and when it is such a region, the labels of
+        the namesake cities outside it, left out: 'England' is not England, Arkansas."""
         try:
             answer = self.geocoder.geocode(GeocodeArgs(query=text, limit=5))
         except (NotFound, Unsupported):
-            return [], None
+            return [], None, []
         first = normalize(text.split(",")[0])
+        top = answer.results[0]
+        region = top if top.kind == "admin1" and top.country_code != "US" else None
         found: list[AreaMatch] = []
+        namesakes: list[str] = []
         for rank, match in enumerate(answer.results):
             whole = match.matched in (None, text)
             if match.kind == "country" and whole and match.country_code:
@@ -177,6 +181,12 @@ class AreaResolver:
                 continue
             # the top answer may match by another name ('Bombay'); the others only by theirs
             if match.kind != "city" or not whole or (rank and normalize(match.name) != first):
+                continue
+            if region is not None and not (
+                match.country_code == region.country_code
+                and normalize(match.admin1 or "") == normalize(region.name)
+            ):  # a city inside the region is its namesake (Québec in Quebec): it stays
+                namesakes.append(match.label)
                 continue
             us = match.country_code == "US"
             state = self._states.get(normalize(match.admin1 or "")) if us else None
@@ -195,9 +205,8 @@ class AreaResolver:
                     warnings=(CITY_WARNING,),
                 )
             )
-        top = answer.results[0]
         other = top.kind if top.kind in ("admin1", "poi", "address") else None
-        return found, other
+        return found, other, namesakes
 
     # -- the text -----------------------------------------------------------------------------
 
@@ -229,14 +238,17 @@ class AreaResolver:
             found += self._counties_named(parts[0], None)
         elif len(parts) == 2 and normalize(parts[1]) in self._states:
             found += self._counties_named(parts[0], self._states[normalize(parts[1])])
-        other = None
+        other: str | None = None
+        namesakes: list[str] = []
         if not any(m.level == "county" for m in found):
             seen = {m.area_id for m in found}
-            cities, other = self._cities(text)
+            cities, other, namesakes = self._cities(text)
             found += [m for m in cities if m.area_id not in seen]
         if not found and other is not None:
             what = "a region outside the US" if other == "admin1" else "not an area"
-            raise Unsupported(f"{text!r} is {what}; areas covered: {COVERAGE}")
+            also = ", ".join(repr(label) for label in namesakes[:MAX_CANDIDATES])
+            hint = f"; cities of that name, asked for by their label: {also}" if also else ""
+            raise Unsupported(f"{text!r} is {what}; areas covered: {COVERAGE}{hint}")
         if not found:
             raise NotFound(
                 f"No area matches {text!r}; areas are {COVERAGE} (e.g. 'Texas', 'TX', "
@@ -244,6 +256,17 @@ class AreaResolver:
             )
         found.sort(key=lambda m: -(m.population or 0))
         best = found[0]
+        code = parts[0].upper() if len(parts) == 1 and len(parts[0]) == 2 else None
+        state = self._states.get(code.lower()) if code else None
+        country = next((m for m in found if m.level == "country"), None)
+        if code and state is not None and country is not None:
+            # the examples promise 'TX' is a state: a USPS code reads as one, whichever
+            # reading has more people ('AZ' is Arizona, not Azerbaijan); the country stays
+            # a candidate, and the warning says how to ask for it
+            best = next(m for m in found if m.level == "state")
+            reading = f"{code!r} read as the US state {state.name} (its USPS code); for the "
+            warning = reading + f"country {country.name} ask for {country.name!r}"
+            best = replace(best, warnings=(*best.warnings, warning))
         # as in geocode, a state yields to a namesake city inside it: 'New York' is the city
         namesake = [
             m
@@ -254,6 +277,6 @@ class AreaResolver:
             and normalize(m.city or "").startswith(normalize(best.name))
         ]
         best = namesake[0] if namesake else best
-        others = [m for m in found if m is not best]
+        others = [m for m in found if m.area_id != best.area_id]
         candidates = tuple(m.candidate for m in others[:MAX_CANDIDATES])
         return replace(best, candidates=candidates)
