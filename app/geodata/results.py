@@ -297,6 +297,7 @@ class StaticMapResult(ImageResult):
     zoom: int = Field(description="Web Mercator zoom level")
     bbox: BBox = Field(description="The area the image shows")
     markers: int = Field(description="How many markers were drawn")
+    warnings: list[str] = Field(default_factory=list, description="What was not drawn")
     format: Literal["image/png"] = Field("image/png", description="The image's media type")
     bytes: int = Field(description="Size of the PNG image")
     attribution: str = Field(description="Credit line to show with the map")

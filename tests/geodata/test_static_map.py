@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from app.errors import InvalidArgument
+from app.geodata.catalogue import summarize
 from app.geodata.service import execute
 
 
@@ -104,3 +105,92 @@ class TestStaticMap:
         assert decode(call.png).size == (600, 400)
         assert call.structured["bbox"]["west"] == -180
         assert call.structured["bbox"]["east"] == 180
+
+
+def lon_at_pixel(x: float, center_lon: float, zoom: int, width: int) -> float:
+    """The longitude drawn at column x of a map centred on center_lon (Mercator's x is
+    linear in longitude)."""
+    return center_lon + (x - width / 2) / (256 * 2**zoom) * 360
+
+
+class TestMarkersOutsideTheView:
+    EUROPE = {"center": {"lat": 50.0, "lon": 20.0}, "zoom": 4}
+
+    def test_only_the_drawn_markers_count_and_a_warning_names_the_others(self) -> None:
+        markers = [
+            {"lat": 55.75, "lon": 37.62, "label": "Moscow"},
+            {"lat": 30.04, "lon": 31.24, "label": "Cairo"},
+            {"lat": -33.92, "lon": 18.42, "label": "Cape Town"},
+        ]
+        call = execute("static_map", {**self.EUROPE, "markers": markers})
+        result = call.structured
+
+        assert result["bbox"]["south"] > 31  # Cairo and Cape Town are south of the image
+        assert result["markers"] == 1
+        [warning] = result["warnings"]
+        assert "2 of 3 markers are outside the map's view" in warning
+        assert "'Cairo', 'Cape Town'" in warning
+        assert "Moscow" not in warning
+        assert "leave out center and zoom" in warning
+        assert "with 1 marker(s) (see warnings)." in summarize("static_map", result)
+
+    def test_unlabelled_markers_are_named_by_index_and_the_list_is_bounded(self) -> None:
+        off = [{"lat": -30.0 - i, "lon": 18.0} for i in range(8)]
+        result = execute(
+            "static_map", {**self.EUROPE, "markers": [{"lat": 50.0, "lon": 20.0}, *off]}
+        ).structured
+
+        assert result["markers"] == 1
+        [warning] = result["warnings"]
+        assert "8 of 9 markers" in warning
+        assert "markers[1] (-30, 18), markers[2] (-31, 18)" in warning
+        assert "markers[5] (-34, 18) and 3 more;" in warning
+        assert "markers[6]" not in warning
+
+    def test_a_marker_whose_disc_reaches_into_the_image_is_drawn(self) -> None:
+        view = {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 4, "width": 600, "height": 400}
+        just_past = lon_at_pixel(600 + 3, 0.0, 4, 600)  # a 7 px disc: 4 px of it show
+        beyond = lon_at_pixel(600 + 12, 0.0, 4, 600)
+        marker = {"lat": 0.0, "lon": just_past, "color": "#00ff00"}
+        call = execute("static_map", {**view, "markers": [marker]})
+        image = decode(call.png)
+        assert call.structured["markers"] == 1
+        assert call.structured["warnings"] == []
+        assert image.getpixel((599, 200)) == (0, 255, 0)  # the disc's edge
+
+        result = execute("static_map", {**view, "markers": [{"lat": 0.0, "lon": beyond}]})
+        assert result.structured["markers"] == 0
+        assert "1 of 1 markers" in result.structured["warnings"][0]
+
+    def test_a_fit_draws_every_marker_without_a_warning(self) -> None:
+        markers = [{"lat": 55.75, "lon": 37.62}, {"lat": -33.92, "lon": 18.42}]
+        result = execute("static_map", {"markers": markers}).structured
+        assert (result["markers"], result["warnings"]) == (2, [])
+
+    def test_with_only_a_zoom_given_the_hint_is_to_leave_it_out(self) -> None:
+        markers = [{"lat": 55.75, "lon": 37.62}, {"lat": -33.92, "lon": 18.42}]
+        result = execute("static_map", {"zoom": 6, "markers": markers}).structured
+        assert result["markers"] < 2
+        assert (
+            "leave out zoom to fit the map to every marker, or lower the zoom"
+            in (result["warnings"][0])
+        )
+
+
+class TestPathOutsideTheView:
+    def test_a_path_wholly_outside_is_warned_about(self) -> None:
+        path = [{"lat": -30.0, "lon": 18.0}, {"lat": -31.0, "lon": 19.0}]
+        result = execute(
+            "static_map", {"center": {"lat": 50.0, "lon": 20.0}, "zoom": 6, "path": path}
+        ).structured
+        assert result["warnings"] == [
+            "The path is outside the map's view and not drawn; leave out center and zoom to "
+            "fit the map to it, or lower the zoom"
+        ]
+
+    def test_a_path_crossing_the_view_is_clipped_without_a_warning(self) -> None:
+        path = [{"lat": -30.0, "lon": 18.0}, {"lat": 60.0, "lon": 21.0}]
+        result = execute(
+            "static_map", {"center": {"lat": 50.0, "lon": 20.0}, "zoom": 6, "path": path}
+        ).structured
+        assert result["warnings"] == []

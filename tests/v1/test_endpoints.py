@@ -122,6 +122,25 @@ class TestSameAsMcp:
         assert (described.json()["zoom"], described.json()["width"]) == (9, 320)
         assert client.usage()["used"] == 2
 
+    def test_static_map_json_names_the_markers_outside_the_view(self, client: Client) -> None:
+        query = [
+            ("center", "50,20"),
+            ("zoom", "4"),
+            ("markers", "55.75,37.62,red,Moscow"),
+            ("markers", "-33.92,18.42"),
+        ]
+
+        answer = client.api.get(
+            "/v1/static-map", params=query, headers={"Accept": "application/json"}
+        )
+
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["markers"] == 1
+        assert answer.json()["warnings"] == [
+            "1 of 2 markers are outside the map's view and not drawn: markers[1] (-33.92, "
+            "18.42); leave out center and zoom to fit the map to every marker, or lower the zoom"
+        ]
+
 
 class TestHeaders:
     def test_a_data_answer_says_its_limits_credits_and_request_id(

@@ -169,17 +169,46 @@ def path_reach(width: int) -> float:
     return width / 2 + 1
 
 
+def marker_drawn(view: View, marker: MapMarker) -> bool:
+    """Whether any of the marker's disc falls inside the image (Pillow clips the rest): a
+    marker whose point is just past an edge still shows there."""
+    px, py = marker_pixel(view, marker.lat, marker.lon)
+    dx = max(0, -px, px - (view.width - 1))  # from the nearest pixel of the image
+    dy = max(0, -py, py - (view.height - 1))
+    return dx * dx + dy * dy <= MARKER_RADIUS * MARKER_RADIUS
+
+
+def path_drawn(view: View, path: MapPath) -> bool:
+    """Whether any of the path's line (half its width either side) falls inside the image."""
+    if len(path.points) < 2:
+        return False
+    half = path.width / 2
+    box = (-half, -half, view.width - 1 + half, view.height - 1 + half)
+    return any(
+        _clip(a, b, box) is not None
+        for pixels in _path_copies(view, path)
+        for a, b in zip(pixels, pixels[1:], strict=False)
+    )
+
+
 def _draw_path(draw: ImageDraw.ImageDraw, view: View, path: MapPath) -> None:
     """The path as one line, in every world copy the view shows of it."""
+    for pixels in _path_copies(view, path):
+        for run in _runs_in_view(pixels, view, path.width):
+            draw.line(run, fill=path.color, width=path.width, joint="curve")
+
+
+def _path_copies(view: View, path: MapPath) -> list[list[tuple[float, float]]]:
+    """The path's points in pixels, once for each world copy whose span meets the view's."""
     xs = path_xs([lon for _lat, lon in path.points])
     ys = [world_y(lat) for lat, _lon in path.points]
     x0, _y0, x1, _y1 = view.world_bounds()
+    copies = []
     for shift in range(math.floor(x0 - max(xs)), math.ceil(x1 - min(xs)) + 1):
         if max(xs) + shift < x0 or min(xs) + shift > x1:
             continue
-        pixels = [view.to_pixel(x + shift, y) for x, y in zip(xs, ys, strict=True)]
-        for run in _runs_in_view(pixels, view, path.width):
-            draw.line(run, fill=path.color, width=path.width, joint="curve")
+        copies.append([view.to_pixel(x + shift, y) for x, y in zip(xs, ys, strict=True)])
+    return copies
 
 
 def _runs_in_view(

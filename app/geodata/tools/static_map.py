@@ -13,7 +13,8 @@ def summary(result: dict[str, Any]) -> str:
     center = result["center"]
     return (
         f"{result['width']}x{result['height']} PNG map of ({center['lat']:.4f}, "
-        f"{center['lon']:.4f}) at zoom {result['zoom']} with {result['markers']} marker(s)."
+        f"{center['lon']:.4f}) at zoom {result['zoom']} with {result['markers']} marker(s)"
+        + (" (see warnings)." if result.get("warnings") else ".")
     )
 
 
@@ -32,6 +33,7 @@ EXAMPLE = Example(
         "zoom": 10,
         "bbox": {"west": -74.2197, "south": 40.6058, "east": -73.7803, "north": 40.8140},
         "markers": 1,
+        "warnings": [],
         "format": "image/png",
         "bytes": 9201,
         "attribution": "GeoNames CC BY 4.0 | Natural Earth | US Census TIGER | GSHHG LGPL",

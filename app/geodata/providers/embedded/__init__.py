@@ -10,6 +10,7 @@ from app.geodata.providers.embedded import (
     attribution,
     capitals,
     demographics,
+    maps,
     nearest,
     profiles,
 )
@@ -18,13 +19,7 @@ from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import Countries
-from app.geodata.rendering.static_map import (
-    MapMarker,
-    MapPath,
-    marker_reach,
-    path_reach,
-    render,
-)
+from app.geodata.rendering.static_map import MapPath, marker_reach, path_reach, render
 from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
     DemographicsResult,
@@ -124,14 +119,14 @@ class EmbeddedProvider:
             center=(args.center.lat, args.center.lon) if args.center else None,
             zoom=args.zoom,
             bbox=(box.west, box.south, box.east, box.north) if box else None,
-            reach=[marker_reach(m) for m in _markers(args)],
+            reach=[marker_reach(m) for m in maps.markers(args)],
             path=[(p.lat, p.lon) for p in args.path],
             path_reach=path_reach(args.path_width),
         )
 
     def static_map(self, args: StaticMapArgs) -> StaticMapResult:
         view = self.map_view(args)
-        markers = _markers(args)
+        markers = maps.markers(args)
         path = MapPath([(p.lat, p.lon) for p in args.path], args.path_color, args.path_width)
         png = render(
             self.basemap,
@@ -142,6 +137,7 @@ class EmbeddedProvider:
             path,
             self.countries,
         )
+        drawn, left_out = maps.left_out(view, args, markers, path)
         west, south, east, north = view.bbox()
         lon, lat = view.center_lonlat()
         result = StaticMapResult(
@@ -150,14 +146,11 @@ class EmbeddedProvider:
             center=LatLon(lat=lat, lon=lon),
             zoom=view.zoom,
             bbox=BBox(west=west, south=south, east=east, north=north),
-            markers=len(markers),
+            markers=drawn,
+            warnings=left_out,
             bytes=len(png),
             attribution=attribution.MAP_ATTRIBUTION,
             source=attribution.MAP_ATTRIBUTION,
             dataset=attribution.basemap_dataset(self.data.meta),
         )
         return result.with_png(png)
-
-
-def _markers(args: StaticMapArgs) -> list[MapMarker]:
-    return [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
