@@ -270,7 +270,14 @@ class BBox(Arguments):
 class Marker(Arguments):
     lat: Latitude
     lon: Longitude
-    label: str | None = Field(None, strict=True, max_length=32, description="Short text beside it")
+    # The map font has Latin, Greek and Cyrillic (and more), no CJK: characters it lacks are
+    # left out, with a warning (app.geodata.providers.embedded.maps).
+    label: str | None = Field(
+        None,
+        strict=True,
+        max_length=32,
+        description="Short text beside it; Latin, Greek or Cyrillic script, not CJK",
+    )
     color: str = Field(
         "red",
         strict=True,

@@ -194,3 +194,48 @@ class TestPathOutsideTheView:
             "static_map", {"center": {"lat": 50.0, "lon": 20.0}, "zoom": 6, "path": path}
         ).structured
         assert result["warnings"] == []
+
+
+class TestLabelsTheFontCannotDraw:
+    TOKYO = {"center": {"lat": 35.68, "lon": 139.77}, "zoom": 9}
+
+    def map_with_label(self, label: str | None) -> tuple[dict, np.ndarray]:
+        marker: dict = {"lat": 35.68, "lon": 139.77}
+        if label is not None:
+            marker["label"] = label
+        call = execute("static_map", {**self.TOKYO, "markers": [marker]})
+        return call.structured, np.asarray(decode(call.png))
+
+    def test_cjk_characters_are_left_out_not_drawn_as_boxes_with_a_warning(self) -> None:
+        result, image = self.map_with_label("東京駅")
+        _, unlabelled = self.map_with_label(None)
+
+        assert np.array_equal(image, unlabelled)  # no empty boxes beside the marker
+        assert result["markers"] == 1
+        [warning] = result["warnings"]
+        assert warning.startswith("Label '東京駅': its characters '東京駅' are not in the map font")
+        assert "not drawn" in warning
+        assert "Latin-script label" in warning
+
+    def test_the_characters_the_font_has_are_kept(self) -> None:
+        result, image = self.map_with_label("Tokyo 東京")
+        _, latin = self.map_with_label("Tokyo")
+
+        assert np.array_equal(image, latin)
+        assert result["warnings"] == [
+            "Label 'Tokyo 東京': its characters '東京' are not in the map font, so drawn as "
+            "'Tokyo'; use a Latin-script label, e.g. geocode's English name for the place"
+        ]
+
+    @pytest.mark.parametrize("label", ["Москва", "Αθήνα", "Zürich", "Łódź", "São Paulo"])
+    def test_cyrillic_greek_and_latin_diacritics_draw_without_a_warning(self, label: str) -> None:
+        result, image = self.map_with_label(label)
+        _, unlabelled = self.map_with_label(None)
+
+        assert result["warnings"] == []
+        assert not np.array_equal(image, unlabelled)
+
+    def test_a_label_on_several_markers_is_warned_about_once(self) -> None:
+        marker = {"lat": 35.68, "lon": 139.77, "label": "서울"}
+        result = execute("static_map", {**self.TOKYO, "markers": [marker, marker]}).structured
+        assert len(result["warnings"]) == 1

@@ -153,6 +153,30 @@ class TestCalls:
         assert image.size == (320, 200)
         assert structured(result)["zoom"] == 9
 
+    async def test_static_map_counts_and_names_what_it_could_not_draw(
+        self, stack: Stack, account: Account
+    ) -> None:
+        arguments = {
+            "center": {"lat": 50.0, "lon": 20.0},
+            "zoom": 4,
+            "markers": [
+                {"lat": 55.75, "lon": 37.62, "label": "Moscow"},
+                {"lat": 30.04, "lon": 31.24, "label": "Cairo"},
+                {"lat": 35.68, "lon": 139.77, "label": "東京駅"},
+            ],
+        }
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("static_map", arguments)
+
+        answer = structured(result)
+        assert answer["markers"] == 1
+        fonts, outside = answer["warnings"]
+        assert fonts.startswith("Label '東京駅': its characters '東京駅' are not in the map font")
+        assert outside.startswith("2 of 3 markers are outside the map's view and not drawn: ")
+        assert "'Cairo', '東京駅'; leave out center and zoom" in outside
+        assert result.content[0].type == "text"
+        assert "with 1 marker(s) (see warnings)." in result.content[0].text
+
     async def test_failed_calls_cost_nothing(
         self, stack: Stack, account: Account, upstream: FakeUpstream
     ) -> None:

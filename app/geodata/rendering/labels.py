@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw, ImageFont
 
+from app.geodata.rendering.glyphs import characters
 from app.geodata.rendering.mercator import lonlat_to_world, world_pixels
 from app.geodata.rendering.view import View
 
@@ -49,6 +50,21 @@ def font(size: int) -> Font:
         return ImageFont.truetype("DejaVuSans.ttf", size)
     except OSError:
         return ImageFont.load_default(size=size)
+
+
+def missing_glyphs(text: str) -> str:
+    """The characters of `text` the map font has no glyph for (each would be drawn as an
+    empty box), each once, in order."""
+    known = characters(font(PLACE_SIZE))
+    return "".join(dict.fromkeys(char for char in text if ord(char) not in known))
+
+
+def drawable(text: str) -> str:
+    """`text` without the characters the map font cannot draw, its spaces closed up."""
+    missing = missing_glyphs(text)
+    if not missing:
+        return text
+    return " ".join("".join(char for char in text if char not in missing).split())
 
 
 class Countries:

@@ -1,10 +1,11 @@
-"""What a static_map draws of the request, and the warnings for what it could not: markers
-and a path outside the view."""
+"""What a static_map draws of the request, and the warnings for what it could not: labels
+in characters the map font lacks, markers and a path outside the view."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.geodata.rendering.labels import drawable, missing_glyphs
 from app.geodata.rendering.static_map import MapMarker, MapPath, marker_drawn, path_drawn
 from app.geodata.rendering.view import View
 from app.geodata.schemas import Marker, StaticMapArgs
@@ -13,7 +14,33 @@ NAMED_MAX = 5  # markers a warning names; it counts the rest
 
 
 def markers(args: StaticMapArgs) -> list[MapMarker]:
-    return [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
+    """The markers as drawn: a label without the characters the map font has no glyph for.
+
+    Those are left out rather than the call refused: the map is still right about every
+    marker, a hosted call refused over one label's script costs an agent a round trip to
+    learn what a warning says, and an empty box tells whoever looks at the map nothing.
+    `label_warnings` says what was left out."""
+    return [
+        MapMarker(m.lat, m.lon, m.color, (drawable(m.label) or None) if m.label else None)
+        for m in args.markers
+    ]
+
+
+def label_warnings(args: StaticMapArgs) -> list[str]:
+    """One warning for each label (once however many markers carry it) with characters the
+    map font cannot draw."""
+    warnings = []
+    for label in dict.fromkeys(m.label for m in args.markers if m.label):
+        missing = missing_glyphs(label)
+        if not missing:
+            continue
+        kept = drawable(label)
+        drawn = f"drawn as {kept!r}" if kept else "not drawn"
+        warnings.append(
+            f"Label {label!r}: its characters {missing!r} are not in the map font, so "
+            f"{drawn}; use a Latin-script label, e.g. geocode's English name for the place"
+        )
+    return warnings
 
 
 def left_out(
