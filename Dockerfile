@@ -16,6 +16,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /srv/geosvc
 
+# The map font, DejaVu Sans (Latin, Greek, Cyrillic; app/geodata/rendering/labels.py): the
+# slim image has no fonts, and Pillow's own lacks even "ü".
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends fonts-dejavu-core \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, so code changes do not reinstall them: every one pinned and checked
 # by hash (requirements.lock: the runtime and the `otel` extra; `make lock` writes it).
 COPY requirements.lock ./

@@ -78,7 +78,7 @@ class ZipArguments(Arguments):
         strict=True,
         min_length=1,
         max_length=128,
-        description="Or: a US state, county, country or city (a USPS code is a state: 'AZ')",
+        description="Or: a US state, county, country or city",
     )
     # accepted (older clients send it), not listed: an area may be in any country
     country: SkipJsonSchema[Literal["US"]] = "US"
@@ -270,13 +270,14 @@ class BBox(Arguments):
 class Marker(Arguments):
     lat: Latitude
     lon: Longitude
-    # The map font has Latin, Greek and Cyrillic (and more), no CJK: characters it lacks are
-    # left out, with a warning (app.geodata.providers.embedded.maps).
+    # The map font (DejaVu Sans where installed: the image has it) has Latin, Greek and
+    # Cyrillic, no CJK; characters it lacks are left out, with a warning
+    # (app.geodata.providers.embedded.maps).
     label: str | None = Field(
         None,
         strict=True,
         max_length=32,
-        description="Short text beside it; Latin, Greek or Cyrillic script, not CJK",
+        description="Short text beside it; Latin, Greek, Cyrillic (not CJK)",
     )
     color: str = Field(
         "red",

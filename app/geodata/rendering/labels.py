@@ -45,7 +45,9 @@ class Places(Protocol):
 
 @lru_cache(maxsize=8)
 def font(size: int) -> Font:
-    """DejaVu Sans where installed (it has accented glyphs), else Pillow's built-in font."""
+    """DejaVu Sans where installed (Debian's fonts-dejavu-core; the Docker image has it),
+    else Pillow's built-in font (printable ASCII and little more): `missing_glyphs` says
+    what either lacks."""
     try:
         return ImageFont.truetype("DejaVuSans.ttf", size)
     except OSError:

@@ -79,11 +79,11 @@ SPEC = ToolSpec(
     "Coordinates (WGS84) for a place: a postal code ('10115 Berlin', 'SW1A 1AA'; bare "
     "digits with `country`), a city ('Austin, TX', 'München'), a state or province, a "
     "country, an airport (code or name: 'SFO', 'Heathrow'). An address resolves to its "
-    "most precise known part (`kind`, `matched`) with a lowered `confidence`. Sorted by "
+    "most precise known part (`kind`, `matched`), `confidence` lowered. Sorted by "
     "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
     "name fits several well-known places; `warnings` name query parts not used. "
     "Postal codes of 100 countries (GB outward codes, CA first 3 characters). "
-    "NOT_FOUND when nothing matches.{coverage}" + CREDIT,
+    "Else NOT_FOUND.{coverage}" + CREDIT,
     schemas.GeocodeArgs,
     results.GeocodeResult,
     "geocode",

@@ -59,7 +59,7 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "get_population",
     "Population of a US ZIP code, state, county, country or city",
-    "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX'), county "
+    "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX', USPS first), county "
     "('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); `level`, "
     "`name`, `areaId` say what matched, other readings in `candidates`. {coverage}" + CREDIT,
     schemas.PopulationArgs,
