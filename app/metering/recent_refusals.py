@@ -48,11 +48,11 @@ def check(user_id: str, key_id: str, plan: Plan, *, calls: int = 1) -> None:
         _refused.pop((user_id, key_id), None)
         return
     metrics.call_refused(plan.value, "rate", calls)
-    raise refused(status, plan, wait_ms)
+    raise refused(status, plan, wait_ms, calls)
 
 
-def refused(status: int, plan: Plan, wait_ms: int) -> RateLimited:
-    return rate_limited(status, plan, limits_for(plan), wait_ms)
+def refused(status: int, plan: Plan, wait_ms: int, calls: int = 1) -> RateLimited:
+    return rate_limited(status, plan, limits_for(plan), wait_ms, calls=calls)
 
 
 def _evict() -> None:

@@ -45,16 +45,23 @@ CONCURRENCY_RETRY_S = 0.5
 
 
 def rate_limited(
-    status: int, plan: Plan, limits: PlanLimits, wait_ms: int, cost: int = 1
+    status: int, plan: Plan, limits: PlanLimits, wait_ms: int, cost: int = 1, calls: int = 1
 ) -> RateLimited:
+    """`calls` > 1: that many items of a batch were refused; the wait is for all of them
+    (the first token's wait, then one token per item at the rate), not for the first."""
     if status == KEY_RATE:
         who, rate, burst = "this API key", limits.rate_per_s, limits.burst
         limit = "key_rate"
     else:
         who, rate, burst = "this account", limits.account_rate_per_s, limits.account_burst
         limit = "account_rate"
-    retry_s = round(max(wait_ms, 1) / 1000, 3)
+    retry_s = round(max(wait_ms, 1) / 1000 + (calls - 1) / rate, 3)
     weight = f" This call counts as {cost} calls (a large map)." if cost > 1 else ""
+    if calls > 1:
+        weight += (
+            f" {calls} items of this batch were past it: resend them then, or send at most "
+            f"{burst} items at a time."
+        )
     return RateLimited(
         f"Rate limit: {who} may make {rate:g} calls per second (bursts of {burst}) on the "
         f"{plan.value} plan; retry in {retry_s:g} s.{weight} No credit was charged.",
@@ -103,7 +110,7 @@ def refusal(
     quota = quota_for(plan)
     if status in (KEY_RATE, ACCOUNT_RATE):
         metrics.call_refused(plan.value, "rate", calls)
-        error = rate_limited(status, plan, limits, wait_ms, cost)
+        error = rate_limited(status, plan, limits, wait_ms, cost, calls)
     elif status == CONCURRENCY:
         metrics.call_refused(plan.value, "concurrency", calls)
         error = concurrency_limited(plan, limits, in_flight)

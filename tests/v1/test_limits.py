@@ -68,6 +68,10 @@ def test_a_batch_past_the_rate_answers_the_burst_and_refuses_the_rest(tenant: Cl
     results = response.json()["results"]
     assert [item["status"] for item in results] == [200] * FREE_BURST + [429, 429]
     assert results[-1]["error"]["limit"] == "key_rate"
+    # the wait is for both refused items, not for the first token (a probe: 26 items
+    # refused were each told 0.052 s)
+    assert results[-1]["error"]["retryAfterSeconds"] > 20  # a token in 20 s for each
+    assert "2 items of this batch" in results[-1]["error"]["message"]
     assert response.json()["credits"] == FREE_BURST
     assert tenant.usage()["used"] == FREE_BURST
     # each policy once (issue 36, item 9: "key" was listed twice), the refusing one empty
