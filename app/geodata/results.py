@@ -243,6 +243,12 @@ class ReverseGeocodeResult(Result):
     postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
+    at_sea: bool = Field(
+        False,
+        description="No country's land or populated place within 22 km (12 nautical "
+        "miles): the point is in no country, admin1 or admin2 (null); name, label and "
+        "distanceKm are the nearest place's",
+    )
     source: str = SOURCE
     dataset: str = DATASET
 
