@@ -245,9 +245,8 @@ class ReverseGeocodeResult(Result):
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(
         False,
-        description="No country's land or populated place within 22 km (12 nautical "
-        "miles): the point is in no country, admin1 or admin2 (null); name, label and "
-        "distanceKm are the nearest place's",
+        description="No land or place within 22 km: no country/admin; name, label, "
+        "distanceKm: nearest place",
     )
     source: str = SOURCE
     dataset: str = DATASET

@@ -68,9 +68,8 @@ SPEC = ToolSpec(
     "Name the place at a point",
     "The place a point is in: its country by border, the place covering it best; US: "
     "state and county by Census polygons, a place of that state. ZIP: nearest centres "
-    "(`postalCodeCandidates`), never by area offline. At sea (no land or place within "
-    "22 km): `atSea`, no country or admin, the nearest place. NOT_FOUND beyond 300 km of "
-    "any place." + CREDIT,
+    "(`postalCodeCandidates`), never by area offline. At sea: `atSea`. NOT_FOUND: no "
+    "place within 300 km." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
