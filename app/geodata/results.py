@@ -243,6 +243,11 @@ class ReverseGeocodeResult(Result):
     postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
+    at_sea: bool = Field(
+        False,
+        description="No land or place within 22 km: no country/admin; name, label, "
+        "distanceKm: nearest place",
+    )
     source: str = SOURCE
     dataset: str = DATASET
 

@@ -70,6 +70,31 @@ class TestStatesAndCounties:
         assert found["postalCodeBasis"] == "nearest_centre"
 
 
+class TestAtSea:
+    async def test_the_gulf_of_mexico_is_not_a_louisiana_parish(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # 250 km off Grand Isle: in no country, said, with the nearest place kept
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("reverse_geocode", {"lat": 27.0, "lon": -90.0})
+        assert not result.is_error, result.content
+        found = structured(result)
+        assert found["atSea"] is True
+        assert (found["countryCode"], found["admin1"], found["admin2"]) == (None, None, None)
+        assert found["countyFips"] is None
+        assert found["label"].endswith(", Louisiana, US")
+        assert "The point is at sea" in found["warnings"][0]
+        summary = result.content[0].text  # type: ignore[union-attr]
+        assert summary.startswith("At sea; the nearest place is ")
+
+    async def test_new_york_harbour_is_still_new_jersey(
+        self, stack: Stack, account: Account
+    ) -> None:
+        found = await reverse(stack, account, 40.67, -74.05)  # water in Natural Earth's coast
+        assert (found["countryCode"], found["admin1"]) == ("US", "New Jersey")
+        assert found["atSea"] is False
+
+
 class TestZipCandidates:
     async def test_times_square_offers_nearest_centres_and_says_so(
         self, stack: Stack, account: Account

@@ -11,7 +11,10 @@ from app.geodata.tools.spec import Example, ToolSpec
 
 
 def summary(result: dict[str, Any]) -> str:
-    text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
+    if result.get("atSea"):  # in no country: the nearest place only, said as such
+        text = f"At sea; the nearest place is {result['label']}, {result['distanceKm']:g} km away"
+    else:
+        text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
     if result.get("countyFips"):
         text += f"; the point is in {result['admin2']}, {result['admin1']}"
     if result.get("postalCode"):
@@ -53,6 +56,7 @@ EXAMPLE = Example(
         "postalCodeUncertain": True,
         "warnings": [],
         "distanceKm": 4.162,
+        "atSea": False,
         "source": f"{PLACES}, Natural Earth, US Census counties, "
         "© OpenStreetMap contributors (ODbL)",
         "dataset": "places+borders@v7-66e65d86",
@@ -64,8 +68,8 @@ SPEC = ToolSpec(
     "Name the place at a point",
     "The place a point is in: its country by border, the place covering it best; US: "
     "state and county by Census polygons, a place of that state. ZIP: nearest centres "
-    "(`postalCodeCandidates`), never by area offline. NOT_FOUND beyond 300 km of any "
-    "place." + CREDIT,
+    "(`postalCodeCandidates`), never by area offline. At sea: `atSea`. NOT_FOUND: no "
+    "place within 300 km." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
@@ -81,7 +85,11 @@ SPEC = ToolSpec(
         "of that region; near a generalised line a town centre within 2.5 km keeps "
         "its own region, and where no polygon fits (e.g. the Philippines, Latvia, "
         "Sri Lanka, Kenya, Moscow) admin1 is the place's, both said in `warnings`; "
-        "admin2 is the place's. ZIP codes: never by area "
+        "admin2 is the place's. A point on no country's land (Natural Earth 1:10m) "
+        "and more than 22 km (12 nautical miles) from it and from any populated place "
+        "is at sea (`atSea`): no country, admin1 or admin2, the nearest place and its "
+        "distance, said in `warnings`; waters a country holds beyond that (archipelagic "
+        "waters, Lake Maracaibo) count as sea too. ZIP codes: never by area "
         "offline, the up to 3 nearest ZIP centres in the point's county "
         "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
         "`postalCodeUncertain` when the nearest two are comparably close); outside the "
@@ -89,7 +97,9 @@ SPEC = ToolSpec(
         "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder "
         "gives the ZIP (ZCTA), county and state whose polygons hold the point "
         "(`postalCodeBasis` containment); if it is unavailable, the nearest address's "
-        "postcode (address)",
+        "postcode (address); where Nominatim finds nothing (at sea beyond the "
+        "OpenStreetMap boundaries, which take in territorial waters) NOT_FOUND, so "
+        "`atSea` stays false",
     ),
     batch=BatchForm(
         (BatchList("points", ("lat", "lon"), schemas.LatLon.model_json_schema()),),

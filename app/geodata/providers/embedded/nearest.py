@@ -33,6 +33,7 @@ from app.geodata.providers.embedded import attribution, postal_codes
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.providers.embedded.prominence import nearby_order
 from app.geodata.providers.embedded.regions import place_in_region
+from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM, at_sea
 from app.geodata.providers.embedded.us_reverse import (
     MAX_ZIP_KM,
     ZipAnswer,
@@ -197,6 +198,9 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
             f"No place within {MAX_REVERSE_KM:.0f} km of ({args.lat}, {args.lon}) "
             "(open sea or uninhabited land)"
         )
+    nearest_at_sea = at_sea(data, args.lat, args.lon, km)
+    if nearest_at_sea is not None:
+        return _at_sea(data, *nearest_at_sea)
     country_code = data.country_code(feature)
     county = data.counties.at(args.lat, args.lon) if country_code == "US" else None
     warnings: list[str] = []
@@ -236,6 +240,26 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         postal_code_uncertain=zips.uncertain if zips else None,
         warnings=warnings,
         distance_km=round(km, 3),
+        source=attribution.REVERSE,
+        dataset=attribution.reverse_dataset(data.meta),
+    )
+
+
+def _at_sea(data: GeoData, feature: int, km: float) -> ReverseGeocodeResult:
+    """A point in no country (shore.py): the nearest place, and nothing the point is in."""
+    return ReverseGeocodeResult(
+        name=data.names[feature],
+        label=data.label(feature),
+        kind="city",
+        lat=float(data.lat[feature]),
+        lon=float(data.lon[feature]),
+        warnings=[
+            f"The point is at sea: no country's land or populated place within "
+            f"{TERRITORIAL_SEA_KM:.0f} km (12 nautical miles), so no country, admin1 or "
+            f"admin2; the nearest place is {data.label(feature)}, {km:.1f} km away"
+        ],
+        distance_km=round(km, 3),
+        at_sea=True,
         source=attribution.REVERSE,
         dataset=attribution.reverse_dataset(data.meta),
     )
