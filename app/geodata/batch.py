@@ -106,7 +106,7 @@ class BatchForm:
     def note(self) -> str:
         """What the tool's description says of it."""
         lists = " or ".join(f"`{batch.argument}`" for batch in self.lists)
-        return f"Batch: {lists}; `results[i]` answers item i."
+        return f"Batch: {lists} (`results[i]`: item i)."
 
     def is_called(self, arguments: Mapping[str, Any] | None) -> bool:
         """True when an agent called the tool in this batch form."""

@@ -195,8 +195,8 @@ class GeocodeResult(Result):
     results: list[GeocodeMatch] = Field(description="Matches, best first")
     ambiguous: bool = Field(
         False,
-        description="The name fits several well-known places far apart: ask the user which "
-        "is meant, or say which you chose",
+        description="Well-known places far apart fit the name: ask which is meant, or say "
+        "which you chose",
     )
     candidates: list[GeocodeCandidate] = Field(
         default_factory=list,
@@ -245,8 +245,7 @@ class ReverseGeocodeResult(Result):
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(
         False,
-        description="No land or place within 22 km: no country/admin; name, label, "
-        "distanceKm: nearest place",
+        description="No land within 22 km: country, admin null; the rest: nearest place",
     )
     source: str = SOURCE
     dataset: str = DATASET
@@ -262,7 +261,7 @@ class NearbyPlace(Result):
     country_code: str | None = COUNTRY_CODE
     type: AirportType | None = AIRPORT_TYPE
     scheduled_service: bool | None = Field(
-        None, description="Airports: whether airlines fly scheduled services there; else null"
+        None, description="Airports: whether airlines fly there on schedule; else null"
     )
     population: int | None = POPULATION
 

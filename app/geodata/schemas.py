@@ -71,14 +71,14 @@ class ZipArguments(Arguments):
         None,
         strict=True,
         max_length=16,
-        description='US ZIP code "94103" (JSON string; ZIP+4 ok)',
+        description='US ZIP code "94103" (a string; ZIP+4 ok)',
     )
     area: Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 128})] = Field(
         None,
         strict=True,
         min_length=1,
         max_length=128,
-        description="Or: a US state, county, country or city",
+        description="Or: US state, county, country or city",
     )
     # accepted (older clients send it), not listed: an area may be in any country
     country: SkipJsonSchema[Literal["US"]] = "US"

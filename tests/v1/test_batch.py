@@ -116,7 +116,7 @@ class TestMcpBatch:
 
         assert "queries" in tools["geocode"].input_schema["properties"]
         assert "points" in tools["reverse_geocode"].input_schema["properties"]
-        assert "Batch: `queries`;" in (tools["geocode"].description or "")
+        assert "Batch: `queries` (" in (tools["geocode"].description or "")
         answer = structured(places)
         assert not places.is_error
         assert [item["status"] for item in answer["results"]] == [200, 404]

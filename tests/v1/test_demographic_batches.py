@@ -136,7 +136,7 @@ class TestMcp:
             properties = tools[name].input_schema["properties"]
             assert lists <= set(properties), name
             assert all(properties[n]["maxItems"] == 100 for n in lists)
-            assert "`results[i]` answers item i" in (tools[name].description or "")
+            assert "(`results[i]`: item i)" in (tools[name].description or "")
         answer = structured(population)
         assert not population.is_error
         assert statuses(answer) == [200, 200, 404, 400]

@@ -82,7 +82,7 @@ SPEC = ToolSpec(
     "most precise known part (`kind`, `matched`), `confidence` lowered. Sorted by "
     "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
     "name fits several well-known places; `warnings` name query parts not used. "
-    "Postal codes of 100 countries (GB outward codes, CA first 3 characters). "
+    "Postal codes of 100 countries. "
     "Else NOT_FOUND.{coverage}" + CREDIT,
     schemas.GeocodeArgs,
     results.GeocodeResult,

@@ -59,9 +59,9 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "get_population",
     "Population of a US ZIP code, state, county, country or city",
-    "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX', USPS first), county "
-    "('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); `level`, "
-    "`name`, `areaId` say what matched, other readings in `candidates`. {coverage}" + CREDIT,
+    "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX', USPS first), "
+    "county ('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); "
+    "`level`, `name` say what matched, other readings `candidates`. {coverage}" + CREDIT,
     schemas.PopulationArgs,
     results.PopulationResult,
     "get_population",

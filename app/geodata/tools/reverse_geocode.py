@@ -66,8 +66,8 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "reverse_geocode",
     "Name the place at a point",
-    "The place a point is in: its country by border, the place covering it best; US: "
-    "state and county by Census polygons, a place of that state. ZIP: nearest centres "
+    "The place a point is in: country by border, the place covering it best; US: state "
+    "and county by Census polygons. ZIP: nearest centres "
     "(`postalCodeCandidates`), never by area offline. At sea: `atSea`. NOT_FOUND: no "
     "place within 300 km." + CREDIT,
     schemas.ReverseGeocodeArgs,
