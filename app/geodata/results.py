@@ -210,8 +210,12 @@ class GeocodeResult(Result):
     dataset: str = DATASET
 
 
+# where postal codes are US ZIP codes: the US and its territories
+ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
+
+
 class NearestPostalCode(Result):
-    code: str = Field(description="US ZIP code")
+    code: str = Field(description="Postal code (US: ZIP)")
     distance_m: float = Field(description="To its centre")
 
 
@@ -238,7 +242,7 @@ class ReverseGeocodeResult(Result):
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="US: up to 3 nearest ZIP centres in the point's county (not areas)",
+        description="Up to 3 nearest postal code centres (US: in its county), not areas",
     )
     postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")

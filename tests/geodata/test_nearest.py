@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.errors import NotFound, Unsupported
+from app.geodata.catalogue import summarize
 from app.geodata.geometry import haversine_km, haversine_km_many
 from app.geodata.indices.nearest_grid import REACH_KM
 from app.geodata.providers.embedded.data import GeoData
@@ -54,6 +55,17 @@ class TestReverseGeocode:
         assert nearest["code"] in {"10020", "10036"}  # type: ignore[index]
         assert 100 < nearest["distanceM"] < 1000  # type: ignore[index]
         assert result["postalCode"] is None
+
+    def test_outside_the_us_the_nearest_few_postal_codes_and_their_doubt(self) -> None:
+        """A probe: at the Eiffel Tower (75007) one code, 75016, came with no doubt."""
+        result = reverse(48.8584, 2.2945)
+        codes = [c["code"] for c in result["postalCodeCandidates"]]  # type: ignore[union-attr]
+        assert len(codes) == len(set(codes)) == 3
+        assert result["postalCodeUncertain"] is True
+        assert result["postalCodeBasis"] == "nearest_centre"
+        text = summarize("reverse_geocode", result)
+        assert "nearest postal code centres: " in text
+        assert "ZIP" not in text
 
     def test_across_the_antimeridian(self) -> None:
         # Nearest by degrees would be Anadyr (177.5 E, 171 km); Egvekinot is over the line.

@@ -38,6 +38,12 @@ class TestIndex:
 
     def test_nearest_in_a_dense_city_and_none_at_sea(self, geodata: GeoData) -> None:
         near = postal_codes.nearest(geodata, 1.2840, 103.8510, 40.0)  # Singapore CBD
-        assert near is not None
-        assert near[1] < 1.0
-        assert postal_codes.nearest(geodata, 0.0, -140.0, 40.0) is None
+        assert len(near) == 1
+        assert near[0][1] < 1.0
+        assert postal_codes.nearest(geodata, 0.0, -140.0, 40.0) == []
+
+    def test_the_nearest_few_are_distinct_codes_nearest_first(self, geodata: GeoData) -> None:
+        near = postal_codes.nearest(geodata, 48.8584, 2.2945, 40.0, 3)  # the Eiffel Tower
+        codes = [geodata.names[feature] for feature, _ in near]
+        assert len(set(codes)) == len(codes) == 3
+        assert [km for _, km in near] == sorted(km for _, km in near)

@@ -17,13 +17,14 @@ def summary(result: dict[str, Any]) -> str:
         text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
     if result.get("countyFips"):
         text += f"; the point is in {result['admin2']}, {result['admin1']}"
+    code = "ZIP" if result.get("countryCode") in results.ZIP_COUNTRIES else "postal code"
     if result.get("postalCode"):
         basis = result.get("postalCodeBasis")
-        text += f", ZIP {result['postalCode']}" + (f" ({basis})" if basis else "")
+        text += f", {code} {result['postalCode']}" + (f" ({basis})" if basis else "")
     candidates = result.get("postalCodeCandidates") or []
     if candidates and not result.get("postalCode"):
         listed = ", ".join(f"{c['code']} {km(c['distanceM'])}" for c in candidates)
-        text += f"; ZIP not known by area, nearest ZIP centres: {listed}"
+        text += f"; {code} not known by area, nearest {code} centres: {listed}"
         if result.get("postalCodeUncertain"):
             text += " (comparably close: uncertain)"
     text += "."

@@ -36,11 +36,14 @@ from app.geodata.providers.embedded.regions import place_in_region
 from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM, at_sea
 from app.geodata.providers.embedded.us_reverse import (
     MAX_ZIP_KM,
+    ZIP_OFFERED,
     ZipAnswer,
+    comparably_close,
     place_in_state,
     zip_candidates,
 )
 from app.geodata.results import (
+    ZIP_COUNTRIES,
     NearbyPlace,
     NearestPostalCode,
     ReverseGeocodeResult,
@@ -49,7 +52,6 @@ from app.geodata.results import (
 from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
 # Countries whose addresses use US ZIP codes.
-ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
 MAX_REVERSE_KM = 300.0
 CATEGORIES = ("city", "airport", "postal_code")
@@ -217,11 +219,13 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     if country_code in ZIP_COUNTRIES:
         zips = zip_candidates(data, args.lat, args.lon, county)
     elif country_code in data.postal_countries:  # outside the US: postal_build.py's codes
-        near = postal_codes.nearest(data, args.lat, args.lon, MAX_ZIP_KM)
-        code = data.names[near[0]] if near else ""
+        near = postal_codes.nearest(data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED)
         zips = ZipAnswer(
-            [NearestPostalCode(code=code, distance_m=round(near[1] * 1000, 1))] if near else [],
-            None,
+            [
+                NearestPostalCode(code=data.names[f], distance_m=round(km * 1000, 1))
+                for f, km in near
+            ],
+            comparably_close([km for _, km in near]),
         )
     return ReverseGeocodeResult(
         name=data.names[feature],

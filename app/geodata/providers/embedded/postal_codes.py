@@ -125,15 +125,24 @@ def within(
     return np.asarray(features[close], dtype=np.int32), np.asarray(distances[close])
 
 
-def nearest(data: GeoData, lat: float, lon: float, max_km: float) -> tuple[int, float] | None:
-    """The nearest foreign postal code at most `max_km` away: (feature, km). Small radii
-    first: a dense city (Singapore lists 120,000 codes) answers from a few cells."""
+def nearest(
+    data: GeoData, lat: float, lon: float, max_km: float, count: int = 1
+) -> list[tuple[int, float]]:
+    """The `count` nearest foreign postal codes (one centre each) at most `max_km` away:
+    (feature, km), nearest first. Small radii first: a dense city (Singapore lists 120,000
+    codes) answers from a few cells."""
     for km in (2.0, 10.0, max_km):
         features, distances = within(data, lat, lon, min(km, max_km))
-        if len(features):
-            best = int(np.argmin(distances))
-            return int(features[best]), float(distances[best])
-    return None
+        found: dict[str, tuple[int, float]] = {}
+        for at in np.argsort(distances, kind="stable").tolist():
+            code = data.names[int(features[at])]
+            if code not in found:
+                found[code] = (int(features[at]), float(distances[at]))
+                if len(found) == count:
+                    break
+        if len(found) == count or km >= max_km:
+            return list(found.values())
+    return []
 
 
 def rank(data: GeoData, feature: int) -> float:

@@ -11,6 +11,7 @@ another: cities span counties (New York City's five boroughs, Atlanta's two)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,5 +113,9 @@ def zip_candidates(data: GeoData, lat: float, lon: float, county: County | None)
         NearestPostalCode(code=data.names[feature], distance_m=round(km * 1000, 1))
         for km, feature in picked
     ]
-    uncertain = len(picked) > 1 and picked[1][0] <= COMPARABLE * picked[0][0]
-    return ZipAnswer(candidates, uncertain)
+    return ZipAnswer(candidates, comparably_close([km for km, _ in picked]))
+
+
+def comparably_close(kms: Sequence[float]) -> bool:
+    """Whether the nearest centre is uncertain: the second at most COMPARABLE times as far."""
+    return len(kms) > 1 and kms[1] <= COMPARABLE * kms[0]
