@@ -70,3 +70,17 @@ class TestIncome:
     def test_zip_with_no_estimate_is_not_found(self) -> None:
         with pytest.raises(NotFound):
             execute("get_average_income", {"postal_code": "10118"})
+
+
+class TestIslandAreas:
+    """A probe: Guam's 96910 was said to have 'too few households'; the ACS does not
+    survey the Island Areas at all (Puerto Rico it does)."""
+
+    @pytest.mark.parametrize("tool", ["get_population", "get_average_income", "get_demographics"])
+    @pytest.mark.parametrize(("code", "area"), [("96910", "Guam"), ("00802", "Virgin Islands")])
+    def test_the_reason_is_the_survey_not_the_size(self, tool: str, code: str, area: str) -> None:
+        with pytest.raises(NotFound, match=f"is in .*{area}: the American Community Survey"):
+            execute(tool, {"postal_code": code})
+
+    def test_puerto_rico_is_surveyed(self) -> None:
+        assert execute("get_population", {"postal_code": "00901"}).structured["population"] > 0

@@ -19,6 +19,28 @@ def _row(data: GeoData, code: str | None) -> int:
     return row
 
 
+ISLAND_AREAS = {
+    "GU": "Guam",
+    "AS": "American Samoa",
+    "MP": "the Northern Mariana Islands",
+    "VI": "the U.S. Virgin Islands",
+}
+
+
+def island_area(data: GeoData, row: int, code: str) -> str | None:
+    """Why a ZIP code of an Island Area has no figure here (not its size: the ACS does
+    not survey them, and the ZCTA counts shipped come from it), or None."""
+    area = ISLAND_AREAS.get(data.zip_state[row])
+    if area is None:
+        return None
+    return (
+        f"ZIP code {code} is in {area}: the American Community Survey, where these figures "
+        "come from, does not cover the Island Areas (Guam, American Samoa, the Northern "
+        "Mariana Islands, the U.S. Virgin Islands); the Census counts them in its separate "
+        "Island Areas census, not shipped here"
+    )
+
+
 def _kind(data: GeoData, row: int) -> str:
     index = int(data.zip_kind[row])
     return ZIP_KINDS[index - 1].lower() if index else "special"
@@ -30,6 +52,8 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     value = int(data.zip_population[row])
     vintage = data.population_vintages[int(data.zip_population_vintage[row])]
     if value < 0:
+        if (why_not := island_area(data, row, code or "")) is not None:
+            raise NotFound(why_not)
         kind = _kind(data, row)
         why = (
             "" if kind == "standard" else f": it is a {kind} ZIP code with no residents of its own"
@@ -59,6 +83,8 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
     value = int(data.zip_income[row])
     newest = data.income_vintages[0]
     if value < 0:
+        if (why_not := island_area(data, row, code or "")) is not None:
+            raise NotFound(why_not)
         raise NotFound(
             f"No median household income estimate for ZIP code {code} in "
             f"{newest['dataSource']} nor in earlier vintages: the Census publishes none for "

@@ -18,6 +18,7 @@ from app.errors import NotFound, Unsupported
 from app.geodata.indices.sources import package_dir, read_parquet
 from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, Unit
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.demographics import island_area
 from app.geodata.results import DemographicsResult, Measure
 from app.geodata.schemas import TOPICS, DemographicsArgs
 
@@ -128,6 +129,8 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
     row = data.zip_row(code)
     if row is None:
         raise NotFound(f"ZIP code {code} is not a known US ZIP code")
+    if (why_not := island_area(data, row, code)) is not None:
+        raise NotFound(why_not)
     profiles = table()
     index = profiles.rows.get(code)
     if index is None:
