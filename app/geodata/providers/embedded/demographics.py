@@ -141,7 +141,7 @@ def area_population(
         state=match.state_code,
         candidates=candidates(match),
         source=match.source,
-        dataset=attribution.area_dataset(data.meta, match.level),
+        dataset=attribution.area_dataset(data.meta, match.level, match.from_gazetteer),
     )
 
 
