@@ -22,29 +22,53 @@ class MeasureSpec:
     topic: Topic
     name: str
     unit: Unit
+    of: str  # the universe: what a share is a share of, whom a median or count covers
 
 
+PEOPLE = "all residents"
+OCCUPIED = "occupied housing units"
 MEASURES = (
-    MeasureSpec("age", "median_age", "years"),
-    MeasureSpec("age", "share_under_18", "percent"),
-    MeasureSpec("age", "share_65_and_over", "percent"),
-    MeasureSpec("households", "households", "count"),
-    MeasureSpec("households", "average_household_size", "persons"),
-    MeasureSpec("education", "share_bachelors_or_higher", "percent"),
-    MeasureSpec("employment", "share_employed", "percent"),
-    MeasureSpec("employment", "mean_commute_minutes", "minutes"),
-    MeasureSpec("employment", "share_households_without_vehicle", "percent"),
-    MeasureSpec("poverty", "share_below_poverty_level", "percent"),
-    MeasureSpec("housing", "housing_units", "count"),
-    MeasureSpec("housing", "share_owner_occupied", "percent"),
-    MeasureSpec("housing", "share_vacant", "percent"),
-    MeasureSpec("housing", "median_home_value", "dollars"),
-    MeasureSpec("race", "share_white", "percent"),
-    MeasureSpec("race", "share_black", "percent"),
-    MeasureSpec("race", "share_asian", "percent"),
-    MeasureSpec("race", "share_american_indian_alaska_native", "percent"),
-    MeasureSpec("race", "share_pacific_islander", "percent"),
-    MeasureSpec("race", "share_hispanic_any_race", "percent"),
+    MeasureSpec("age", "median_age", "years", PEOPLE),
+    MeasureSpec("age", "share_under_18", "percent", PEOPLE),
+    MeasureSpec("age", "share_65_and_over", "percent", PEOPLE),
+    MeasureSpec("households", "households", "count", OCCUPIED),
+    MeasureSpec("households", "average_household_size", "persons", "residents of households"),
+    MeasureSpec("education", "share_bachelors_or_higher", "percent", "residents aged 25 and over"),
+    MeasureSpec(
+        "employment",
+        "share_employed",
+        "percent",
+        "residents aged 16 and over (not the labor force)",
+    ),
+    MeasureSpec(
+        "employment", "mean_commute_minutes", "minutes", "workers 16 and over not working at home"
+    ),
+    MeasureSpec("employment", "share_households_without_vehicle", "percent", OCCUPIED),
+    MeasureSpec(
+        "poverty", "share_below_poverty_level", "percent", "residents whose poverty status is known"
+    ),
+    MeasureSpec("housing", "housing_units", "count", "all housing units"),
+    MeasureSpec("housing", "share_owner_occupied", "percent", OCCUPIED),
+    MeasureSpec("housing", "share_vacant", "percent", "all housing units"),
+    MeasureSpec("housing", "median_home_value", "dollars", "owner-occupied housing units"),
+    MeasureSpec("race", "share_white", "percent", "all residents; White alone, Hispanic or not"),
+    MeasureSpec("race", "share_black", "percent", "all residents; Black alone, Hispanic or not"),
+    MeasureSpec("race", "share_asian", "percent", "all residents; Asian alone, Hispanic or not"),
+    MeasureSpec(
+        "race",
+        "share_american_indian_alaska_native",
+        "percent",
+        "all residents; American Indian and Alaska Native alone, Hispanic or not",
+    ),
+    MeasureSpec(
+        "race",
+        "share_pacific_islander",
+        "percent",
+        "all residents; Native Hawaiian and Other Pacific Islander alone, Hispanic or not",
+    ),
+    MeasureSpec(
+        "race", "share_hispanic_any_race", "percent", "all residents; Hispanic of any race"
+    ),
 )
 assert {m.topic for m in MEASURES} == set(TOPICS)
 BY_NAME = {m.name: m for m in MEASURES}

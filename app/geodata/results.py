@@ -114,6 +114,7 @@ class Measure(Result):
     )
     lower_bound: bool = Field(False, description="Top-coded: at least `value`")
     margin_of_error: float | None = Field(None, description="90% MOE, if published")
+    of: str = Field(description="Whom it counts")
 
 
 class DemographicsResult(Result):

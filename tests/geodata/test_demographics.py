@@ -84,3 +84,13 @@ class TestIslandAreas:
 
     def test_puerto_rico_is_surveyed(self) -> None:
         assert execute("get_population", {"postal_code": "00901"}).structured["population"] > 0
+
+
+def test_each_measure_says_whom_it_counts() -> None:
+    """A probe: share_employed read as 1 - unemployment; it is of everyone 16 and over."""
+    result = execute("get_demographics", {"postal_code": "94103"}).structured
+    of = {m["name"]: m["of"] for m in result["measures"]}
+    assert of["share_employed"] == "residents aged 16 and over (not the labor force)"
+    assert of["share_bachelors_or_higher"] == "residents aged 25 and over"
+    assert "Hispanic or not" in of["share_white"]
+    assert all(of.values())

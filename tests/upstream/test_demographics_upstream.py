@@ -125,6 +125,7 @@ class TestZipCode:
             "unit": "years",
             "lowerBound": False,
             "marginOfError": 1.2,
+            "of": "all residents",
         }
         assert (measures["households"]["value"], measures["households"]["marginOfError"]) == (
             16_950,
@@ -245,6 +246,7 @@ class TestAreas:
             "unit": "dollars",
             "lowerBound": False,
             "marginOfError": None,
+            "of": "owner-occupied housing units",
         }
         # a figure whose margin is the annotation -222222222
         assert (measures["median_age"]["value"], measures["median_age"]["marginOfError"]) == (
@@ -320,5 +322,5 @@ class TestDescription:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
 
         text = tools["get_demographics"].description or ""
-        assert "Here: ZIPs, US, states, counties, US places." in text
+        assert "Here: ZIPs, US, states, counties, US places" in text
         assert "marginOfError" in text

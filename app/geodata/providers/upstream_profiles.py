@@ -70,6 +70,7 @@ def measure(
         unit=spec.unit,
         lower_bound=lower_bound,
         margin_of_error=None if margin is None else round(margin, 2),
+        of=spec.of,
     )
 
 

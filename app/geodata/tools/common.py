@@ -12,7 +12,7 @@ from app.config import Settings
 from app.geodata.batch import BatchList
 from app.geodata.tools.spec import Describe, ToolSpec
 
-CREDIT = " 1 credit per answer; errors free."
+CREDIT = " Costs 1 credit; errors free."
 PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"
 PLACES_DATASET = "places@v7-de24fa46"
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
+from app.geodata.measures import BY_NAME
 from app.geodata.tools.common import (
     CREDIT,
     ZIP_LISTS,
@@ -18,7 +19,7 @@ from app.geodata.tools.spec import Example, ToolSpec
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
 AREA_COVERAGE = {
     False: "Here: ZIPs only (no margins); areas UNSUPPORTED.",
-    True: "Here: ZIPs, US, states, counties, US places.",
+    True: "Here: ZIPs, US, states, counties, US places; with `marginOfError`.",
 }
 
 _UNITS = {"percent": "%", "dollars": "", "count": "", "years": " years", "minutes": " min"}
@@ -41,7 +42,15 @@ def summary(result: dict[str, Any]) -> str:
 
 
 def _measure(topic: str, name: str, value: float, unit: str) -> dict[str, Any]:
-    return {"topic": topic, "name": name, "value": value, "unit": unit, "lowerBound": False}
+    of = BY_NAME[name].of
+    return {
+        "topic": topic,
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "lowerBound": False,
+        "of": of,
+    }
 
 
 EXAMPLE = Example(
@@ -76,7 +85,7 @@ SPEC = ToolSpec(
     "get_demographics",
     "Demographic profile of a US ZIP code or area",
     "ACS 5-year profile of a US ZIP code or an `area` by "
-    "`topics`: measures with `unit`, `marginOfError`. {coverage}" + CREDIT,
+    "`topics`: measures with `unit`, `of` (universe). {coverage}" + CREDIT,
     schemas.DemographicsArgs,
     results.DemographicsResult,
     "get_demographics",

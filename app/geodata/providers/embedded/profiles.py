@@ -57,9 +57,10 @@ class Figure:
     name: str
     column: str
     unit: Unit
+    of: str
 
 
-FIGURES = tuple(Figure(m.topic, m.name, COLUMNS[m.name], m.unit) for m in MEASURES)
+FIGURES = tuple(Figure(m.topic, m.name, COLUMNS[m.name], m.unit, m.of) for m in MEASURES)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,9 @@ def table() -> Table:
 
 def _measure(figure: Figure, raw: float) -> Measure:
     if math.isnan(raw):
-        return Measure(topic=figure.topic, name=figure.name, value=None, unit=figure.unit)
+        return Measure(
+            topic=figure.topic, name=figure.name, value=None, unit=figure.unit, of=figure.of
+        )
     value: float = float(raw)
     top_coded = figure.name == "median_home_value" and value > HOME_VALUE_TOP_CODE
     if top_coded:
@@ -113,6 +116,7 @@ def _measure(figure: Figure, raw: float) -> Measure:
         value=int(value) if figure.unit in ("count", "dollars") else value,
         unit=figure.unit,
         lower_bound=top_coded,
+        of=figure.of,
     )
 
 
