@@ -283,6 +283,7 @@ class Marker(Arguments):
         "red",
         strict=True,
         max_length=16,
+        validate_default=True,  # the default too is drawn in the palette's red
         description="#RRGGBB or one of " + ", ".join(NAMED_COLORS),
     )
 
@@ -332,7 +333,9 @@ class StaticMapArgs(Arguments):
         max_length=MAX_PATH_POINTS,
         description=f"Up to {MAX_PATH_POINTS} points drawn as a line; included in a fit",
     )
-    path_color: str = Field("blue", strict=True, max_length=16, description="#RRGGBB or a name")
+    path_color: str = Field(
+        "blue", strict=True, max_length=16, validate_default=True, description="#RRGGBB or a name"
+    )
     path_width: int = Field(3, strict=True, ge=1, le=MAX_PATH_WIDTH, description="Pixels")
     width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")

@@ -210,7 +210,7 @@ class TestDemographicsPolicies:
         upstream = description_for(spec, get_settings())
 
         assert "Here: ZIPs only (no margins); areas UNSUPPORTED." in offline
-        assert "Here: ZIPs, US, states, counties, US places." in upstream
+        assert "Here: ZIPs, US, states, counties, US places;" in upstream
 
 
 class TestPolicySettings:

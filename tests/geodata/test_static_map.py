@@ -10,6 +10,7 @@ from PIL import Image
 
 from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
+from app.geodata.schemas import NAMED_COLORS, Marker, StaticMapArgs
 from app.geodata.service import execute
 
 
@@ -239,3 +240,11 @@ class TestLabelsTheFontCannotDraw:
         marker = {"lat": 35.68, "lon": 139.77, "label": "서울"}
         result = execute("static_map", {**self.TOKYO, "markers": [marker, marker]}).structured
         assert len(result["warnings"]) == 1
+
+
+def test_the_default_colours_are_the_palettes() -> None:
+    """The defaults skipped the validator: Pillow drew 'red' as pure #ff0000."""
+    marker = Marker(lat=0, lon=0)
+    args = StaticMapArgs(markers=[marker], path=[{"lat": 0, "lon": 0}, {"lat": 1, "lon": 1}])
+    assert marker.color == NAMED_COLORS["red"]
+    assert args.path_color == NAMED_COLORS["blue"]
