@@ -105,6 +105,9 @@ def test_a_population_batch_says_the_total_of_the_distinct_areas_found() -> None
     assert f"total population {one + two:,} (2 distinct)" in summarize("get_population", zips)
     assert f"total population {one:,} (1 distinct)" in summarize("get_population", twice)
     assert "one area may hold another" in summarize("get_population", mixed)
+    assert "different years" not in summarize("get_population", mixed)  # both 2019
+    undated = _batch_of("get_population", {"area": "Texas"}, {"area": "Lyon, France"})
+    assert "figures of different years or none stated" in summarize("get_population", undated)
 
 
 def test_an_income_batch_says_the_lowest_and_highest_median() -> None:

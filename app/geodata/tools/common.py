@@ -86,8 +86,13 @@ def _population_total(answered: list[dict[str, Any]]) -> str:
     distinct = {(r.get("level"), r.get("postalCode") or r.get("areaId")): r for r in answered}
     total = sum(r["population"] for r in distinct.values())
     levels = {r.get("level") for r in distinct.values()}
+    years = {r.get("year") for r in distinct.values()}
     text = f"; total population {total:,} ({len(distinct)} distinct"
-    return text + (", mixed levels: one area may hold another)" if len(levels) > 1 else ")")
+    if len(levels) > 1:
+        text += ", mixed levels: one area may hold another"
+    if len(years) > 1:  # an ACS 5-year figure, a one-year estimate, GeoNames' undated one
+        text += ", figures of different years or none stated"
+    return text + ")"
 
 
 def _income_range(answered: list[dict[str, Any]]) -> str:
