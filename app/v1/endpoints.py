@@ -144,6 +144,8 @@ async def answer_call(request: Request, principal: CallerPrincipal, route: V1Rou
     if route.kind == "image" and not wants_json(request.headers.get("accept")):
         png = base64.b64decode(answer.png_base64 or "")
         headers |= {"Cache-Control": "no-store", "Vary": "Accept"}
+        if answer.structured.get("warnings"):  # what the image leaves out, as JSON says it
+            headers["Map-Warnings"] = json.dumps(answer.structured["warnings"])
         return Response(png, media_type="image/png", headers=headers)
     structured = answer.structured
     if route.kind == "image":

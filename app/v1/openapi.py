@@ -65,6 +65,13 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "string"},
         "example": '"key";r=9;t=1, "account";r=19;t=1, "credits";r=998;t=601179',
     },
+    "Map-Warnings": {
+        "description": "On a PNG answer, what the map leaves out (markers outside the view, "
+        "label characters the font lacks): the JSON answer's `warnings` as a JSON array "
+        "(non-ASCII escaped); absent when there are none",
+        "schema": {"type": "string"},
+        "example": "[\"1 of 2 markers are outside the map's view and not drawn: 'Cairo'\"]",
+    },
     "Credits-Remaining": {
         "description": "Credits left this month before the limit (the free quota or the "
         "account's cap), else of the plan's monthly allotment (standard: past it is overage)",
@@ -239,6 +246,8 @@ def _data_headers(route: V1Route) -> dict[str, Any]:
     names += ["X-Request-ID", "Cache-Control"]
     if route.cacheable:
         names.append("ETag")
+    if route.kind == "image":
+        names.append("Map-Warnings")
     return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
 
 

@@ -4,6 +4,7 @@ the error statuses, the free cap. A real server and worker (`v1_stack`)."""
 from __future__ import annotations
 
 import io
+import json
 import math
 import time
 from typing import Any
@@ -140,6 +141,11 @@ class TestSameAsMcp:
             "1 of 2 markers are outside the map's view and not drawn: markers[1] (-33.92, "
             "18.42); leave out center and zoom to fit the map to every marker, or lower the zoom"
         ]
+        png = client.api.get("/v1/static-map", params=query)  # the image alone says it too
+        assert png.headers["content-type"] == "image/png"
+        assert json.loads(png.headers["map-warnings"]) == answer.json()["warnings"]
+        plain = client.api.get("/v1/static-map", params=[("center", "50,20"), ("zoom", "4")])
+        assert "map-warnings" not in plain.headers
 
 
 class TestHeaders:
