@@ -47,6 +47,7 @@ class TestDemographics:
             "unit": "years",
             "lowerBound": False,
             "marginOfError": None,
+            "of": "all residents",
         }
         assert (by_name["households"]["value"], by_name["households"]["unit"]) == (16675, "count")
         assert by_name["share_under_18"]["unit"] == "percent"
