@@ -68,6 +68,15 @@ class TestLoneSurrogates:
         assert has_lone_surrogate(body.encode()) is lone
 
 
+def post_mcp(live_server: LiveServer, api_key: str, body: str) -> httpx.Response:
+    headers = {
+        "Authorization": f"Bearer {api_key}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    return httpx.post(f"{live_server.url}/mcp", content=body, headers=headers, timeout=30)
+
+
 @pytest.fixture
 def api_key(live_server: LiveServer) -> str:
     with httpx.Client(base_url=live_server.url, timeout=30) as control:
@@ -110,16 +119,7 @@ class TestDeepBodies:
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         call[where] = "DEEP"
         body = json.dumps(call).replace('"DEEP"', deep_object)
-        response = httpx.post(
-            f"{live_server.url}/mcp",
-            content=body,
-            headers={
-                "Authorization": f"Bearer {api_key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-            },
-            timeout=30,
-        )
+        response = post_mcp(live_server, api_key, body)
 
         assert response.status_code == 400, response.text
         answer = response.json()
@@ -199,16 +199,7 @@ class TestLoneSurrogateBodies:
             '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
             '{"name": "geocode", "arguments": {"query": "Paris\\udfff"}}}'
         )
-        response = httpx.post(
-            f"{live_server.url}/mcp",
-            content=body,
-            headers={
-                "Authorization": f"Bearer {api_key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-            },
-            timeout=30,
-        )
+        response = post_mcp(live_server, api_key, body)
 
         assert response.status_code == 400, response.text
         assert response.json()["error"]["code"] == -32700

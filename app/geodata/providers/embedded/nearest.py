@@ -228,11 +228,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
             comparably_close([km for _, km in near]),
         )
     return ReverseGeocodeResult(
-        name=data.names[feature],
-        label=data.label(feature),
-        kind="city",
-        lat=float(data.lat[feature]),
-        lon=float(data.lon[feature]),
+        **_place(data, feature, km),
         country_code=country_code,
         country=data.country_name(feature),
         admin1=admin1,
@@ -243,29 +239,33 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         postal_code_candidates=zips.candidates if zips else [],
         postal_code_uncertain=zips.uncertain if zips else None,
         warnings=warnings,
-        distance_km=round(km, 3),
-        source=attribution.REVERSE,
-        dataset=attribution.reverse_dataset(data.meta),
     )
+
+
+def _place(data: GeoData, feature: int, km: float) -> dict[str, Any]:
+    """The fields of every reverse_geocode answer: the place named, how far, the sources."""
+    return {
+        "name": data.names[feature],
+        "label": data.label(feature),
+        "kind": "city",
+        "lat": float(data.lat[feature]),
+        "lon": float(data.lon[feature]),
+        "distance_km": round(km, 3),
+        "source": attribution.REVERSE,
+        "dataset": attribution.reverse_dataset(data.meta),
+    }
 
 
 def _at_sea(data: GeoData, feature: int, km: float) -> ReverseGeocodeResult:
     """A point in no country (shore.py): the nearest place, and nothing the point is in."""
     return ReverseGeocodeResult(
-        name=data.names[feature],
-        label=data.label(feature),
-        kind="city",
-        lat=float(data.lat[feature]),
-        lon=float(data.lon[feature]),
+        **_place(data, feature, km),
         warnings=[
             f"The point is at sea: no country's land or populated place within "
             f"{TERRITORIAL_SEA_KM:.0f} km (12 nautical miles), so no country, admin1 or "
             f"admin2; the nearest place is {data.label(feature)}, {km:.1f} km away"
         ],
-        distance_km=round(km, 3),
         at_sea=True,
-        source=attribution.REVERSE,
-        dataset=attribution.reverse_dataset(data.meta),
     )
 
 
