@@ -24,7 +24,7 @@ from app.geodata.catalogue import (
 )
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
-from app.v1.headers import CACHEABLE
+from app.v1.headers import CACHEABLE, CREDIT_HEADERS, HEADERS
 from app.v1.query import COMPACT_PARAMETERS
 from app.v1.routes import ROUTES, V1Route
 
@@ -42,77 +42,6 @@ ERROR_STATUSES = {
     503: "A backing service or the upstream provider is briefly down (UNAVAILABLE, "
     "UPSTREAM_UNAVAILABLE): wait Retry-After",
     504: "No worker answered within the deadline (DEADLINE_EXCEEDED)",
-}
-CREDIT_HEADERS = [
-    "Credits-Charged",
-    "Credits-Used",
-    "Credits-Quota",
-    "Credits-Period",
-    "Credits-State",
-    "Credits-Reset",
-]
-HEADERS: dict[str, dict[str, Any]] = {
-    "RateLimit-Policy": {
-        "description": 'Quota policies (IETF draft ratelimit-headers): "key" and "account" '
-        'token buckets (q calls, refilled in w seconds); "credits" for the month when a '
-        "limit refuses calls past them",
-        "schema": {"type": "string"},
-        "example": '"key";q=10;w=2, "account";q=20;w=2, "credits";q=1000;w=2592000',
-    },
-    "RateLimit": {
-        "description": "What is left of each policy (r) and the seconds until it is whole "
-        "again (t); on a refusal, the policy that refused it with r=0",
-        "schema": {"type": "string"},
-        "example": '"key";r=9;t=1, "account";r=19;t=1, "credits";r=998;t=601179',
-    },
-    "Map-Warnings": {
-        "description": "On a PNG answer, what the map leaves out (markers outside the view, "
-        "label characters the font lacks): the JSON answer's `warnings` as a JSON array "
-        "(non-ASCII escaped); absent when there are none",
-        "schema": {"type": "string"},
-        "example": "[\"1 of 2 markers are outside the map's view and not drawn: 'Cairo'\"]",
-    },
-    "Credits-Remaining": {
-        "description": "Credits left this month before the limit (the free quota or the "
-        "account's cap), else of the plan's monthly allotment (standard: past it is overage)",
-        "schema": {"type": "integer", "minimum": 0},
-    },
-    "Credits-Charged": {
-        "description": "Credits this call cost: 0 for an error or a refusal",
-        "schema": {"type": "integer", "minimum": 0},
-    },
-    "Credits-Used": {
-        "description": "Credits used this month, this call's included (absent when the "
-        "call was refused before it was metered, e.g. invalid arguments)",
-        "schema": {"type": "integer", "minimum": 0},
-    },
-    "Credits-Quota": {
-        "description": "The plan's monthly credits",
-        "schema": {"type": "integer", "minimum": 0},
-    },
-    "Credits-Period": {"description": "The month counted, YYYY-MM", "schema": {"type": "string"}},
-    "Credits-State": {
-        "description": "ok below 80 % of the quota, warning up to 100 %, over above",
-        "schema": {"type": "string", "enum": ["ok", "warning", "over"]},
-    },
-    "Credits-Reset": {
-        "description": "When the month's credits reset, ISO 8601 UTC",
-        "schema": {"type": "string", "format": "date-time"},
-    },
-    "X-Request-ID": {
-        "description": "The request's id (the caller's X-Request-ID when sane), in our logs",
-        "schema": {"type": "string"},
-    },
-    "Retry-After": {
-        "description": "Seconds to wait before retrying",
-        "schema": {"type": "integer", "minimum": 1},
-    },
-    "WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}},
-    "Cache-Control": {
-        "description": "How long the answer may be kept",
-        "schema": {"type": "string"},
-    },
-    "ETag": {"description": "The answer's validator (If-None-Match)", "schema": {"type": "string"}},
 }
 BATCHES = ", ".join(f"`{TOOL_SPECS[tool].http_path.removeprefix('/v1/')}`" for tool in BATCH_FORMS)
 DESCRIPTION = f"""The tools of the MCP server as plain HTTP: the same catalogue, the same
