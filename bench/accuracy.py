@@ -13,8 +13,9 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   Every ZIP case (this and `containing_zip`) is also scored as "right first" (the first
   candidate or `postalCode` is the ZIP), "right among candidates, flagged uncertain",
   "wrong and sure" (the first is another ZIP and `postalCodeUncertain` is not true) or
-  "wrong, flagged uncertain"; per `half` of the case ("tune": the half the rule's
-  thresholds were chosen on, "check": the other; earlier cases have none).
+  "wrong, flagged uncertain", and how many right first were not flagged; per `half` of
+  the case ("tune": the half the rule's thresholds were chosen on, "check": the other;
+  earlier cases have none).
 - `admin2`, `county_fips`, `label_contains` (reverse_geocode): the county (by name and
   5-digit FIPS) and a text the label must hold (the state of the place named).
 - `exists` (search_nearby): there is one in range; NOT_FOUND fails (it says there is
@@ -123,6 +124,7 @@ def _zip_candidates(result: dict[str, Any], expect: dict[str, Any]) -> str | Non
 
 
 ZIP_GRADES = ("right first", "right among, uncertain", "wrong and sure", "wrong, uncertain")
+RIGHT_AND_SURE = "  of them not uncertain"  # right first, with postalCodeUncertain false
 
 
 def zip_grade(result: dict[str, Any], zip_code: str) -> str:
@@ -228,8 +230,10 @@ def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
             zip_code = expect.get("containing_zip") or expect.get("zip_among_candidates")
             if zip_code:
                 grade = zip_grade(result, zip_code)
+                sure = grade == ZIP_GRADES[0] and not result.get("postalCodeUncertain")
                 for half in (case.get("half", "earlier"), "all"):
                     totals[f"zip:{half}:{grade}"][0] += 1
+                    totals[f"zip:{half}:{RIGHT_AND_SURE}"][0] += sure
         except AppError as exc:
             problem = refusal(expect, exc)
         for group in (tool, f"class:{case.get('class', 'fact')}"):
@@ -266,7 +270,7 @@ def main() -> None:
 def print_zip_grades(grades: dict[str, int]) -> None:
     halves = ["tune", "check", "earlier", "all"]
     print(f"{'ZIP of a point':<24}" + "".join(f"{h:>9}" for h in halves))
-    for grade in ZIP_GRADES:
+    for grade in (ZIP_GRADES[0], RIGHT_AND_SURE, *ZIP_GRADES[1:]):
         counts = [grades.get(f"zip:{half}:{grade}", 0) for half in halves]
         print(f"{grade:<24}" + "".join(f"{n:>9}" for n in counts))
 

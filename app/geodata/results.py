@@ -218,6 +218,10 @@ ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 class NearestPostalCode(Result):
     code: str = Field(description="Postal code (US: ZIP)")
     distance_m: float = Field(description="To its centre")
+    land_area_km2: float | None = Field(None, description="US: the ZCTA's land area")
+    residents: bool | None = Field(
+        None, description="US: false for a building's, PO box or unique ZIP (no area to be in)"
+    )
 
 
 class ReverseGeocodeResult(Result):
@@ -236,16 +240,20 @@ class ReverseGeocodeResult(Result):
     postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
     postal_code_basis: str | None = Field(
         None,
-        description="containment, address (nearest address's) or nearest_centre",
+        description="containment (Census ZCTA polygon), address (nearest address's), "
+        "estimate (US offline: likeliest ZIPs by centre, size, bounds) or nearest_centre",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
         None, description="First of postalCodeCandidates"
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="Up to 3 nearest postal code centres (US: in its county), not areas",
+        description="Up to 3 postal codes, not areas: US likeliest to hold the point first, "
+        "elsewhere nearest centre first",
     )
-    postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
+    postal_code_uncertain: bool | None = Field(
+        None, description="The first may well not be the point's: the data cannot tell"
+    )
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(
