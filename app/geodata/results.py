@@ -248,8 +248,8 @@ class ReverseGeocodeResult(Result):
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="Up to 3 postal codes, not areas: US likeliest to hold the point first, "
-        "elsewhere nearest centre first",
+        description="Postal codes, not areas: US up to 4, likeliest to hold the point first; "
+        "elsewhere up to 3, nearest centre first",
     )
     postal_code_uncertain: bool | None = Field(
         None, description="The first may well not be the point's: the data cannot tell"

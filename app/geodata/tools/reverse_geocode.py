@@ -125,7 +125,7 @@ SPEC = ToolSpec(
         "is at sea (`atSea`): no country, admin1 or admin2, the nearest place and its "
         "distance, said in `warnings`; waters a country holds beyond that (archipelagic "
         "waters, Lake Maracaibo) count as sea too. ZIP codes: never claimed by "
-        "area offline (no ZIP polygons ship): the up to 3 ZIPs of the point's state "
+        "area offline (no ZIP polygons ship): the up to 4 ZIPs of the point's state "
         "likeliest to hold it (`postalCodeCandidates`, `postalCodeBasis` estimate), "
         "ranked by distance relative to each ZCTA's size (its land area), those whose "
         "2010 bounding box leaves the point out dropped, ZIPs with no residents "

@@ -36,9 +36,11 @@ from app.geodata.providers.embedded.counties import County
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import NearestPostalCode
 
-# ZIP centres searched, how many are offered, and how far one may be
+# ZIP centres searched, how many are offered (US: one more, as a downtown's ZIPs are many
+# and small: the Ryman Auditorium's 37219 is the fourth likeliest), and how far one may be
 ZIP_SEARCHED = 24
 ZIP_OFFERED = 3
+US_ZIPS_OFFERED = 4
 MAX_ZIP_KM = 40.0
 # a bounding box is widened by this much before it may leave a point out (2010 boxes,
 # 2020 areas: lines moved a little)
@@ -79,15 +81,15 @@ def comparably_close(kms: Sequence[float]) -> bool:
 
 
 def estimate(data: GeoData, lat: float, lon: float, county: County | None) -> ZipAnswer:
-    """Up to ZIP_OFFERED ZIPs of the point's state, likeliest to hold it first."""
+    """Up to US_ZIPS_OFFERED ZIPs of the point's state, likeliest to hold it first."""
     readings = _readings(data, lat, lon, county)
     if not readings:
         return ZipAnswer([], None, None)
     fitting = [r for r in readings if r.in_box]
     ranked = sorted(fitting, key=lambda r: (not r.residents, r.relative))
     if not ranked:  # no box fits (water, a ZCTA newer than 2010): the nearest, unsure
-        return ZipAnswer([_candidate(data, r) for r in readings[:ZIP_OFFERED]], True, BASIS)
-    offered = ranked[:ZIP_OFFERED]
+        return ZipAnswer([_candidate(data, r) for r in readings[:US_ZIPS_OFFERED]], True, BASIS)
+    offered = ranked[:US_ZIPS_OFFERED]
     first = offered[0]
     doubts = [
         not first.residents,
