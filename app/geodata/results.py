@@ -218,10 +218,7 @@ ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 class NearestPostalCode(Result):
     code: str = Field(description="Postal code (US: ZIP)")
     distance_m: float = Field(description="To its centre")
-    land_area_km2: float | None = Field(None, description="US: the ZCTA's land area")
-    residents: bool | None = Field(
-        None, description="US: false for a building's, PO box or unique ZIP (no area to be in)"
-    )
+    no_residents: bool = Field(False, description="US: PO box/building ZIP")
 
 
 class ReverseGeocodeResult(Result):
@@ -240,20 +237,16 @@ class ReverseGeocodeResult(Result):
     postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
     postal_code_basis: str | None = Field(
         None,
-        description="containment (Census ZCTA polygon), address (nearest address's), "
-        "estimate (US offline: likeliest ZIPs by centre, size, bounds) or nearest_centre",
+        description="containment, address, estimate or nearest_centre",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
         None, description="First of postalCodeCandidates"
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="Postal codes, not areas: US up to 4, likeliest to hold the point first; "
-        "elsewhere up to 3, nearest centre first",
+        description="Not areas; US: likeliest first",
     )
-    postal_code_uncertain: bool | None = Field(
-        None, description="The first may well not be the point's: the data cannot tell"
-    )
+    postal_code_uncertain: bool | None = Field(None, description="First may be wrong")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(

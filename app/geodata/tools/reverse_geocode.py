@@ -58,7 +58,7 @@ def _postal_code(result: dict[str, Any]) -> str:
 
 def _zip_candidate(candidate: dict[str, Any]) -> str:
     said = f"{candidate['code']} (centre {km(candidate['distanceM'])} away"
-    if candidate.get("residents") is False:
+    if candidate.get("noResidents"):
         said += "; no residents: a building's or PO box ZIP"
     return said + ")"
 
@@ -81,12 +81,11 @@ EXAMPLE = Example(
         "nearestPostalCode": {
             "code": "10016",
             "distanceM": 736.9,
-            "landAreaKm2": 1.422,
-            "residents": True,
+            "noResidents": False,
         },
         "postalCodeCandidates": [
-            {"code": "10016", "distanceM": 736.9, "landAreaKm2": 1.422, "residents": True},
-            {"code": "10001", "distanceM": 1008.5, "landAreaKm2": 1.616, "residents": True},
+            {"code": "10016", "distanceM": 736.9, "noResidents": False},
+            {"code": "10001", "distanceM": 1008.5, "noResidents": False},
         ],
         "postalCodeUncertain": True,
         "warnings": [],
@@ -102,9 +101,8 @@ SPEC = ToolSpec(
     "reverse_geocode",
     "Name the place at a point",
     "The place a point is in: country by border, the place covering it best; US: state "
-    "and county by Census polygons. ZIP offline: the likeliest to hold the point "
-    "(`postalCodeCandidates`, `postalCodeUncertain`), never claimed. At sea: `atSea`. "
-    "NOT_FOUND: no place within 300 km." + CREDIT,
+    "and county by Census polygons. ZIP: likeliest, never claimed offline. At sea: "
+    "`atSea`. NOT_FOUND: no place within 300 km." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",

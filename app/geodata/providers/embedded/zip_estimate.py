@@ -146,6 +146,5 @@ def _candidate(data: GeoData, reading: Reading) -> NearestPostalCode:
     return NearestPostalCode(
         code=data.names[reading.feature],
         distance_m=round(reading.km * 1000, 1),
-        land_area_km2=None if reading.land_km2 is None else round(reading.land_km2, 3),
-        residents=reading.residents,
+        no_residents=not reading.residents,
     )
