@@ -60,12 +60,10 @@ BASIS = "estimate"
 @dataclass(frozen=True)
 class Reading:
     feature: int
-    row: int
     km: float
     relative: float  # km / the ZCTA's radius
     residents: bool
     in_box: bool
-    land_km2: float | None
 
 
 @dataclass
@@ -119,12 +117,10 @@ def _readings(data: GeoData, lat: float, lon: float, county: County | None) -> l
         readings.append(
             Reading(
                 feature=feature,
-                row=row,
                 km=km,
                 relative=km / max(radius, MIN_RADIUS_KM),
                 residents=int(data.zip_population[row]) > 0,
                 in_box=_in_box(data.zip_bounds[row], lat, lon),
-                land_km2=None if isnan(land) else land,
             )
         )
     return sorted(readings, key=lambda r: r.km)
