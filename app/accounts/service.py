@@ -115,7 +115,8 @@ def set_password(user: User, password: str) -> None:
 
 
 def client_ip_of(client: tuple[str, int] | None) -> str:
-    """The caller's address (uvicorn already applied trusted X-Forwarded-For)."""
+    """The caller's address (a configured proxy's X-Forwarded-For already applied:
+    app/http/forwarded.py)."""
     return client[0] if client else "unknown"
 
 
