@@ -161,7 +161,7 @@ def check_current_password(
     if not _password_matches(stored_hash, password):
         throttle.note_failure(store, email, client_ip)
         raise Forbidden("currentPassword: the current password is wrong")
-    throttle.forget_failures(store, email, client_ip)
+    throttle.forget_failures(store, email, client_ip, remember=False)
 
 
 def end_sessions(session: Session, user_id: str, *, keep: str | None = None) -> None:
