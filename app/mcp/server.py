@@ -61,6 +61,7 @@ DESCRIPTION = (
 INSTRUCTIONS = (
     "Geospatial and demographic data: US population and household income by ZIP code, "
     "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
+    "Coordinates (lat, lon, and a bbox's west, south, east, north) are WGS84 degrees. "
     "Each successful call costs 1 credit; failed calls cost nothing. A result's text is a "
     "summary line, then the result as JSON (also its structuredContent); _meta "
     '"geosvc/usage" says what the call cost and the credits used this month. Errors are '
