@@ -1,4 +1,4 @@
-"""What the six tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
+"""What the tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
 described and titled for agents, and always `source`, where the data came from."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Arguments of the six tools (their results: `app.geodata.results`).
+"""Arguments of the tools (their results: `app.geodata.results`).
 
 Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong,
 NaN, Infinity and out-of-range values are rejected. ZIP codes take the forms agents send
