@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast multihost-drill lint bench clean chromium nginx conformance-tools promtool image image-tag lock
+.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool image image-tag lock
 
 # Every dependency from the lock, checked by hash (the `dev` and `otel` extras; the image
 # installs requirements.lock); then this project alone. `make lock` rewrites the locks.
@@ -41,6 +41,11 @@ test-fast: $(STAMP)
 	$(BIN)/geosvc data build --data-dir .geosvc
 	GEOSVC_TEST_DATA_DIR=.geosvc GEOSVC_TEST_FAKE_REDIS=1 REQUIRE_SERVICES=0 \
 	  $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
+
+# The models against the migrations (alembic's autogenerate comparison, as `alembic
+# check`): a fresh SQLite database, and PostgreSQL when reachable (REQUIRE_SERVICES=1: must be).
+check-migrations: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_migrations.py $(PYTEST_ARGS)
 
 # The multi-host drill (tests/drills/test_multihost.py; root, ~4 min): opt-in, not in `make test`.
 multihost-drill: $(STAMP)

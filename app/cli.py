@@ -11,7 +11,9 @@ from rich.console import Console
 
 from app.admin.cli import register as register_admin_commands
 from app.deployment.cli import register as register_deployment_commands
+from app.geodata.cli import data_cli
 from app.geodata.cli import register as register_geodata_commands
+from app.mcp.cli import register as register_reference_command
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -353,6 +355,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
 
 
 register_geodata_commands(cli)
+register_reference_command(data_cli)
 register_admin_commands(cli)
 register_deployment_commands(cli)
 

@@ -41,7 +41,9 @@ from app.mail.transport import startup_line
 from app.mcp.discovery import router as discovery_router
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
+from app.metering.outbox import outbox_stats
 from app.oauth.endpoints import router as oauth_router
+from app.oauth.metadata import REGISTER_PATH
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
@@ -83,11 +85,13 @@ def create_app() -> FastAPI:
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
-    app.add_middleware(JsonBodyLimits)  # inside RequestLimits: it reads bounded bodies only
+    # inside RequestLimits: it reads bounded bodies only
+    app.add_middleware(JsonBodyLimits, register_path=REGISTER_PATH)
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
-    install_api(app, get_settings())  # request ids, JSON logs, /metrics, tracing
+    # request ids, JSON logs, /metrics (with the outbox's state), tracing
+    install_api(app, get_settings(), outbox_stats)
     app.add_middleware(ForwardedHeaders)  # outermost: no one sees a header a client forged
     app.include_router(accounts_router)
     app.include_router(metering_router)

@@ -1,4 +1,4 @@
-"""Tool tasks (queue `tools`): one task runs any of the six tools; another a batch of
+"""Tool tasks (queue `tools`): one task runs any tool; another a batch of
 calls of one tool (`tools.run_batch`, the batch endpoints: one task for up to 100 items).
 
 No Celery retries: the api awaits the answer under `tool_deadline_s`, and the upstream
