@@ -43,7 +43,9 @@ test-fast: $(STAMP)
 	  $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
 
 # The multi-host drill (tests/drills/test_multihost.py; root, ~4 min): opt-in, not in `make test`.
+# Its hosts share the indices `make run` uses (GEOSVC_DATA_DIR, else .geosvc), built first.
 multihost-drill: $(STAMP)
+	$(BIN)/geosvc data build --data-dir $${GEOSVC_DATA_DIR:-.geosvc}
 	GEOSVC_MULTIHOST_DRILL=1 $(BIN)/python -m pytest tests/drills/test_multihost.py $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
