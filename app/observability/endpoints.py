@@ -18,10 +18,11 @@ UNAUTHENTICATED = {"error": {"code": "UNAUTHENTICATED", "message": "Metrics toke
 def metrics_router() -> APIRouter:
     # imported here: the metering feature defines metrics, and this module must load
     # before the multiprocess directory is set (see exposition.prepare_multiprocess_dir)
+    from app.geodata.indices.version import INDEX_VERSION
     from app.metering.outbox import outbox_stats
 
     router = APIRouter()
-    registry = exposition.scrape_registry(outbox_reader=outbox_stats)
+    registry = exposition.scrape_registry(outbox_reader=outbox_stats, index_version=INDEX_VERSION)
 
     @router.get("/metrics", include_in_schema=False)
     def metrics(request: Request) -> Response:
