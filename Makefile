@@ -48,8 +48,11 @@ check-migrations: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_migrations.py $(PYTEST_ARGS)
 
 # The multi-host drill (tests/drills/test_multihost.py; root, ~4 min): opt-in, not in `make test`.
+# Its hosts share the indices `make run` uses (GEOSVC_DATA_DIR, else .geosvc), built first;
+# -rP prints the drill's tables (per phase, and the ledger per account).
 multihost-drill: $(STAMP)
-	GEOSVC_MULTIHOST_DRILL=1 $(BIN)/python -m pytest tests/drills/test_multihost.py $(PYTEST_ARGS)
+	$(BIN)/geosvc data build --data-dir $${GEOSVC_DATA_DIR:-.geosvc}
+	GEOSVC_MULTIHOST_DRILL=1 $(BIN)/python -m pytest -rP tests/drills/test_multihost.py $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
 # no browser download). Without root it is left to you: those tests then skip, or fail

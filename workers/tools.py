@@ -24,9 +24,12 @@ from app.tool_calls.service import RUN_TOOL_TASK
 
 @worker_init.connect
 def load_geodata(**_kwargs: Any) -> None:
-    """Load (or build) the indices before the pool starts: its threads (or forked
-    children) share one copy, read-only, and no call waits for a load."""
-    geodata.warm_up()
+    """The rest of what calls read (area and profile tables, upstream clients) before the
+    pool starts: its threads (or forked children) share one copy, read-only, and no call
+    waits for a load. `geosvc worker` has checked and loaded the indices already when it
+    consumes a tool queue (app.geodata.readiness); a billing worker loads nothing."""
+    if geodata.loaded_provider() is not None:
+        geodata.warm_up()
     gc.freeze()  # the indices and tables are for life: no full collection walks them
 
 
