@@ -18,11 +18,11 @@ from collections.abc import Iterator, Sequence
 import anyio
 import pytest
 
-from app.config import get_settings
 from app.db import migrate
 from app.oauth import document_refresh
 from app.oauth.addresses import ResolverBusy, ThreadedResolver, site_of
 from app.oauth.metadata_documents import FetchesBusy, MetadataDocumentError
+from app.runtime import reload_settings
 
 SLOTS = 3
 PER_HOST = 2
@@ -44,12 +44,8 @@ class SlowSite:
 
 def clear_caches() -> None:
     """Settings and what is built from them, read again from the environment."""
-    for cached in (
-        get_settings,
-        document_refresh.slots,
-        document_refresh.failures,
-        document_refresh.current,
-    ):
+    reload_settings()
+    for cached in (document_refresh.slots, document_refresh.failures, document_refresh.current):
         cached.cache_clear()
 
 
