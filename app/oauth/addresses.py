@@ -168,6 +168,8 @@ class ThreadedResolver:
         except BaseException:
             self._give_back(site)
             raise
+        # A lookup cancelled before a thread picked it up never runs `_run`'s finally.
+        future.add_done_callback(lambda done: self._give_back(site) if done.cancelled() else None)
         return await asyncio.wrap_future(future)
 
 
