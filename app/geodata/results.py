@@ -269,6 +269,9 @@ class NearbyPlace(Result):
         None, description="Airports: whether airlines fly there on schedule; else null"
     )
     population: int | None = POPULATION
+    position_precision: Literal["city"] | None = Field(
+        None, description="city: the point is only its town's"
+    )
 
 
 class SearchNearbyResult(Result):
