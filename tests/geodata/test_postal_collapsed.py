@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from app.geodata.catalogue import summarize
 from app.geodata.providers.embedded import postal_codes
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.service import execute
@@ -100,3 +101,10 @@ class TestAnswers:
         if town:
             assert town in top["label"]
         assert any(f"looked up as {held_as!r}" in w for w in answer["warnings"])
+
+    def test_the_summary_says_a_distance_is_only_to_the_towns_point(self) -> None:
+        lat, lon = CHARING_CROSS
+        args = {"lat": lat, "lon": lon, "radius_m": 200, "category": "postal_code"}
+        result = execute("search_nearby", args).structured
+        assert result["results"][0]["positionPrecision"] == "city"  # none exact that near
+        assert "(its town's point only)" in summarize("search_nearby", result)

@@ -52,7 +52,10 @@ def summary(result: dict[str, Any]) -> str:
     total = result.get("total")
     count = f"{total:,}" if total is not None else f"{len(places)}+"
     listed = ", ".join(
-        f"{p['name']}" + (f" ({p['code']})" if p.get("code") else "") + f" {km(p['distanceM'])}"
+        f"{p['name']}"
+        + (f" ({p['code']})" if p.get("code") else "")
+        + f" {km(p['distanceM'])}"
+        + (" (its town's point only)" if p.get("positionPrecision") else "")
         for p in places[:MORE_PLACES]
     )
     text = (
