@@ -43,10 +43,19 @@ class TestWordsThatMatchedNothing:
         assert [w for w in answer["warnings"] if w.startswith(f"{ignored!r} matched no place")]
         assert any("upstream geocoder" in w and repr(city) in w for w in answer["warnings"])
 
-    def test_an_unknown_word_before_a_state_is_not_the_state_silently(self) -> None:
-        answer = geocode("Xqzvbnk, Texas")
+    @pytest.mark.parametrize(
+        ("query", "ignored"),
+        [
+            ("Xqzvbnk, Texas", "Xqzvbnk"),
+            ("Alba, MI", "Alba"),  # a region's name elsewhere (Romania): no place in Michigan
+        ],
+    )
+    def test_an_unknown_word_before_a_state_is_not_the_state_silently(
+        self, query: str, ignored: str
+    ) -> None:
+        answer = geocode(query)
         assert answer["results"][0]["kind"] == "admin1"
-        assert "'Xqzvbnk' matched no place" in " ".join(answer["warnings"])
+        assert f"{ignored!r} matched no place" in " ".join(answer["warnings"])
 
     def test_an_unknown_part_after_the_place_is_named_as_not_used(self) -> None:
         answer = geocode("Austin, Qwertyville")

@@ -25,7 +25,7 @@ class TestTextBlockOnly:
         text = await text_of(stack, account, "Space Needle, Seattle")
         summary, data = text.split("\n", 1)
         assert summary.startswith("'Space Needle, Seattle': Seattle, Washington, US")
-        assert "'Space Needle' matched no place" in summary
+        assert "'Space Needle' matched no place in the embedded data" in summary
         warnings = json.loads(data)["warnings"]
         assert any("upstream geocoder" in w and "only 'Seattle'" in w for w in warnings)
 

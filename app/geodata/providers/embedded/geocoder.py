@@ -236,8 +236,10 @@ class Geocoder:
                 fallback = True
             elif not (fallback or hits) and self._misspelt(part, raw[i], context, offer, dropped):
                 fallback = True
-            elif self._context(part) is None:  # a part that names a region narrowed the rest
-                dropped.add(raw[i], before_match=not fallback)
+            elif not fallback:  # nothing matched yet: this part is not in the answer
+                dropped.add(raw[i], before_match=True)
+            elif self._context(part) is None:  # one naming a region narrowed those before
+                dropped.add(raw[i], before_match=False)
         warnings = self._offer_postal(query, hits, found, parts, offer)
         return list(found.values()), warnings, dropped
 

@@ -94,7 +94,8 @@ class Dropped:
         leading = [p for p in self.leading if warned is None or normalize(p) != warned]
         if leading:
             notes.append(
-                f"{', '.join(leading)!r} matched no place ({UPSTREAM_GEOCODE_COVERAGE}): "
+                f"{', '.join(leading)!r} matched no place in the embedded data "
+                f"({UPSTREAM_GEOCODE_COVERAGE}): "
                 f"the results match only {matched!r}"
             )
         notes += [f"{p!r} matched no region or country and was not used" for p in self.trailing]
