@@ -269,9 +269,7 @@ class NearbyPlace(Result):
         None, description="Airports: whether airlines fly there on schedule; else null"
     )
     population: int | None = POPULATION
-    position_precision: Literal["city"] | None = Field(
-        None, description="city: the point is only its town's"
-    )
+    position_precision: str | None = Field(None, description="city: the point is only its town's")
 
 
 class SearchNearbyResult(Result):

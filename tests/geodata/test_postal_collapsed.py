@@ -83,10 +83,19 @@ class TestAnswers:
         # Lisbon's Baixa: every code within reach is on one of the city's shared points
         answer = execute("reverse_geocode", {"lat": 38.7107, "lon": -9.1365}).structured
         offered = [c["code"] for c in answer["postalCodeCandidates"]]
-        assert offered
         (warning,) = [w for w in answer["warnings"] if "town's position" in w]
-        assert offered[0] in warning
+        assert [code for code in offered if code in warning]
         assert answer["postalCodeUncertain"] is True
+
+    def test_reverse_geocode_puts_an_exact_code_before_cedex_codes(self) -> None:
+        # Place d'Italie: Paris 13's CEDEX codes share a point 140 m away; 75013 is its own
+        answer = execute("reverse_geocode", {"lat": 48.8310, "lon": 2.3555}).structured
+        offered = [c["code"] for c in answer["postalCodeCandidates"]]
+        assert offered[0] == "75013"
+        cedex = [code for code in offered if "CEDEX" in code]
+        assert cedex  # the nearest of all, listed last and named
+        assert cedex == offered[-len(cedex) :]
+        assert all(any(code in w for w in answer["warnings"]) for code in cedex)
 
     @pytest.mark.parametrize(
         ("query", "held_as", "town"),

@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from math import ceil, cos, radians
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -235,7 +235,7 @@ def sharing(data: GeoData, feature: int) -> int:
     )
 
 
-def precision(data: GeoData, feature: int) -> Literal["city"] | None:
+def precision(data: GeoData, feature: int) -> str | None:
     """'city' when the code's point is only its town's (COLLAPSED codes or more on it)."""
     return "city" if sharing(data, feature) >= COLLAPSED else None
 
@@ -264,18 +264,29 @@ def city_level(data: GeoData, feature: int) -> str | None:
 def nearest_codes(
     data: GeoData, lat: float, lon: float, max_km: float, count: int
 ) -> tuple[list[NearestPostalCode], list[str]]:
-    """reverse_geocode's postal codes outside the US: the `count` nearest whose points are
-    their own, then (when fewer) those placed at a town's centre, and a warning naming
-    these: their distance says nothing of where they are."""
-    near = nearest(data, lat, lon, max_km, count * 4)
-    near.sort(key=lambda hit: (precision(data, hit[0]) is not None, hit[1]))
+    """reverse_geocode's postal codes outside the US: of the codes within the first radius
+    that holds any (as nearest() widens it), the `count` nearest whose points are their
+    own, then (when fewer) those placed at a town's point, and a warning naming these:
+    their distance says nothing of where they are."""
+    for km in (2.0, 10.0, max_km):
+        features, distances = within(data, lat, lon, min(km, max_km))
+        if len(features) or km >= max_km:
+            break
+    town = exact_first(data, features) == 0
+    found: dict[str, tuple[int, float]] = {}
+    for at in np.lexsort((distances, town)).tolist():
+        code = data.names[int(features[at])]
+        if code not in found:
+            found[code] = (int(features[at]), float(distances[at]))
+            if len(found) == count:
+                break
     codes = [
-        NearestPostalCode(code=data.names[f], distance_m=round(km * 1000, 1)) for f, km in near
+        NearestPostalCode(code=c, distance_m=round(km * 1000, 1)) for c, (_f, km) in found.items()
     ]
-    town_only = [data.names[f] for f, _km in near[:count] if precision(data, f)]
+    town_only = [c for c, (f, _km) in found.items() if precision(data, f)]
     if not town_only:
-        return codes[:count], []
-    return codes[:count], [
+        return codes, []
+    return codes, [
         f"postal code(s) {', '.join(town_only)} have only their town's position in the data "
         f"(one point for many codes): their distance says nothing of where they are"
     ]
