@@ -57,10 +57,41 @@ class TestWordsThatMatchedNothing:
         assert answer["results"][0]["kind"] == "admin1"
         assert f"{ignored!r} matched no place" in " ".join(answer["warnings"])
 
-    def test_an_unknown_part_after_the_place_is_named_as_not_used(self) -> None:
-        answer = geocode("Austin, Qwertyville")
-        assert answer["results"][0]["name"] == "Austin"
-        assert "'Qwertyville' matched no region or country and was not used" in answer["warnings"]
+    @pytest.mark.parametrize(
+        ("query", "unused"),
+        [
+            ("Austin, Qwertyville", "Qwertyville"),
+            ("Paris, London", "London"),  # a town, but no Paris near it
+        ],
+    )
+    def test_an_unknown_part_after_the_place_is_named_as_not_used(
+        self, query: str, unused: str
+    ) -> None:
+        answer = geocode(query)
+        assert answer["results"][0]["name"] == query.split(",")[0]
+        assert f"{unused!r} matched no region or country and was not used" in answer["warnings"]
+
+    @pytest.mark.parametrize(
+        ("query", "country", "admin1"),
+        [
+            ("Camden, London", "GB", "England"),  # not Camden, New Jersey
+            ("Richmond, London", "GB", "England"),  # not Richmond, Virginia
+            ("Hollywood, Los Angeles", "US", "California"),  # not Hollywood, Florida
+        ],
+    )
+    def test_a_town_after_the_place_says_which_one(
+        self, query: str, country: str, admin1: str
+    ) -> None:
+        answer = geocode(query)
+        top = answer["results"][0]
+        assert (top["countryCode"], top["admin1"]) == (country, admin1)
+        assert (answer["ambiguous"], answer["warnings"]) == (False, [])
+
+    def test_a_landmark_before_a_confirmed_code_is_named_as_not_used(self) -> None:
+        answer = geocode("Space Needle, Seattle, WA 98109")
+        assert answer["results"][0]["postalCode"] == "98109"
+        assert answer["warnings"][0].startswith("'Space Needle' matched no place")
+        assert answer["warnings"][0].endswith("it was not used")
 
     @pytest.mark.parametrize("query", ["Austin, TX", "Paris, France", "Springfield", "SW1A 1AA"])
     def test_a_query_used_whole_has_no_such_warning(self, query: str) -> None:

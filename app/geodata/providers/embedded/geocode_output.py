@@ -1,7 +1,10 @@
-"""geocode's answer for one matched feature: a result (GeocodeMatch) or what the
-ambiguity rule reads of it (ambiguity.Place); and which alternate-name matches rank last."""
+"""geocode's answer for one matched feature: how it is offered (Offer), a result
+(GeocodeMatch) or what the ambiguity rule reads of it (ambiguity.Place); and which
+alternate-name matches rank last."""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from app.geodata.indices.store import (
     KIND_ADMIN1,
@@ -15,6 +18,22 @@ from app.geodata.providers.embedded import ambiguity
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import GeocodeMatch, Kind
 from app.geodata.text import normalize
+
+
+class Offer(Protocol):
+    """How geocoder._candidates takes a feature as a possible answer."""
+
+    def __call__(
+        self,
+        feature: int,
+        base: float,
+        rank: float,
+        zip_code: bool = False,
+        weak: bool = False,
+        alternate: bool = False,
+        as_matched: str | None = None,
+    ) -> None: ...
+
 
 KINDS: dict[int, Kind] = {
     KIND_CITY: "city",

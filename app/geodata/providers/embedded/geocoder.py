@@ -24,7 +24,6 @@ import math
 import re
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol
 
 from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.indices.store import (
@@ -41,8 +40,10 @@ from app.geodata.providers.embedded import (
     geocode_output,
     postal_codes,
     spelling,
+    town_context,
 )
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.geocode_output import Offer
 from app.geodata.providers.embedded.prominence import airport_rank
 from app.geodata.providers.embedded.query_kinds import (
     Dropped,
@@ -95,19 +96,6 @@ class _Candidate:
 
 
 Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
-
-
-class Offer(Protocol):
-    def __call__(
-        self,
-        feature: int,
-        base: float,
-        rank: float,
-        zip_code: bool = False,
-        weak: bool = False,
-        alternate: bool = False,
-        as_matched: str | None = None,
-    ) -> None: ...
 
 
 class Geocoder:
@@ -165,7 +153,8 @@ class Geocoder:
         if beyond and (best.matched != args.query or best.alternate):
             partial = best.matched if best.matched != args.query else None
             first.append(partial_warning(first_part, beyond, partial))
-        first += dropped.notes(best.matched, normalize(first_part) if first else None)
+        matched = best.matched if best.matched != args.query else None
+        first += dropped.notes(matched, normalize(first_part) if first else None)
         if best.zip and (town_only := postal_codes.city_level(self.data, best.feature)):
             first.append(town_only)
         warnings = first + warnings
@@ -238,8 +227,8 @@ class Geocoder:
                 fallback = True
             elif not fallback:  # nothing matched yet: this part is not in the answer
                 dropped.add(raw[i], before_match=True)
-            elif self._context(part) is None:  # one naming a region narrowed those before
-                dropped.add(raw[i], before_match=False)
+            elif self._context(part) is None and not self._in_town(part, found):
+                dropped.add(raw[i], before_match=False)  # a region's name narrowed those before
         warnings = self._offer_postal(query, hits, found, parts, offer)
         return list(found.values()), warnings, dropped
 
@@ -296,6 +285,16 @@ class Geocoder:
                 return True
         return False
 
+    def _in_town(self, town: str, found: dict[int, _Candidate]) -> bool:
+        """Whether some places found lie in or by a town called `town` ('Camden, London'):
+        the others are then dropped, as a region drops those outside it (town_context.py)."""
+        places = [f for f in found if not found[f].zip]
+        near = town_context.near_towns(self.data, town, places)
+        for feature in places if near else []:
+            if feature not in near:
+                del found[feature]
+        return bool(near)
+
     def _misspelt(
         self, part: str, raw: str, context: list[Context], offer: Offer, dropped: Dropped
     ) -> bool:
@@ -317,7 +316,10 @@ class Geocoder:
                 offer(feature, base, float(self.data.population[feature]))
             if features:
                 read = list(dict.fromkeys(self.data.names[f] for f in features))
-                dropped.corrected(raw, read)
+                written = raw.split()  # the name as written, without an inline region
+                dropped.corrected(
+                    " ".join(written[:k]) if len(written) == len(words) else raw, read
+                )
                 return True
         return False
 

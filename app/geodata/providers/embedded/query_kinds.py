@@ -83,9 +83,10 @@ class Dropped:
     def corrected(self, part: str, names: list[str]) -> None:
         self.read_as.append((part, names))
 
-    def notes(self, matched: str, warned: str | None) -> list[str]:
-        """Warnings, given what the first result matched and the part already warned
-        about (a landmark or address: partial_warning)."""
+    def notes(self, matched: str | None, warned: str | None) -> list[str]:
+        """Warnings, given what the first result matched (None: the whole query, as a
+        postal code that the rest confirms) and the part already warned about (a
+        landmark or address: partial_warning)."""
         notes = [
             f"{part!r} matched no place name: read as {' or '.join(map(repr, names))}, "
             f"a typo away; check it"
@@ -96,7 +97,7 @@ class Dropped:
             notes.append(
                 f"{', '.join(leading)!r} matched no place in the embedded data "
                 f"({UPSTREAM_GEOCODE_COVERAGE}): "
-                f"the results match only {matched!r}"
+                + (f"the results match only {matched!r}" if matched else "it was not used")
             )
         notes += [f"{p!r} matched no region or country and was not used" for p in self.trailing]
         return notes
