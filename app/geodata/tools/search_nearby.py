@@ -112,8 +112,8 @@ SPEC = ToolSpec(
     "search_nearby",
     "Places near a point",
     "Places of one `category` within `radius_m` of a point, with `distanceM`, most "
-    'prominent first (`order` "distance": nearest first). {categories} Next page: '
-    "`nextCursor` as `cursor`. NOT_FOUND when none is in range." + CREDIT,
+    'prominent first (`order` "distance": nearest first). {categories} NOT_FOUND when '
+    "none is in range." + CREDIT,
     schemas.SearchNearbyArgs,
     results.SearchNearbyResult,
     "search_nearby",
