@@ -12,7 +12,10 @@ A query is split at commas into parts, most specific first as in an address
 ("350 5th Ave, New York, NY 10118"). ZIP codes anywhere in it match first. Then each part
 is tried as a name, with the parts after it (or the words after it: "Austin TX") as
 context: a country or admin1 that a match must lie in. The leftmost part that matches
-gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas).
+gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas,
+saying that 'Nowhere' matched nothing: query_kinds.Dropped). A part that matched no name
+at all may be a typo (spelling.py); a later part naming a town keeps the places by it
+("Camden, London": town_context.py).
 
 When the best matches are several well-known places far apart, the answer says so
 (`ambiguous`, `candidates`; the rule is in `ambiguity`).
