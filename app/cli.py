@@ -120,8 +120,6 @@ def api(
             host=host,
             port=port,
             workers=workers,
-            proxy_headers=True,
-            forwarded_allow_ips=get_settings().forwarded_allow_ips,
             log_level="info",
             log_config=None,  # ours (JSON lines), set up by metrics_process_group/create_app
             **uvicorn_options(),  # request bounds (app/http/server.py), no server header

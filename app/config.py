@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from decimal import Decimal
 from functools import lru_cache
@@ -211,6 +212,17 @@ class Settings(BaseSettings):
     def _empty_mail_from_is_the_default(cls, value: object) -> object:
         return DEFAULT_MAIL_FROM if value == "" else value
 
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _proxy_addresses_shape(cls, value: str) -> str:
+        for part in (part.strip() for part in value.split(",") if part.strip()):
+            if part != "*":
+                try:
+                    ipaddress.ip_network(part, strict=False)
+                except ValueError:
+                    raise ValueError(f"{part!r} is not an IP address or CIDR") from None
+        return value
+
     @field_validator("smtp_url")
     @classmethod
     def _smtp_url_shape(cls, value: SecretStr | None) -> SecretStr | None:
@@ -303,10 +315,11 @@ class Settings(BaseSettings):
     # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
     flower_auth: SecretStr | None = None
 
-    # Addresses whose X-Forwarded-For / X-Forwarded-Proto `geosvc api` trusts (uvicorn's
-    # --forwarded-allow-ips): the reverse proxy's, comma-separated (IPs or CIDRs). The
-    # client IP limits sign-in abuse, so production refuses "*" (anyone could pick theirs).
-    forwarded_allow_ips: str = Field("127.0.0.1", min_length=1)
+    # The reverse proxy's addresses, comma-separated (IPs or CIDRs): only a request from
+    # one of them has its X-Forwarded-For / -Proto and X-Proxy-Request-ID honoured
+    # (app/http/forwarded.py). Empty (the default, `geosvc dev`): no proxy, every request
+    # is its peer's. The client IP limits sign-in abuse, so production refuses "*".
+    forwarded_allow_ips: str = ""
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

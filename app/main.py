@@ -31,6 +31,7 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
 from app.http.errors import install_error_handlers
+from app.http.forwarded import ForwardedHeaders
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.json_bodies import JsonBodyLimits
 from app.http.openapi import EDGE_ERRORS
@@ -86,7 +87,8 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
-    install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
+    install_api(app, get_settings())  # request ids, JSON logs, /metrics, tracing
+    app.add_middleware(ForwardedHeaders)  # outermost: no one sees a header a client forged
     app.include_router(accounts_router)
     app.include_router(metering_router)
     app.include_router(request_log_router)

@@ -290,6 +290,8 @@ def production_shape(
                 GEOSVC_DATA_DIR=str(data_dir),
                 GEOSVC_BASE_URL=base_url,
                 GEOSVC_SECRET_PEPPER=secrets.token_hex(16),
+                # a bench's nginx runs on this host (compose: the proxy's own address)
+                GEOSVC_FORWARDED_ALLOW_IPS="127.0.0.1",
                 C_FORCE_ROOT="1",
                 PYTHONUNBUFFERED="1",
             )

@@ -115,7 +115,8 @@ def set_password(user: User, password: str) -> None:
 
 
 def client_ip_of(client: tuple[str, int] | None) -> str:
-    """The caller's address (uvicorn already applied trusted X-Forwarded-For)."""
+    """The caller's address (a configured proxy's X-Forwarded-For already applied:
+    app/http/forwarded.py)."""
     return client[0] if client else "unknown"
 
 
@@ -146,14 +147,21 @@ def check_current_password(
     session: Session, store: redis.Redis, user: User, password: str, client_ip: str
 ) -> None:
     """The signed-in owner's password again, before a change that needs it (password,
-    e-mail, deletion): throttled like sign-in, so a stolen session cannot guess it.
-    Forbidden on the `currentPassword` field when it is wrong."""
+    e-mail, deletion): throttled like sign-in, so a stolen session cannot guess it, and
+    the only check of a password from a session. Forbidden on the `currentPassword` field
+    when it is wrong.
+
+    As in sign-in, failures and successes are counted apart: a failure counts against
+    this address and the account (whose backoff spares the addresses the owner signed
+    in from); the owner's success clears them. A flow's own budgets (e.g. moves an
+    hour) are counted after this, so wrong guesses never use them up."""
     email, stored_hash = user.email, user.password_hash
     throttle.refuse_if_throttled(store, email, client_ip)
     session.rollback()  # as in authenticate: no connection held while hashing
     if not _password_matches(stored_hash, password):
         throttle.note_failure(store, email, client_ip)
         raise Forbidden("currentPassword: the current password is wrong")
+    throttle.forget_failures(store, email, client_ip, remember=False)
 
 
 def end_sessions(session: Session, user_id: str, *, keep: str | None = None) -> None:

@@ -218,6 +218,7 @@ ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 class NearestPostalCode(Result):
     code: str = Field(description="Postal code (US: ZIP)")
     distance_m: float = Field(description="To its centre")
+    no_residents: bool = Field(False, description="US: PO box/building ZIP")
 
 
 class ReverseGeocodeResult(Result):
@@ -236,16 +237,16 @@ class ReverseGeocodeResult(Result):
     postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
     postal_code_basis: str | None = Field(
         None,
-        description="containment, address (nearest address's) or nearest_centre",
+        description="containment, address, estimate or nearest_centre",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
         None, description="First of postalCodeCandidates"
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="Up to 3 nearest postal code centres (US: in its county), not areas",
+        description="Not areas; US: likeliest first",
     )
-    postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
+    postal_code_uncertain: bool | None = Field(None, description="First may be wrong")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(

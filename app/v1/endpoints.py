@@ -128,9 +128,12 @@ async def answer_call(request: Request, principal: CallerPrincipal, route: V1Rou
         record_refused(principal, route.tool, exc, admission_started)
         return response
     reservation = admission.reservation
-    # nginx may send this GET to the other api too (deploy/nginx.conf): charged once.
+    # nginx may send this GET to the other api too (deploy/nginx.conf): charged once. The
+    # header reaches here only from a configured proxy (app/http/forwarded.py).
     proxy_request_id = request.headers.get(retries.HEADER)
-    admission.retry_key = retries.retry_key(proxy_request_id, route.tool, admission.arguments)
+    admission.retry_key = retries.retry_key(
+        proxy_request_id, principal.user_id, route.tool, admission.arguments
+    )
     try:
         answer = await _watched(
             request, lambda: call_tool(principal, route.tool, arguments, admission)

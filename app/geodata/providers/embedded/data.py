@@ -109,6 +109,8 @@ class GeoData:
         self.zip_income = a["zip_income"]
         self.zip_income_vintage = a["zip_income_vintage"]
         self.zip_kind = a["zip_kind"]
+        self.zip_land_km2 = a["zip_land_km2"]
+        self.zip_bounds = a["zip_bounds"]
         self.zip_feature = a["zip_feature"]
         self.zip_city = StringTable.from_arrays(a, "zip_city")
         self.zip_state = StringTable.from_arrays(a, "zip_state")

@@ -34,13 +34,13 @@ from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
 from app.geodata.providers.embedded.prominence import nearby_order
 from app.geodata.providers.embedded.regions import place_in_region
 from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM, at_sea
-from app.geodata.providers.embedded.us_reverse import (
+from app.geodata.providers.embedded.us_reverse import place_in_state
+from app.geodata.providers.embedded.zip_estimate import (
     MAX_ZIP_KM,
     ZIP_OFFERED,
     ZipAnswer,
     comparably_close,
-    place_in_state,
-    zip_candidates,
+    estimate,
 )
 from app.geodata.results import (
     ZIP_COUNTRIES,
@@ -216,12 +216,13 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         feature, km, admin1, warnings = _in_region(data, args.lat, args.lon, feature, km)
     zips = None
     if country_code in ZIP_COUNTRIES:
-        zips = zip_candidates(data, args.lat, args.lon, county)
+        zips = estimate(data, args.lat, args.lon, county)  # zip_estimate.py
     elif country_code in data.postal_countries:  # outside the US: postal_build.py's codes
         codes, town_only = postal_codes.nearest_codes(
             data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED
         )
-        zips = ZipAnswer(codes, bool(town_only) or comparably_close([c.distance_m for c in codes]))
+        uncertain = bool(town_only) or comparably_close([c.distance_m for c in codes])
+        zips = ZipAnswer(codes, uncertain, "nearest_centre")
         warnings += town_only
     return ReverseGeocodeResult(
         **_place(data, feature, km),
@@ -230,7 +231,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         admin1=admin1,
         admin2=county.name if county else data.admin2_name(feature),
         county_fips=county.fips if county else None,
-        postal_code_basis="nearest_centre" if zips and zips.candidates else None,
+        postal_code_basis=zips.basis if zips and zips.candidates else None,
         nearest_postal_code=zips.candidates[0] if zips and zips.candidates else None,
         postal_code_candidates=zips.candidates if zips else [],
         postal_code_uncertain=zips.uncertain if zips else None,
