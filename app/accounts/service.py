@@ -6,7 +6,6 @@ database dump does not yield usable cookies.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import timedelta
 from functools import lru_cache
@@ -21,8 +20,9 @@ from app.account_lock import lock_account
 from app.accounts import passwords, throttle
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
-from app.clock import as_utc, utcnow
+from app.clock import utcnow
 from app.config import get_settings
+from app.deps.session_tokens import hash_token
 from app.errors import Conflict, Forbidden, Unauthenticated
 from app.ids import new_user_id
 from app.models import AuthSession, User
@@ -37,10 +37,6 @@ def dummy_password_hash() -> str:
     Made once per process when first asked for (the api asks at start-up), not at import:
     a worker or a CLI command would pay 0.1-0.2 s for nothing."""
     return _hasher.hash("not-a-real-password")
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def account_of_address(session: Session, email: str) -> User | None:
@@ -114,12 +110,6 @@ def set_password(user: User, password: str) -> None:
     user.password_hash = hash_password(password)
 
 
-def client_ip_of(client: tuple[str, int] | None) -> str:
-    """The caller's address (a configured proxy's X-Forwarded-For already applied:
-    app/http/forwarded.py)."""
-    return client[0] if client else "unknown"
-
-
 def authenticate(
     session: Session, store: redis.Redis, *, email: str, password: str, client_ip: str
 ) -> User:
@@ -179,21 +169,6 @@ def start_session(session: Session, user: User) -> str:
     session.add(AuthSession(token_hash=hash_token(token), user_id=user.id, expires_at=expires_at))
     session.flush()
     return token
-
-
-def user_for_token(session: Session, token: str | None) -> User:
-    if not token:
-        raise Unauthenticated("Sign in first: this endpoint needs the svc_session cookie")
-    # One statement, so the session and the account (its generation: see
-    # app/account_lock.py) are read as of one moment, never across a reset.
-    found = session.exec(
-        select(AuthSession, User)
-        .join(User, col(User.id) == col(AuthSession.user_id))
-        .where(AuthSession.token_hash == hash_token(token))
-    ).first()
-    if found is None or as_utc(found[0].expires_at) <= utcnow():
-        raise Unauthenticated("Session expired or signed out; sign in again")
-    return found[1]
 
 
 def end_session(session: Session, token: str | None) -> None:

@@ -1,4 +1,4 @@
-"""What the six tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
+"""What the tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
 described and titled for agents, and always `source`, where the data came from."""
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ NAME = Field(description="The place's name")
 LABEL = Field(description="Name, region and country")
 LAT = Field(description="Latitude")
 LON = Field(description="Longitude")
-COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
+COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2")
 ADMIN1 = Field(None, description="State, province or region")
 AirportType = Literal[
     "large_airport",
@@ -170,7 +170,7 @@ class GeocodeMatch(Result):
     )
     matched: str | None = Field(
         None,
-        description="The part of the query matched (e.g. an address's town)",
+        description="The part of the query matched",
     )
 
 
@@ -300,8 +300,8 @@ class ImageResult(Result):
 
 
 class StaticMapResult(ImageResult):
-    width: int = Field(description="Image width in pixels")
-    height: int = Field(description="Image height in pixels")
+    width: int = Field(description="Pixels")
+    height: int = Field(description="Pixels")
     center: LatLon = Field(description="The map's centre")
     zoom: int = Field(description="Web Mercator zoom level")
     bbox: BBox = Field(description="The area the image shows")

@@ -1,4 +1,4 @@
-"""The HTTP data API at /v1: the six tools as GET endpoints and two batches as POST, on
+"""The HTTP data API at /v1: every tool as a GET endpoint and each batch form as a POST, on
 the catalogue and the metered call that /mcp uses (`app.tool_calls`), so the two surfaces
 answer, limit and charge alike. Routes come from `app.v1.routes.ROUTES`, which the
 OpenAPI document (`app.v1.openapi`) describes.
