@@ -157,6 +157,12 @@ class Settings(BaseSettings):
     # around 1 MB, 700 KB is a common inline cap. The URL works for map_link_ttl_s.
     map_inline_max_bytes: int = Field(700_000, ge=0)
     map_link_ttl_s: int = Field(900, ge=10, le=86_400)
+    # Fetches of one map link in its whole life, and of any link from one client address
+    # per window (429 with Retry-After above; app/tool_calls/link_budget.py): a link is
+    # free to fetch, so these bound what one link, or one address, may draw from us.
+    map_link_fetches_per_link: int = Field(30, ge=1)
+    map_link_fetches_per_ip: int = Field(60, ge=1)
+    map_link_fetch_window_s: int = Field(60, ge=1)
 
     # "local": a checkout that takes no money (development); production needs "stripe".
     payment_provider: Literal["local", "stripe"] = "local"

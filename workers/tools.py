@@ -16,6 +16,7 @@ from celery.signals import worker_init
 
 from app.config import get_settings
 from app.geodata import service as geodata
+from app.geodata.loading import loaded_provider
 from app.queue import celery_app
 from app.tool_calls import service
 from app.tool_calls.batch import RUN_BATCH_TASK, run_tool_batch
@@ -28,7 +29,7 @@ def load_geodata(**_kwargs: Any) -> None:
     pool starts: its threads (or forked children) share one copy, read-only, and no call
     waits for a load. `geosvc worker` has checked and loaded the indices already when it
     consumes a tool queue (app.geodata.readiness); a billing worker loads nothing."""
-    if geodata.loaded_provider() is not None:
+    if loaded_provider() is not None:
         geodata.warm_up()
     gc.freeze()  # the indices and tables are for life: no full collection walks them
 
