@@ -22,11 +22,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from app.accounts.service import client_ip_of
 from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
 from app.clock import period_of, utcnow
 from app.credentials import ONE_AUTHORIZATION
+from app.deps.client import client_ip_of
 from app.errors import AppError, InvalidArgument, Unauthenticated, unavailable_for
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
