@@ -30,6 +30,11 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   presented for a larger area fails.
 - `ambiguous` (geocode): whether the name fits several well-known places far apart; with
   `candidates_include`, the [country, admin1] of places that must be among `candidates`.
+- `postal_positions` (search_nearby, reverse_geocode): {code: [lat, lon]}, where those
+  postal codes really are, and `km`: each of them answered must be that close to the
+  distance it claims (`distanceM`), or say that its point is only its town's
+  (`positionPrecision` "city", or a warning naming it); a code claimed "169 m" away that
+  is kilometres off fails.
 
 Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
 """
@@ -150,10 +155,29 @@ def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     return f"candidates {offered} lack {missing}" if missing else None
 
 
-def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+def _postal_positions(
+    result: dict[str, Any], args: dict[str, Any], expect: dict[str, Any]
+) -> str | None:
+    listed = result.get("results", result.get("postalCodeCandidates", []))
+    warned = " ".join(result.get("warnings", []))
+    for code in listed:
+        truth = expect["postal_positions"].get(code.get("code"))
+        if truth is None or code.get("positionPrecision") == "city" or code["code"] in warned:
+            continue
+        true_km = _km(args["lat"], args["lon"], *truth)
+        if abs(code["distanceM"] / 1000 - true_km) > expect["km"]:
+            return f"{code['code']} claimed {code['distanceM']:.0f} m away, is {true_km:.1f} km"
+    return None
+
+
+def check(
+    tool: str, result: dict[str, Any], expect: dict[str, Any], args: dict[str, Any]
+) -> str | None:
     """None when the case holds, else why not."""
     if "error_code" in expect:
         return f"answered instead of {expect['error_code']}"
+    if "postal_positions" in expect:
+        return _postal_positions(result, args, expect)
     if tool == "reverse_geocode":
         if "containing_zip" in expect:
             return _containing_zip(result, expect)
@@ -220,7 +244,9 @@ def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
             answer = service.execute(tool, case["args"])
             result = {**answer.structured, "png": answer.png}
             problem = (
-                "expected NOT_FOUND" if expect.get("not_found") else check(tool, result, expect)
+                "expected NOT_FOUND"
+                if expect.get("not_found")
+                else check(tool, result, expect, case["args"])
             )
             if "containing_zip" in expect:
                 nearest = (result.get("nearestPostalCode") or {}).get("code")

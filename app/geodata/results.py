@@ -263,13 +263,12 @@ class NearbyPlace(Result):
     lat: float = LAT
     lon: float = LON
     distance_m: float = Field(description="From the query point")
-    code: str | None = Field(None, description="IATA/ICAO code or ZIP code")
+    code: str | None = Field(None, description="IATA/ICAO or postal code")
     country_code: str | None = COUNTRY_CODE
     type: AirportType | None = AIRPORT_TYPE
-    scheduled_service: bool | None = Field(
-        None, description="Airports: whether airlines fly there on schedule; else null"
-    )
+    scheduled_service: bool | None = Field(None, description="Airports: scheduled airline service")
     population: int | None = POPULATION
+    position_precision: str | None = Field(None, description="city: its town's point")
 
 
 class SearchNearbyResult(Result):
@@ -278,9 +277,9 @@ class SearchNearbyResult(Result):
     order: Literal["prominence", "distance"] = Field(
         "distance", description="How `results` are sorted"
     )
-    results: list[NearbyPlace] = Field(description="This page of places, sorted by `order`")
-    total: int | None = Field(None, description="How many are in range, when known")
-    truncated: bool = Field(False, description="More results follow (see nextCursor)")
+    results: list[NearbyPlace] = Field(description="This page, sorted by `order`")
+    total: int | None = Field(None, description="How many in range, when known")
+    truncated: bool = Field(False, description="More follow (nextCursor)")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page")
     source: str = SOURCE
     dataset: str = DATASET

@@ -35,8 +35,8 @@ def summary(result: dict[str, Any]) -> str:
         text += f". Ambiguous: it also names {rivals}. Ask which one is meant"
     elif others:
         text += f"; {len(others)} more"
-    if result.get("warnings"):
-        text += " (see warnings)"
+    if result.get("warnings"):  # the first in full: most often, what of the query was not used
+        text += f". Warning: {result['warnings'][0].rstrip('.')} (see warnings)"
     return text + "."
 
 

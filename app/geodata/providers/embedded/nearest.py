@@ -45,7 +45,6 @@ from app.geodata.providers.embedded.zip_estimate import (
 from app.geodata.results import (
     ZIP_COUNTRIES,
     NearbyPlace,
-    NearestPostalCode,
     ReverseGeocodeResult,
     SearchNearbyResult,
 )
@@ -219,15 +218,12 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     if country_code in ZIP_COUNTRIES:
         zips = estimate(data, args.lat, args.lon, county)  # zip_estimate.py
     elif country_code in data.postal_countries:  # outside the US: postal_build.py's codes
-        near = postal_codes.nearest(data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED)
-        zips = ZipAnswer(
-            [
-                NearestPostalCode(code=data.names[f], distance_m=round(km * 1000, 1))
-                for f, km in near
-            ],
-            comparably_close([km for _, km in near]),
-            "nearest_centre",
+        codes, town_only = postal_codes.nearest_codes(
+            data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED
         )
+        uncertain = bool(town_only) or comparably_close([c.distance_m for c in codes])
+        zips = ZipAnswer(codes, uncertain, "nearest_centre")
+        warnings += town_only
     return ReverseGeocodeResult(
         **_place(data, feature, km),
         country_code=country_code,
@@ -339,7 +335,7 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     return SearchNearbyResult(
         category=args.category,
         radius_m=args.radius_m,
-        order="distance" if prominence is None else "prominence",
+        order="distance" if prominence is None or args.category == "postal_code" else "prominence",
         results=results,
         total=total,
         truncated=more,
@@ -353,13 +349,13 @@ def _prominence(
     data: GeoData, args: SearchNearbyArgs, hits: npt.NDArray[np.intp], features: npt.NDArray[Any]
 ) -> npt.NDArray[Any] | None:
     """What ranks the places in range (prominence.py); None to list them nearest first."""
-    if args.order == "distance":
+    if args.order == "distance" and args.category != "postal_code":
         return None
     if args.category == "airport":
         return data.airport_prominence[hits]
     if args.category == "city":
         return np.asarray(data.population[features])
-    return None
+    return postal_codes.exact_first(data, features)  # by distance, those at a town's last
 
 
 def _nearby_place(
@@ -377,4 +373,7 @@ def _nearby_place(
         type=airport_type,
         scheduled_service=scheduled,
         population=int(data.population[feature]) if category == "city" else None,
+        position_precision=postal_codes.precision(data, feature)
+        if category == "postal_code"
+        else None,
     )
