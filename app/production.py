@@ -60,6 +60,8 @@ OPTIONAL_SECRETS_READ_BY: dict[str, frozenset[str]] = {
     "worker-billing": frozenset({"GEOSVC_METRICS_PREVIOUS_TOKEN"}),
 }
 
+_EVERY_SECRET = frozenset().union(*SECRETS_READ_BY.values(), *OPTIONAL_SECRETS_READ_BY.values())
+
 
 def serve_as(process: str) -> None:
     """Name this process (a key of SECRETS_READ_BY) before its Settings are read."""
@@ -83,9 +85,12 @@ def serving_as(process: str) -> Iterator[None]:
 
 
 def reads(name: str) -> bool:
-    """Whether this process reads the secret setting `name` (every one when unnamed)."""
+    """Whether this process reads the setting `name`: every one but the secrets other
+    processes read (and every secret too when the process is unnamed)."""
     process = os.environ.get(PROCESS_VARIABLE)
-    return process not in SECRETS_READ_BY or name in SECRETS_READ_BY[process]
+    if process not in SECRETS_READ_BY or name not in _EVERY_SECRET:
+        return True
+    return name in SECRETS_READ_BY[process]
 
 
 class ProductionRefused(ValueError):

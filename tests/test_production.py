@@ -80,6 +80,8 @@ class TestProductionRefusals:
             (["worker", "--queues", "billing"], "GEOSVC_STRIPE_SECRET_KEY"),
             (["flower"], "GEOSVC_REDIS_URL"),
             (["migrate"], "GEOSVC_DATABASE_URL"),
+            # not a secret: every process still needs it
+            (["migrate"], "GEOSVC_STRIPE_METER_EVENT"),
         ],
     )
     def test_a_process_refuses_without_a_secret_it_reads(
