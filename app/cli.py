@@ -28,6 +28,15 @@ cli = typer.Typer(no_args_is_help=True, add_completion=False, help="Geospatial D
 console = Console()
 
 
+def _serve_as(process: str) -> None:
+    """Production then asks for the secrets this process reads only (app/production.py)."""
+    from app.config import get_settings
+    from app.production import serve_as
+
+    serve_as(process)
+    get_settings.cache_clear()
+
+
 @cli.command()
 def migrate(
     to: Annotated[str, typer.Option("--to", help="upgrade to this revision")] = "head",
@@ -42,6 +51,7 @@ def migrate(
     """Bring the database schema up to date: once per release, before its code serves.
 
     What each downgrade drops: docs/DEPLOYMENT.md, "Upgrades and rollbacks"."""
+    _serve_as("migrate")
     from app.db import downgrade, schema_revisions
     from app.db import migrate as run_migrations
 
@@ -102,6 +112,7 @@ def api(
     ] = True,
 ) -> None:
     """Run the HTTP API (control plane, dashboard, /mcp) against the configured services."""
+    _serve_as("api")
     import uvicorn
 
     from app.config import get_settings
@@ -197,6 +208,7 @@ def worker(
     HTTP timeouts and the api's deadline. Run `--queues billing` as its own prefork
     worker to keep the billing tasks' time limits.
     """
+    _serve_as("worker-billing" if "billing" in queues.split(",") else "worker")
     from app.config import get_settings
     from app.observability.setup import metrics_process_group
     from app.queue.celery import MAINTENANCE_TIME_LIMIT_S
@@ -280,6 +292,7 @@ def worker_health(
     max_age: Annotated[float, typer.Option(help="seconds since the last heartbeat")] = 15.0,
 ) -> None:
     """Exit 0 while this host's worker consumes (a fresh heartbeat from its loop), else 1."""
+    _serve_as("worker")  # the probe runs beside any pool, with its secrets
     from app.config import get_settings
     from app.queue.liveness import heartbeat_age_s
 
@@ -296,6 +309,7 @@ def beat(
     quiet: Annotated[bool, typer.Option(help="no start-up banner")] = False,
 ) -> None:
     """Run Celery beat: monthly period rollover and ledger reconciliation (one per deployment)."""
+    _serve_as("beat")
     from app.config import get_settings
     from app.queue import celery_app
 
@@ -320,6 +334,7 @@ def flower(
     Flower shows every task's arguments and results (users' tool calls), so production
     refuses to start it without a password.
     """
+    _serve_as("flower")
     from app.config import get_settings
     from app.queue import celery_app
 

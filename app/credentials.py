@@ -4,6 +4,8 @@ secrets."""
 
 from __future__ import annotations
 
+import re
+
 API_KEY_PREFIX = "svc_live_ak_"
 # A request with two Authorization headers is refused: a proxy in front may have read
 # the other one.
@@ -19,6 +21,25 @@ SECRET_PREFIXES = (
     REFRESH_TOKEN_PREFIX,
     AUTHORIZATION_CODE_PREFIX,
 )
+
+# What a bearer credential is, for every part that reads one: the api (API keys, OAuth
+# access tokens, the metrics token) and the proxy in front (deploy/nginx.conf's map keys
+# its per-credential limit on the same shape): the scheme in any case (RFC 9110), then
+# spaces or tabs, then the credential (visible ASCII), nothing after it but spaces or
+# tabs. ASCII only: str.strip() would also take a no-break space or U+2028 as
+# whitespace, which nginx's map does not, and a header the two read differently would
+# escape the proxy's per-credential limit.
+_BEARER = re.compile(r"[ \t]*bearer[ \t]+([!-~]+)[ \t]*", re.IGNORECASE | re.ASCII)
+
+
+def bearer_credential(authorization: str | None) -> str | None:
+    """The credential of an `Authorization: Bearer <credential>` header value, or None
+    for any other value (missing, empty, another scheme, a malformed one)."""
+    if authorization is None:
+        return None
+    match = _BEARER.fullmatch(authorization)
+    return match.group(1) if match else None
+
 
 # Refused in any URL (app.http.guards) and redacted from any logged URL (logs). OAuth's
 # secrets go in POST bodies (RFC 6749, OAuth 2.1 forbids tokens in query strings), so

@@ -5,7 +5,9 @@ fields and refuses with every problem named (app/cli.py prints them)."""
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
@@ -26,6 +28,69 @@ PLACEHOLDER_MARKERS = ("replace", "change-me", "changeme", "change_me", "placeho
 # A random secret (hex or base64 of 16 bytes or more) has far more distinct characters;
 # fewer than this is "0000...", "aaaa..." or "abab...": a value anyone would guess.
 MIN_DISTINCT_SECRET_CHARACTERS = 6
+
+
+# The secret settings each process reads (issue 51, item 6): Kubernetes gives each
+# workload only its own (deploy/kubernetes), and production refuses a process that lacks
+# one it reads. A secret it does not read may be absent; one given must still be safe.
+# The `geosvc` commands say which process they are in PROCESS_VARIABLE (inherited by
+# uvicorn's and Celery's children); anything else (check-config, a shell) needs them all.
+PROCESS_VARIABLE = "GEOSVC_PROCESS"
+_DATA = frozenset({"GEOSVC_DATABASE_URL", "GEOSVC_REDIS_URL", "GEOSVC_BROKER_URL"})
+SECRETS_READ_BY: dict[str, frozenset[str]] = {
+    "api": _DATA
+    | {"GEOSVC_SECRET_PEPPER", "GEOSVC_OAUTH_SIGNING_KEY", "GEOSVC_METRICS_TOKEN"}
+    | {"GEOSVC_STRIPE_SECRET_KEY", "GEOSVC_STRIPE_WEBHOOK_SECRET"},
+    "worker": _DATA | {"GEOSVC_METRICS_TOKEN"},
+    # a worker taking `billing`: Stripe's meter reports and the mail (workers/billing.py,
+    # workers/mail.py)
+    "worker-billing": _DATA
+    | {"GEOSVC_METRICS_TOKEN", "GEOSVC_STRIPE_SECRET_KEY", "GEOSVC_SMTP_URL"},
+    # Celery's broker and its result backend (Redis)
+    "beat": frozenset({"GEOSVC_REDIS_URL", "GEOSVC_BROKER_URL"}),
+    "flower": frozenset({"GEOSVC_REDIS_URL", "GEOSVC_BROKER_URL", "GEOSVC_FLOWER_AUTH"}),
+    "migrate": frozenset({"GEOSVC_DATABASE_URL"}),
+    "data": frozenset(),  # `geosvc data build`: the installed dataset packages only
+}
+
+# Read when given, never required: a rotation's previous value, an optional upstream key.
+OPTIONAL_SECRETS_READ_BY: dict[str, frozenset[str]] = {
+    "api": frozenset({"GEOSVC_SECRET_PEPPER_PREVIOUS", "GEOSVC_METRICS_PREVIOUS_TOKEN"}),
+    "worker": frozenset({"GEOSVC_METRICS_PREVIOUS_TOKEN", "GEOSVC_CENSUS_API_KEY"}),
+    "worker-billing": frozenset({"GEOSVC_METRICS_PREVIOUS_TOKEN"}),
+}
+
+_EVERY_SECRET = frozenset().union(*SECRETS_READ_BY.values(), *OPTIONAL_SECRETS_READ_BY.values())
+
+
+def serve_as(process: str) -> None:
+    """Name this process (a key of SECRETS_READ_BY) before its Settings are read."""
+    assert process in SECRETS_READ_BY, process
+    os.environ[PROCESS_VARIABLE] = process
+
+
+@contextmanager
+def serving_as(process: str) -> Iterator[None]:
+    """serve_as for a command that may run inside another process (tests run `geosvc
+    data build` in theirs): the name is put back afterwards."""
+    before = os.environ.get(PROCESS_VARIABLE)
+    serve_as(process)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PROCESS_VARIABLE, None)
+        else:
+            os.environ[PROCESS_VARIABLE] = before
+
+
+def reads(name: str) -> bool:
+    """Whether this process reads the setting `name`: every one but the secrets other
+    processes read (and every secret too when the process is unnamed)."""
+    process = os.environ.get(PROCESS_VARIABLE)
+    if process not in SECRETS_READ_BY or name not in _EVERY_SECRET:
+        return True
+    return name in SECRETS_READ_BY[process]
 
 
 class ProductionRefused(ValueError):
@@ -80,6 +145,8 @@ def incomplete_stripe(settings: Settings) -> Iterator[str]:
         "GEOSVC_STRIPE_METER_EVENT": settings.stripe_meter_event,
     }
     for name, value in required.items():
+        if not value and not reads(name):
+            continue  # a secret this process does not read
         if not value or (hasattr(value, "get_secret_value") and not value.get_secret_value()):
             yield f"{name} must be set with GEOSVC_ENV=production: payments go through Stripe"
 
@@ -102,14 +169,14 @@ def unsafe_payments_and_secrets(settings: Settings) -> Iterator[str]:
             "GEOSVC_PAYMENT_PROVIDER=stripe."
         )
     pepper = settings.secret_pepper.get_secret_value().encode() if settings.secret_pepper else b""
-    if len(pepper) < MIN_PEPPER_BYTES:
+    if len(pepper) < MIN_PEPPER_BYTES and (pepper or reads("GEOSVC_SECRET_PEPPER")):
         yield (
             f"GEOSVC_SECRET_PEPPER must be at least {MIN_PEPPER_BYTES} bytes with "
             f"GEOSVC_ENV=production (it has {len(pepper)}); e.g. `openssl rand -hex 32`."
         )
     secret = settings.oauth_signing_key
     key = secret.get_secret_value().encode() if secret else b""
-    if len(key) < MIN_PEPPER_BYTES:
+    if len(key) < MIN_PEPPER_BYTES and (key or reads("GEOSVC_OAUTH_SIGNING_KEY")):
         yield (
             f"GEOSVC_OAUTH_SIGNING_KEY must be at least {MIN_PEPPER_BYTES} bytes with "
             f"GEOSVC_ENV=production (it has {len(key)}): it hashes OAuth tokens and "
@@ -127,7 +194,7 @@ def embedded_services(settings: Settings) -> Iterator[str]:
         ("GEOSVC_REDIS_URL", settings.redis_url),
         ("GEOSVC_DATABASE_URL", settings.database_url),
     ):
-        if not value:
+        if not value and reads(name):
             yield (
                 f"{name} must be set with GEOSVC_ENV=production: without it each process "
                 "would keep quotas, limits and accounts in its own in-process Redis and "
@@ -165,7 +232,7 @@ def default_credentials(settings: Settings) -> Iterator[str]:
 
 def no_mail(settings: Settings) -> Iterator[str]:
     for name, missing in (
-        ("GEOSVC_SMTP_URL", settings.smtp_url is None),
+        ("GEOSVC_SMTP_URL", settings.smtp_url is None and reads("GEOSVC_SMTP_URL")),
         ("GEOSVC_MAIL_FROM", settings.mail_from == DEFAULT_MAIL_FROM),
     ):
         if missing:

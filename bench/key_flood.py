@@ -8,7 +8,9 @@ calls/s (open loop) for --seconds in each phase:
 
   alone          nobody else calls
   flood          a second standard account's one key, from 127.0.0.3-7 with 20
-                 connections each (100 in all), back to back, ignoring Retry-After
+                 connections each (100 in all), back to back, ignoring Retry-After;
+                 once per --scheme, the Authorization scheme as the flood spells it
+                 (issue 51, item 1: `BEARER`, a tab ... are the same key to the proxy)
   flood, no key limit
                  (--compare) the same flood with the proxy's per-key limit taken out of
                  the config: only the api's own refusal (in-process after Redis's first)
@@ -31,7 +33,8 @@ paying pool, then queues behind them: capacity, not the refusals measured here).
 the proxy lets about 100 calls/s of the key through (its per-key limit) and the api
 refuses about 95 of them: the cost of a refusal is what the victim feels.
 
-    .venv/bin/python bench/key_flood.py [--seconds 20] [--rate 5] [--flood-rate 2000] [--compare]
+    .venv/bin/python bench/key_flood.py [--seconds 20] [--rate 4] [--flood-rate 2000] [--compare]
+        [--scheme Bearer --scheme BEARER --scheme bearer --scheme two-spaces --scheme tab]
 """
 
 from __future__ import annotations
@@ -71,6 +74,15 @@ PATH = "/v1/geocode?query=Denver&limit=1"
 VICTIM_ADDRESS = "127.0.0.2"
 FLOOD_ADDRESSES = [f"127.0.0.{n}" for n in range(3, 8)]
 KEY_LIMIT_LINE = "limit_req zone=req_per_key burst=200 nodelay;"
+# --scheme: how the flood spells the scheme and what follows it, by name (a tab is no
+# easy command-line argument).
+SCHEMES = {
+    "Bearer": "Bearer ",
+    "BEARER": "BEARER ",
+    "bearer": "bearer ",
+    "two-spaces": "Bearer  ",
+    "tab": "Bearer\t",
+}
 
 
 @contextmanager
@@ -119,12 +131,12 @@ def _outcome(status: int, body: bytes) -> str:
 class RawTlsClient:
     """One keep-alive HTTP/1.1 connection over TLS from a given source address."""
 
-    def __init__(self, url: str, key: str, source: str) -> None:
+    def __init__(self, url: str, key: str, source: str, scheme: str = "Bearer ") -> None:
         parts = httpx.URL(url)
         self.host, self.port, self.source = parts.host, parts.port or 443, source
         self.request = (
             f"GET {PATH} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-            f"Authorization: Bearer {key}\r\nAccept: application/json\r\n\r\n"
+            f"Authorization: {scheme}{key}\r\nAccept: application/json\r\n\r\n"
         ).encode()
         self.context = ssl.create_default_context()
         self.context.check_hostname = False
@@ -167,7 +179,9 @@ class RawTlsClient:
         self.reader = self.writer = None
 
 
-async def flood(url: str, key: str, per_address: int, seconds: float, rate: float) -> None:
+async def flood(
+    url: str, key: str, per_address: int, seconds: float, rate: float, scheme: str = "Bearer"
+) -> None:
     """`per_address` connections from each flood address, each calling again as soon as
     it is answered (whatever Retry-After says) but no more often than its share of `rate`
     calls/s; one JSON line. The pace stands for the attacker's own machines: unpaced,
@@ -179,7 +193,9 @@ async def flood(url: str, key: str, per_address: int, seconds: float, rate: floa
     # Connected (TLS) first, then "ready": the victim starts timing on a flood under way,
     # not on this process's imports and handshakes (seconds on a busy machine).
     clients = [
-        RawTlsClient(url, key, source) for _ in range(per_address) for source in FLOOD_ADDRESSES
+        RawTlsClient(url, key, source, SCHEMES[scheme])
+        for _ in range(per_address)
+        for source in FLOOD_ADDRESSES
     ]
     for client in clients:
         await client.connect()
@@ -267,6 +283,7 @@ def run_phase(
     victim_key: str,
     flooder: tuple[str, httpx.Client] | None,
     args: argparse.Namespace,
+    scheme: str = "Bearer",
 ) -> Phase:
     phase = Phase(name)
     api_pid = stack.supervisor.services["api"].pid
@@ -274,7 +291,7 @@ def run_phase(
     process = None
     if flooder is not None:
         command = [sys.executable, __file__, "flood", url, flooder[0], "20"]
-        command += [str(args.seconds + 2), str(args.flood_rate)]
+        command += [str(args.seconds + 2), str(args.flood_rate), scheme]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert process.stdout is not None
         assert process.stdout.readline() == "ready\n"
@@ -314,12 +331,20 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
-    parser.add_argument("--rate", type=float, default=5.0, help="victim calls per second")
+    parser.add_argument(
+        "--rate", type=float, default=4.0, help="victim calls per second (below --key-rate)"
+    )
     parser.add_argument(
         "--compare", action="store_true", help="also flood with the proxy's per-key limit off"
     )
     parser.add_argument(
         "--flood-rate", type=float, default=2000.0, help="the flood's calls/s at most, in all"
+    )
+    parser.add_argument(
+        "--scheme",
+        action="append",
+        choices=sorted(SCHEMES),
+        help="a flood phase with this spelling of the scheme (repeat; default Bearer)",
     )
     parser.add_argument(
         "--key-rate",
@@ -343,10 +368,10 @@ def main() -> None:
         victim_key, _victim_http = new_account(stack.base_url, standard=True)
         flooder = new_account(stack.base_url, standard=True)
         with nginx(stack.base_url, key_limit=True) as url:
-            phases = [
-                run_phase(stack, url, "alone", victim_key, None, args),
-                run_phase(stack, url, "flood", victim_key, flooder, args),
-            ]
+            phases = [run_phase(stack, url, "alone", victim_key, None, args)]
+            for scheme in args.scheme or ["Bearer"]:
+                name = f"flood ({scheme})"
+                phases.append(run_phase(stack, url, name, victim_key, flooder, args, scheme))
         if args.compare:
             with nginx(stack.base_url, key_limit=False) as url:
                 phases.append(
@@ -367,7 +392,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "flood":
-        url, key, per_address, seconds, rate = sys.argv[2:]
-        asyncio.run(flood(url, key, int(per_address), float(seconds), float(rate)))
+        url, key, per_address, seconds, rate, scheme = sys.argv[2:]
+        asyncio.run(flood(url, key, int(per_address), float(seconds), float(rate), scheme))
     else:
         main()

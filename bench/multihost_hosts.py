@@ -136,6 +136,9 @@ def nginx_config(workdir: Path, api_ips: list[str]) -> str:
     """deploy/nginx.conf with the api as an upstream group of the api hosts (one failed
     connection marks a host down for 10 s), its certificate and logs in `workdir`."""
     config = (ROOT / "deploy" / "nginx.conf").read_text()
+    for included in ("nginx-limits.conf", "nginx-rate-limited.conf"):  # written in place
+        text = (ROOT / "deploy" / "proxy" / included).read_text()
+        config = config.replace(f"include {included};", text)
     servers = "".join(f"        server {ip}:8000 max_fails=1 fail_timeout=10s;\n" for ip in api_ips)
     upstream = f"    upstream api_hosts {{\n{servers}    }}\n    map $host $api {{"
     replacements = {

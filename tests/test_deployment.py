@@ -143,6 +143,9 @@ def test_the_proxy_runs_the_committed_config_and_is_the_only_trusted_forwarder(
     proxy = compose["services"]["proxy"]
     assert proxy["image"].startswith("nginx:")
     assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in proxy["volumes"]
+    for included in ("nginx-limits.conf", "nginx-rate-limited.conf"):  # beside it, as it says
+        assert f"include {included};" in (ROOT / "deploy" / "nginx.conf").read_text()
+        assert f"./deploy/proxy/{included}:/etc/nginx/{included}:ro" in proxy["volumes"]
     assert "./deploy/tls:/etc/nginx/tls:ro" in proxy["volumes"]
     config = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "default http://api:8000;" in config  # the api service by name (tests/test_proxy_dns.py)

@@ -27,11 +27,9 @@ from tests.support.kubernetes import (
     SECRETS_EXAMPLE,
     Obj,
     container_env,
-    containers,
     env_file,
     geosvc_containers,
     name_of,
-    pod_spec,
     policy_findings,
     process_refusals,
     render,
@@ -115,12 +113,19 @@ class TestRender:
     ) -> None:
         """A rollout migrates with exactly the image and settings it then runs."""
         images = {
-            overlay: {c["image"] for o in objects if (s := pod_spec(o)) for c, _ in containers(s)}
+            overlay: {c["image"] for _, c in geosvc_containers(objects)}
             for overlay, objects in rendered.items()
         }
         assert len(images[PRODUCTION]) == 1
         assert images[MIGRATE] == images[PRODUCTION]
-        config = {overlay: by_kind(objects, "ConfigMap") for overlay, objects in rendered.items()}
+        config = {  # the settings (the proxy's nginx files are for the app alone)
+            overlay: {
+                name: config_map
+                for name, config_map in by_kind(objects, "ConfigMap").items()
+                if not name.startswith("geosvc-proxy-")
+            }
+            for overlay, objects in rendered.items()
+        }
         assert config[MIGRATE] == config[PRODUCTION]
 
 
@@ -192,32 +197,6 @@ class TestPolicy:
         labels = by_kind(namespace, "Namespace")["geosvc"]["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
 
-    def test_only_the_api_admits_the_ingress_controller(self, namespace: list[Obj]) -> None:
-        admitting = [
-            p["spec"]["podSelector"]
-            for p in by_kind(namespace, "NetworkPolicy").values()
-            for rule in p["spec"].get("ingress", [])
-            for source in rule.get("from", [])
-            if source.get("namespaceSelector", {})
-            .get("matchLabels", {})
-            .get("kubernetes.io/metadata.name")
-            == "ingress-nginx"
-        ]
-        assert admitting == [
-            {
-                "matchLabels": {
-                    "app.kubernetes.io/name": "geosvc",
-                    "app.kubernetes.io/component": "api",
-                }
-            }
-        ]
-        backends = [
-            path["backend"]["service"]["name"]
-            for rule in by_kind(namespace, "Ingress")["geosvc"]["spec"]["rules"]
-            for path in rule["http"]["paths"]
-        ]
-        assert backends == ["geosvc-api"]
-
     def test_the_data_services_admit_only_our_pods_and_their_operators(
         self, namespace: list[Obj]
     ) -> None:
@@ -237,15 +216,12 @@ class TestPolicy:
         GEOSVC_DATA_DIR (indices, the beat schedule) must be volumes of the api,
         worker and beat containers."""
         secrets = env_file(SECRETS_EXAMPLE)
-        for obj in namespace:
-            if (spec := pod_spec(obj)) is None:
-                continue
-            for container, _ in containers(spec):
-                mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
-                assert "/tmp" in mounts, name_of(obj)
-                data_dir = container_env(container, namespace, secrets)["GEOSVC_DATA_DIR"]
-                if container["args"][1] in ("api", "worker", "beat", "data"):
-                    assert data_dir in mounts, name_of(obj)
+        for where, container in geosvc_containers(namespace):
+            mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
+            assert "/tmp" in mounts, where
+            data_dir = container_env(container, namespace, secrets)["GEOSVC_DATA_DIR"]
+            if container["args"][1] in ("api", "worker", "beat", "data"):
+                assert data_dir in mounts, where
 
 
 class TestMigration:
@@ -370,6 +346,21 @@ class TestProductionSettings:
             env = container_env(container, namespace, secrets)
             assert env["GEOSVC_ENV"] == "production", where
             assert process_refusals(env, container["args"]) == [], where
+
+    def test_every_probe_command_would_start(self, namespace: list[Obj]) -> None:
+        """A `geosvc` probe runs with its container's environment (only that pool's
+        secrets, issue 51 item 6): it must not be refused either."""
+        secrets = env_file(SECRETS_EXAMPLE)
+        probes = [
+            (where, container, probe["exec"]["command"])
+            for where, container in geosvc_containers(namespace)
+            for kind in ("livenessProbe", "readinessProbe", "startupProbe")
+            if "exec" in (probe := container.get(kind, {}))
+        ]
+        assert {command[1] for _, _, command in probes} == {"worker-health"}
+        for where, container, command in probes:
+            env = container_env(container, namespace, secrets)
+            assert process_refusals(env, command) == [], where
 
     def test_a_setting_production_requires_missing_from_the_manifests_is_caught(
         self, namespace: list[Obj]

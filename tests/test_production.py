@@ -55,7 +55,7 @@ class TestProductionRefusals:
             # any client could make the service fetch addresses on its own network
             ({"GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK": "true"}, "GEOSVC_OAUTH_CIMD_ALLOW_LOOPBACK"),
             # mail would only be written to the log: nobody could confirm an address
-            ({"GEOSVC_SMTP_URL": ""}, "GEOSVC_SMTP_URL"),
+            # (the billing pool sends it; a missing GEOSVC_SMTP_URL: test below)
             ({"GEOSVC_MAIL_FROM": ""}, "GEOSVC_MAIL_FROM"),
             ({"GEOSVC_SMTP_URL": "http://mail.example.com"}, "GEOSVC_SMTP_URL"),
         ],
@@ -72,6 +72,42 @@ class TestProductionRefusals:
         assert "Traceback" not in output
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+
+    @pytest.mark.parametrize(
+        ("command", "missing"),
+        [
+            (["worker", "--queues", "billing"], "GEOSVC_SMTP_URL"),
+            (["worker", "--queues", "billing"], "GEOSVC_STRIPE_SECRET_KEY"),
+            (["flower"], "GEOSVC_REDIS_URL"),
+            (["migrate"], "GEOSVC_DATABASE_URL"),
+            # not a secret: every process still needs it
+            (["migrate"], "GEOSVC_STRIPE_METER_EVENT"),
+        ],
+    )
+    def test_a_process_refuses_without_a_secret_it_reads(
+        self, production_env: dict[str, str], command: list[str], missing: str
+    ) -> None:
+        """Issue 51, item 6: each process asks for the secrets it reads
+        (app/production.py, SECRETS_READ_BY), and names the one it lacks."""
+        result = run_geosvc({**production_env, missing: ""}, *command)
+        assert result.returncode == 2, result.stdout + result.stderr
+        output = " ".join((result.stdout + result.stderr).split())
+        assert "refusing to start" in output
+        assert missing in output
+
+    def test_a_process_starts_without_the_secrets_it_does_not_read(
+        self, production_env: dict[str, str]
+    ) -> None:
+        """The migration reads the database URL alone: Kubernetes gives it nothing else
+        (deploy/kubernetes/base/migrate/job.yaml). A secret given must still be safe."""
+        unread = ["GEOSVC_SECRET_PEPPER", "GEOSVC_OAUTH_SIGNING_KEY", "GEOSVC_STRIPE_SECRET_KEY"]
+        unread += ["GEOSVC_STRIPE_WEBHOOK_SECRET", "GEOSVC_SMTP_URL", "GEOSVC_REDIS_URL"]
+        env = {k: v for k, v in production_env.items() if k not in unread}
+        result = run_geosvc(env, "migrate")
+        assert result.returncode == 0, result.stdout + result.stderr
+        short = run_geosvc({**env, "GEOSVC_SECRET_PEPPER": LONG_PEPPER[:31]}, "migrate")
+        assert short.returncode == 2, short.stdout + short.stderr
+        assert "GEOSVC_SECRET_PEPPER" in short.stdout + short.stderr
 
     def test_the_same_settings_are_fine_in_development(self, backend: Backend) -> None:
         env = backend.env(GEOSVC_PAYMENT_PROVIDER="local", GEOSVC_SECRET_PEPPER="short")

@@ -234,11 +234,16 @@ def _guarded(act: Callable[[], None]) -> None:
 
 
 @admin_cli.callback()
-def _logging() -> None:
+def _logging(context: typer.Context) -> None:
     """Operator commands on accounts (audited)."""
     from app.config import get_settings
     from app.observability.logs import configure_logging
+    from app.production import serving_as
 
+    # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets.
+    context.with_resource(serving_as("api"))
+    context.call_on_close(get_settings.cache_clear)
+    get_settings.cache_clear()
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
 

@@ -33,7 +33,7 @@ from sqlmodel import col
 
 from app.clock import as_utc, iso_ms, utcnow
 from app.config import Settings, get_settings
-from app.credentials import API_KEY_PREFIX
+from app.credentials import API_KEY_PREFIX, bearer_credential
 from app.db import new_session
 from app.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
 from app.models import ApiKey
@@ -194,14 +194,14 @@ def revoked_lately(*credential_ids: str) -> bool:
 
 def parse_bearer(authorization: str | None) -> tuple[str, str]:
     """`Bearer svc_live_ak_<keyId>_<secret>` -> (keyId, secret), else Unauthenticated."""
-    if not authorization or not authorization.strip():
+    if not authorization or not authorization.strip(" \t"):
         raise Unauthenticated(
             "Missing API key: send the header `Authorization: Bearer svc_live_ak_...`"
         )
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = bearer_credential(authorization)
+    if token is None:
         raise Unauthenticated("The Authorization header must be `Bearer <API key>`")
-    match = _TOKEN.fullmatch(token.strip())
+    match = _TOKEN.fullmatch(token)
     if match is None:
         raise Unauthenticated("Malformed API key: expected svc_live_ak_<keyId>_<secret>")
     return match.group(1), match.group(2)

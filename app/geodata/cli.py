@@ -38,6 +38,19 @@ def build_command(
     data_dir: DataDirOption = None,
 ) -> None:
     """Build the geodata indices from the installed dataset packages."""
+    from app.config import get_settings
+    from app.production import serving_as
+
+    # production asks it for no secret (it reads none): Kubernetes gives it none
+    with serving_as("data"):
+        get_settings.cache_clear()
+        try:
+            _build(force, data_dir)
+        finally:
+            get_settings.cache_clear()
+
+
+def _build(force: bool, data_dir: Path | None) -> None:
     from app.geodata.indices import store
     from app.geodata.indices.build import STEPS, build
 

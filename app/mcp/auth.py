@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import KEY_PREFIX, averify_bearer
 from app.config import get_settings
-from app.credentials import ONE_AUTHORIZATION
+from app.credentials import ONE_AUTHORIZATION, bearer_credential
 from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import error_body, send_error
 from app.oauth.metadata import resource_metadata_url
@@ -55,7 +55,8 @@ class BearerAuth:
         if sum(key == b"authorization" for key, _ in scope["headers"]) > 1:
             await _challenge(send, Unauthenticated(ONE_AUTHORIZATION), error="invalid_request")
             return
-        authorization = (_header(scope, b"authorization") or "").strip()
+        # only HTTP's whitespace is trimmed: the credential is read as app/credentials.py says
+        authorization = (_header(scope, b"authorization") or "").strip(" \t")
         if not authorization:
             await _challenge(send, Unauthenticated(SIGN_IN_REQUIRED))
             return
@@ -65,9 +66,8 @@ class BearerAuth:
             body = error_body("METHOD_NOT_ALLOWED", "This MCP endpoint takes POST only")
             await send_error(send, 405, body, {"Allow": "POST"})
             return
-        scheme, _, credential = authorization.partition(" ")
-        credential = credential.strip()
-        if scheme.lower() != "bearer" or not credential:
+        credential = bearer_credential(authorization)
+        if credential is None:
             message = "The Authorization header must be `Bearer <access token or API key>`"
             await _challenge(send, Unauthenticated(message), error="invalid_request")
             return

@@ -42,6 +42,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
+from app.credentials import bearer_credential
 from app.observability.bounded_wsgi import BoundedHandler, BoundedWSGIServer
 from app.queue import tool_workers
 from app.queue.celery import QUEUES, TOOL_QUEUES, celery_app
@@ -78,9 +79,10 @@ def authorized(settings: Settings, authorization: str | None) -> bool:
         return True
     previous = settings.metrics_previous_token
     accepted = [token, previous.get_secret_value() if previous else ""]
-    given = (authorization or "").encode()
+    # the scheme read as every credential is (app/credentials.py): any case and spacing
+    given = (bearer_credential(authorization) or "").encode()
     # both compared every time, in constant time: which one matched is not told apart
-    matches = [hmac.compare_digest(given, f"Bearer {one}".encode()) for one in accepted if one]
+    matches = [hmac.compare_digest(given, one.encode()) for one in accepted if one]
     return any(matches)
 
 

@@ -118,13 +118,19 @@ class TestCheckConfig:
 
 class TestStartUpNamesEveryRefusal:
     def test_every_problem_is_named_not_only_the_first(self, tmp_path: Path) -> None:
-        env = {**COMPLETE, "GEOSVC_SECRET_PEPPER": "", "GEOSVC_SMTP_URL": ""}
+        # secrets the billing pool reads (a migration reads the database URL alone:
+        # app/production.py, SECRETS_READ_BY), and a setting every process needs
+        env = {**COMPLETE, "GEOSVC_STRIPE_SECRET_KEY": "", "GEOSVC_SMTP_URL": ""}
         del env["GEOSVC_STRIPE_METER_EVENT"]
-        result = geosvc(env, "migrate", cwd=tmp_path)
+        result = geosvc(env, "worker", "--queues", "billing", cwd=tmp_path)
         assert result.returncode == 2
         output = " ".join(result.stdout.split())
         assert "refusing to start" in output
-        for setting in ("GEOSVC_SECRET_PEPPER", "GEOSVC_SMTP_URL", "GEOSVC_STRIPE_METER_EVENT"):
+        for setting in (
+            "GEOSVC_STRIPE_SECRET_KEY",
+            "GEOSVC_SMTP_URL",
+            "GEOSVC_STRIPE_METER_EVENT",
+        ):
             assert setting in output, (setting, output)
 
 

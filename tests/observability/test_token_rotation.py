@@ -45,3 +45,15 @@ def test_an_empty_previous_token_matches_nothing() -> None:
     assert not authorized(settings, "Bearer ")
     assert authorized(settings, f"Bearer {NEW}")
     assert not authorized(settings, f"Bearer {OLD}")
+
+
+def test_the_metrics_token_is_read_as_every_credential_is() -> None:
+    """Issue 51, item 1: the scheme in any case, spaces or tabs after it (app/credentials.py)."""
+    from app.config import Settings
+    from app.observability.exposition import authorized
+
+    settings = Settings(metrics_token=NEW)  # type: ignore[arg-type]
+    for spelling in ("BEARER {}", "bearer  {}", "Bearer\t{}", " Bearer {} "):
+        assert authorized(settings, spelling.format(NEW)), spelling
+    for spelling in ("Bearer\xa0{}", "Bearer{}", "Basic {}", "Bearer {}x"):
+        assert not authorized(settings, spelling.format(NEW)), spelling

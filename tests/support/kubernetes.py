@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from app.config import Settings
 from app.observability.exposition import require_metrics_protection
+from app.production import serving_as
 
 ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 PRODUCTION = ROOT / "overlays" / "production"
@@ -108,8 +109,37 @@ def container_env(container: Obj, objects: list[Obj], secrets: dict[str, str]) -
                 ref["configMapKeyRef"]["key"]
             ]
         else:
-            env[variable["name"]] = secret(ref["secretKeyRef"]["name"])[ref["secretKeyRef"]["key"]]
+            values = secret(ref["secretKeyRef"]["name"])
+            key = ref["secretKeyRef"]["key"]
+            if key in values or not ref["secretKeyRef"].get("optional"):
+                env[variable["name"]] = values[key]
     return env
+
+
+def secret_keys(container: Obj) -> tuple[set[str], set[str]]:
+    """(required, optional) keys of the Secret geosvc-secrets the container's
+    environment takes; a whole-Secret `envFrom` counts as the key "*"."""
+    required, optional = set(), set()
+    for source in container.get("envFrom", []):
+        if "secretRef" in source:
+            required.add("*")
+    for variable in container.get("env", []):
+        ref = variable.get("valueFrom", {}).get("secretKeyRef")
+        if ref is not None:
+            assert ref["name"] == SECRET_NAME, ref
+            assert variable["name"] == ref["key"], variable  # the setting it names
+            (optional if ref.get("optional") else required).add(ref["key"])
+    return required, optional
+
+
+def process_of(args: list[str]) -> str:
+    """The process `geosvc <args>` names itself (app/cli.py: production's SECRETS_READ_BY)."""
+    if args[1] == "worker-health":
+        return "worker"
+    if args[1] == "worker":
+        queues = args[args.index("--queues") + 1].split(",") if "--queues" in args else []
+        return "worker-billing" if "billing" in queues or not queues else "worker"
+    return args[1]
 
 
 # --- what the processes would refuse ---------------------------------------------------
@@ -139,7 +169,8 @@ def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
         del os.environ[key]
     os.environ.update(env)
     try:
-        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+        with serving_as(process_of(args)):
+            settings = Settings(_env_file=None)  # type: ignore[call-arg]
     except ValidationError as exc:
         return [str(error["msg"]) for error in exc.errors()]
     finally:

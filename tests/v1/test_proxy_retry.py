@@ -25,10 +25,15 @@ import pytest
 
 from app.embedded_redis import free_port
 from tests.mcp.conftest import Stack
-from tests.test_proxy import Proxy, require_nginx, running_nginx, self_signed
+from tests.test_proxy import (
+    Proxy,
+    deployed_config,
+    require_nginx,
+    running_nginx,
+    self_signed,
+)
 from tests.v1.conftest import Client, ledger_rows
 
-ROOT = Path(__file__).resolve().parents[2]
 # One backend is enough: what is checked is Redis's counter and the ledger's unique call id.
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 POPULATION = {"postal_code": "10001"}
@@ -88,7 +93,7 @@ class DiesAfterCommit:
 def retrying_config(dying: int, api: str, http_port: int, https_port: int, directory: Path) -> str:
     """deploy/nginx.conf with the api as an upstream group: the dying host first (never
     marked down: every request tries it), the real api behind it."""
-    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    config = deployed_config()
     upstream = (
         "    upstream api_hosts {\n"
         f"        server 127.0.0.1:{dying} max_fails=0;\n"
