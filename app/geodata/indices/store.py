@@ -27,7 +27,7 @@ import numpy.typing as npt
 from app.geodata.indices.admin1_build import NPM_PACKAGE, NPM_VERSION
 from app.geodata.indices.sources import package_versions
 
-INDEX_VERSION = 11
+INDEX_VERSION = 12
 
 # -- format constants: what the numbers in the arrays mean -----------------------------------
 

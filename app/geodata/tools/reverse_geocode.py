@@ -11,8 +11,12 @@ from app.geodata.tools.spec import Example, ToolSpec
 
 
 def summary(result: dict[str, Any]) -> str:
+    nearest = f"the nearest place is {result['label']}, {result['distanceKm']:g} km away"
     if result.get("atSea"):  # in no country: the nearest place only, said as such
-        text = f"At sea; the nearest place is {result['label']}, {result['distanceKm']:g} km away"
+        text = f"At sea; {nearest}"
+    elif result.get("nearestOnly"):  # in a country, in no town: never "In <town>"
+        where = {"lake": "On a lake", "sea": "On the sea"}.get(result.get("water") or "")
+        text = f"{where or 'On land'} in {result.get('country')}, in no town; {nearest}"
     else:
         text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
     if result.get("countyFips"):
@@ -58,6 +62,9 @@ EXAMPLE = Example(
         "warnings": [],
         "distanceKm": 4.162,
         "atSea": False,
+        "onWater": False,
+        "water": None,
+        "nearestOnly": False,
         "source": f"{PLACES}, Natural Earth, US Census counties, "
         "© OpenStreetMap contributors (ODbL)",
         "dataset": "places+borders@v7-66e65d86",
@@ -69,8 +76,9 @@ SPEC = ToolSpec(
     "Name the place at a point",
     "The place a point is in: country by border, the place covering it best; US: state "
     "and county by Census polygons. ZIP: nearest centres "
-    "(`postalCodeCandidates`), never by area offline. At sea: `atSea`. NOT_FOUND: no "
-    "place within 300 km." + CREDIT,
+    "(`postalCodeCandidates`), never by area offline. On a lake or the sea: `onWater`, "
+    "the place only the nearest (`nearestOnly`); beyond a country's 22 km: `atSea`. "
+    "NOT_FOUND: no place within 300 km and on no country's land." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
@@ -90,7 +98,13 @@ SPEC = ToolSpec(
         "and more than 22 km (12 nautical miles) from it and from any populated place "
         "is at sea (`atSea`): no country, admin1 or admin2, the nearest place and its "
         "distance, said in `warnings`; waters a country holds beyond that (archipelagic "
-        "waters, Lake Maracaibo) count as sea too. ZIP codes: never by area "
+        "waters, Lake Maracaibo) count as sea too. A point on a lake or the sea more than "
+        "300 m from GSHHG's 0.2 km shoreline (a bay, Lake Michigan, Lake Geneva, the "
+        "Caspian) is `onWater` (`water` lake or sea; the data names no water body): its "
+        "country, admin1 and county as on land, the place only the nearest "
+        "(`nearestOnly`). A point on a country's land with no place within 300 km "
+        "(Antarctica, Greenland's ice) answers its country and the nearest place or "
+        "station's airfield, `nearestOnly`. ZIP codes: never by area "
         "offline, the up to 3 nearest ZIP centres in the point's county "
         "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
         "`postalCodeUncertain` when the nearest two are comparably close); outside the "
