@@ -43,6 +43,9 @@ ON_WATER = [
     pytest.param(47.6, 9.4, "lake", None, id="lake-constance"),
     pytest.param(53.5, 108.0, "lake", "RU", id="lake-baikal"),
     pytest.param(39.1, -120.04, "lake", "US", id="lake-tahoe"),
+    # the nearest place, Taquile, is an island village 30 km off whose centre the
+    # shoreline has in the lake: the lake stays a lake
+    pytest.param(-15.8, -69.4, "lake", None, id="lake-titicaca"),
     pytest.param(38.5, -76.4, "sea", "US", id="chesapeake-bay"),
     pytest.param(37.8, -122.35, "sea", "US", id="san-francisco-bay"),
     pytest.param(35.5, 139.8, "sea", "JP", id="tokyo-bay"),

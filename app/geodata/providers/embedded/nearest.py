@@ -49,7 +49,7 @@ from app.geodata.providers.embedded.us_reverse import (
     place_in_state,
     zip_candidates,
 )
-from app.geodata.providers.embedded.water import on_land, water_kind
+from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
 from app.geodata.results import (
     ZIP_COUNTRIES,
     NearbyPlace,
@@ -207,8 +207,8 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     if nearest_at_sea is not None and (on_water or not on_land(data, args.lat, args.lon)):
         return at_sea_answer(data, *nearest_at_sea)
     answer = _in_country(data, args, feature, km)
-    if on_water is None or water_kind(data, answer.lat, answer.lon) is not None:
-        return answer  # on land; or the shoreline lacks the place's own land (an atoll)
+    if on_water is None or lacks_the_land(data, answer.lat, answer.lon, answer.distance_km):
+        return answer
     return on_water_answer(answer, on_water)
 
 
