@@ -94,6 +94,10 @@ class TestOnWater:
         found = reverse(27.0, -90.0)
         assert (found["atSea"], found["onWater"], found["water"]) == (True, True, "sea")
 
+    def test_the_caspian_beyond_any_countrys_22_km_is_a_lake(self) -> None:
+        found = reverse(42.0, 50.5)
+        assert (found["atSea"], found["onWater"], found["water"]) == (True, True, "lake")
+
 
 class TestRemoteLand:
     @pytest.mark.parametrize(

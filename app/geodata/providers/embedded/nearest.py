@@ -205,7 +205,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         return remote(data, args.lat, args.lon, on_water)
     nearest_at_sea = at_sea(data, args.lat, args.lon, km)
     if nearest_at_sea is not None and (on_water or not on_land(data, args.lat, args.lon)):
-        return at_sea_answer(data, *nearest_at_sea)
+        return at_sea_answer(data, *nearest_at_sea, on_water)
     answer = _in_country(data, args, feature, km)
     if on_water is None or lacks_the_land(data, answer.lat, answer.lon, answer.distance_km):
         return answer

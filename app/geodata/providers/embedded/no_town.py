@@ -54,8 +54,11 @@ def place_fields(data: GeoData, feature: int, km: float) -> dict[str, Any]:
     }
 
 
-def at_sea_answer(data: GeoData, feature: int, km: float) -> ReverseGeocodeResult:
-    """A point in no country (shore.py): the nearest place, and nothing the point is in."""
+def at_sea_answer(
+    data: GeoData, feature: int, km: float, water: str | None = None
+) -> ReverseGeocodeResult:
+    """A point in no country (shore.py): the nearest place, and nothing the point is in.
+    `water`: the shoreline's word for it (the Caspian is a lake), else the sea."""
     return ReverseGeocodeResult(
         **place_fields(data, feature, km),
         warnings=[
@@ -65,7 +68,7 @@ def at_sea_answer(data: GeoData, feature: int, km: float) -> ReverseGeocodeResul
         ],
         at_sea=True,
         on_water=True,
-        water="sea",
+        water="lake" if water == "lake" else "sea",
         nearest_only=True,
     )
 
