@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast multihost-drill lint bench clean chromium nginx conformance-tools promtool image image-tag lock
+.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool image image-tag lock
 
 # Every dependency from the lock, checked by hash (the `dev` and `otel` extras; the image
 # installs requirements.lock); then this project alone. `make lock` rewrites the locks.
@@ -42,9 +42,17 @@ test-fast: $(STAMP)
 	GEOSVC_TEST_DATA_DIR=.geosvc GEOSVC_TEST_FAKE_REDIS=1 REQUIRE_SERVICES=0 \
 	  $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
 
+# The models against the migrations (alembic's autogenerate comparison, as `alembic
+# check`): a fresh SQLite database, and PostgreSQL when reachable (REQUIRE_SERVICES=1: must be).
+check-migrations: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_migrations.py $(PYTEST_ARGS)
+
 # The multi-host drill (tests/drills/test_multihost.py; root, ~4 min): opt-in, not in `make test`.
+# Its hosts share the indices `make run` uses (GEOSVC_DATA_DIR, else .geosvc), built first;
+# -rP prints the drill's tables (per phase, and the ledger per account).
 multihost-drill: $(STAMP)
-	GEOSVC_MULTIHOST_DRILL=1 $(BIN)/python -m pytest tests/drills/test_multihost.py $(PYTEST_ARGS)
+	$(BIN)/geosvc data build --data-dir $${GEOSVC_DATA_DIR:-.geosvc}
+	GEOSVC_MULTIHOST_DRILL=1 $(BIN)/python -m pytest -rP tests/drills/test_multihost.py $(PYTEST_ARGS)
 
 # Debian's chromium for the dashboard's browser tests (Playwright drives the system binary;
 # no browser download). Without root it is left to you: those tests then skip, or fail

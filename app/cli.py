@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,10 +12,13 @@ from rich.console import Console
 
 from app.admin.cli import register as register_admin_commands
 from app.deployment.cli import register as register_deployment_commands
+from app.geodata.cli import data_cli
 from app.geodata.cli import register as register_geodata_commands
+from app.mcp.cli import register as register_reference_command
 
 if TYPE_CHECKING:
     from app.config import Settings
+    from app.queue.liveness import Announcer
 
 # The Celery edge, named (not imported: `app` never imports `workers`) for the worker and
 # beat processes to load: its tasks, worker signals and the beat schedule.
@@ -75,7 +79,6 @@ def server_json_command(
     """Write the MCP registry entry (server.json) for GEOSVC_BASE_URL, to publish with
     `mcp-publisher publish`."""
     import json
-    from pathlib import Path
 
     from app.config import get_settings
     from app.mcp.cards import server_json
@@ -120,8 +123,6 @@ def api(
             host=host,
             port=port,
             workers=workers,
-            proxy_headers=True,
-            forwarded_allow_ips=get_settings().forwarded_allow_ips,
             log_level="info",
             log_config=None,  # ours (JSON lines), set up by metrics_process_group/create_app
             **uvicorn_options(),  # request bounds (app/http/server.py), no server header
@@ -149,6 +150,8 @@ def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
 
 
 ALL_QUEUES = "tools,tools.free,tools.heavy,billing"
+# sysexits' EX_CONFIG: a worker of the tool queues without usable geodata refuses to start
+DATA_NOT_READY_EXIT_STATUS = 78
 
 
 def default_niceness(queues: str) -> int:
@@ -228,15 +231,34 @@ def worker(
         os.nice(niceness)  # before the pool starts: its processes or threads inherit it
     with metrics_process_group(settings):
         require_persistent_redis()
+        announcer = require_tool_data(queues, settings.data_dir)
         # the tasks import the features, which define metrics: after the process group
         from app.observability.celery_hooks import install_worker
         from app.queue import celery_app, liveness
 
         celery_app.loader.import_module(WORKER_TASKS)
-        liveness.install(celery_app)
+        liveness.install(celery_app, announcer)
         liveness.start_watchdog()
         install_worker(pool)
         celery_app.worker_main(argv)
+
+
+def require_tool_data(queues: str, data_dir: Path) -> Announcer | None:
+    """A worker of a tool queue checks and loads its geodata before it consumes, or exits
+    with one line saying what is wrong and how to fix it (app.geodata.readiness)."""
+    from app.queue.celery import TOOL_QUEUES
+
+    consumed = [queue for queue in queues.split(",") if queue in TOOL_QUEUES]
+    if not consumed:
+        return None  # billing alone: no tool task, no data needed
+    from app.geodata.readiness import DataNotReady, announcer, require_data
+
+    try:
+        data = require_data(data_dir)
+    except DataNotReady as exc:
+        typer.echo(f"geosvc worker: {exc}", err=True)
+        raise typer.Exit(DATA_NOT_READY_EXIT_STATUS) from None
+    return announcer(consumed, data)
 
 
 def quiet_root_warning() -> None:
@@ -355,6 +377,7 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
 
 
 register_geodata_commands(cli)
+register_reference_command(data_cli)
 register_admin_commands(cli)
 register_deployment_commands(cli)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from decimal import Decimal
 from functools import lru_cache
@@ -156,6 +157,12 @@ class Settings(BaseSettings):
     # around 1 MB, 700 KB is a common inline cap. The URL works for map_link_ttl_s.
     map_inline_max_bytes: int = Field(700_000, ge=0)
     map_link_ttl_s: int = Field(900, ge=10, le=86_400)
+    # Fetches of one map link in its whole life, and of any link from one client address
+    # per window (429 with Retry-After above; app/tool_calls/link_budget.py): a link is
+    # free to fetch, so these bound what one link, or one address, may draw from us.
+    map_link_fetches_per_link: int = Field(30, ge=1)
+    map_link_fetches_per_ip: int = Field(60, ge=1)
+    map_link_fetch_window_s: int = Field(60, ge=1)
 
     # "local": a checkout that takes no money (development); production needs "stripe".
     payment_provider: Literal["local", "stripe"] = "local"
@@ -210,6 +217,17 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_mail_from_is_the_default(cls, value: object) -> object:
         return DEFAULT_MAIL_FROM if value == "" else value
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _proxy_addresses_shape(cls, value: str) -> str:
+        for part in (part.strip() for part in value.split(",") if part.strip()):
+            if part != "*":
+                try:
+                    ipaddress.ip_network(part, strict=False)
+                except ValueError:
+                    raise ValueError(f"{part!r} is not an IP address or CIDR") from None
+        return value
 
     @field_validator("smtp_url")
     @classmethod
@@ -303,10 +321,11 @@ class Settings(BaseSettings):
     # Flower's basic auth as "user:password" (`geosvc flower`); required in production.
     flower_auth: SecretStr | None = None
 
-    # Addresses whose X-Forwarded-For / X-Forwarded-Proto `geosvc api` trusts (uvicorn's
-    # --forwarded-allow-ips): the reverse proxy's, comma-separated (IPs or CIDRs). The
-    # client IP limits sign-in abuse, so production refuses "*" (anyone could pick theirs).
-    forwarded_allow_ips: str = Field("127.0.0.1", min_length=1)
+    # The reverse proxy's addresses, comma-separated (IPs or CIDRs): only a request from
+    # one of them has its X-Forwarded-For / -Proto and X-Proxy-Request-ID honoured
+    # (app/http/forwarded.py). Empty (the default, `geosvc dev`): no proxy, every request
+    # is its peer's. The client IP limits sign-in abuse, so production refuses "*".
+    forwarded_allow_ips: str = ""
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

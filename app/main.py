@@ -30,17 +30,21 @@ from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
+from app.geodata.indices.version import INDEX_VERSION
 from app.http.errors import install_error_handlers
+from app.http.forwarded import ForwardedHeaders
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
 from app.http.json_bodies import JsonBodyLimits
 from app.http.openapi import EDGE_ERRORS
-from app.http.readiness import readiness_checks, redis_persistence
+from app.http.readiness import readiness_checks, redis_persistence, tool_workers_report
 from app.http.security import CrossSiteGuard
 from app.mail.transport import startup_line
 from app.mcp.discovery import router as discovery_router
 from app.mcp.server import mcp_transport
 from app.metering.endpoints import router as metering_router
+from app.metering.outbox import outbox_stats
 from app.oauth.endpoints import router as oauth_router
+from app.oauth.metadata import REGISTER_PATH
 from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
@@ -82,11 +86,14 @@ def create_app() -> FastAPI:
     install_error_handlers(app)
     install_page_handlers(app)  # after the JSON handlers: HTML 404 for browser pages
     app.add_middleware(CrossSiteGuard)
-    app.add_middleware(JsonBodyLimits)  # inside RequestLimits: it reads bounded bodies only
+    # inside RequestLimits: it reads bounded bodies only
+    app.add_middleware(JsonBodyLimits, register_path=REGISTER_PATH)
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
-    install_api(app, get_settings())  # request ids (outermost), JSON logs, /metrics, tracing
+    # request ids, JSON logs, /metrics (with the outbox's state), tracing
+    install_api(app, get_settings(), outbox_stats, INDEX_VERSION)
+    app.add_middleware(ForwardedHeaders)  # outermost: no one sees a header a client forged
     app.include_router(accounts_router)
     app.include_router(metering_router)
     app.include_router(request_log_router)
@@ -119,7 +126,8 @@ def create_app() -> FastAPI:
     @app.get("/readyz", include_in_schema=False)
     async def readyz(request: Request) -> JSONResponse:
         """Readiness: Redis and the database answer (route traffic here only if so). Which
-        check failed, and the Redis persistence report, only with the metrics token."""
+        check failed, the Redis persistence report and which tool queues some worker can
+        answer (`toolWorkers`), only with the metrics token."""
         checks = await readiness_checks()
         ready = all(state == "ok" for state in checks.values())
         if not authorized(get_settings(), request.headers.get("authorization")):
@@ -127,7 +135,10 @@ def create_app() -> FastAPI:
                 return JSONResponse({"status": "ok"})
             body = ServiceUnavailable("Not ready").to_body()
             return JSONResponse(body, 503, headers={"Retry-After": "5"})
-        persistence = {"redisPersistence": await redis_persistence()}
+        persistence = {
+            "redisPersistence": await redis_persistence(),
+            "toolWorkers": await tool_workers_report(INDEX_VERSION),
+        }
         if ready:
             return JSONResponse({"status": "ok", "checks": checks, **persistence})
         down = ", ".join(name for name, state in checks.items() if state != "ok")

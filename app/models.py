@@ -29,7 +29,8 @@ class User(SQLModel, table=True):
     email_verified_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
     # The address as one mailbox (no +tag; Gmail without dots): one account per mailbox,
     # so one free quota. None only for a deleted account (or an older duplicate).
-    mailbox: str | None = Field(default=None, unique=True, max_length=320)
+    # A unique index (ix_users_mailbox), as migration 0006 made it.
+    mailbox: str | None = Field(default=None, unique=True, index=True, max_length=320)
     # An address the owner asked to move to, until the link sent there is followed.
     pending_email: str | None = Field(default=None, max_length=320)
     # Set when the account was deleted: the row stays (ledger rows name its id) with no

@@ -4,9 +4,12 @@ fields and refuses with every problem named (app/cli.py prints them)."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
+
+from pydantic import SecretStr
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -17,6 +20,12 @@ DEFAULT_MAIL_FROM = "Geospatial Data Service <no-reply@localhost>"
 # Passwords that ship in images, tutorials and this repository's old docker-compose.yml.
 WELL_KNOWN_PASSWORDS = frozenset({"geosvc", "guest", "postgres", "password", "changeme", "redis"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# What the example files (deploy/kubernetes/secrets.env.example, the overlays' config.env)
+# and tutorials put where a real value goes: a value holding one is still a placeholder.
+PLACEHOLDER_MARKERS = ("replace", "change-me", "changeme", "change_me", "placeholder")
+# A random secret (hex or base64 of 16 bytes or more) has far more distinct characters;
+# fewer than this is "0000...", "aaaa..." or "abab...": a value anyone would guess.
+MIN_DISTINCT_SECRET_CHARACTERS = 6
 
 
 class ProductionRefused(ValueError):
@@ -43,6 +52,8 @@ def problems(settings: Settings) -> list[str]:
         *unsafe_payments_and_secrets(settings),
         *embedded_services(settings),
         *default_credentials(settings),
+        *placeholders(settings),
+        *insecure_base_url(settings),
         *no_mail(settings),
         *short_reservations(settings),
     ]
@@ -173,3 +184,64 @@ def short_reservations(settings: Settings) -> Iterator[str]:
             "a reservation that expires while its call still runs frees its credit and "
             "its concurrency slot for another call."
         )
+
+
+def _secret_parts(settings: Settings) -> Iterator[tuple[str, str]]:
+    """(setting, the part of it that is a secret) for every secret setting that is set:
+    the SecretStr values, the password of a user:password or of a URL."""
+    for field, value in settings:
+        name = f"GEOSVC_{field.upper()}"
+        if isinstance(value, SecretStr):
+            secret = value.get_secret_value()
+            if field == "flower_auth":
+                secret = secret.partition(":")[2]
+            elif "://" in secret:
+                secret = unquote(urlsplit(secret).password or "")
+        elif isinstance(value, str) and field.endswith("_url") and "://" in value:
+            secret = unquote(urlsplit(value).password or "")
+        else:
+            continue
+        if secret:
+            yield name, secret
+
+
+def placeholders(settings: Settings) -> Iterator[str]:
+    """A value left as the example files ship it, or a secret anyone could guess.
+    The message names the setting, never its value."""
+    flagged: set[str] = set()
+    for field, value in settings:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str) and any(m in text.lower() for m in PLACEHOLDER_MARKERS):
+            flagged.add(f"GEOSVC_{field.upper()}")
+            yield (
+                f"GEOSVC_{field.upper()} still holds a placeholder (REPLACE..., CHANGE-ME...) "
+                "with GEOSVC_ENV=production: set the real value (random secrets: "
+                "`openssl rand -hex 32`)."
+            )
+    for name, secret in _secret_parts(settings):
+        if name in flagged or secret.lower() in WELL_KNOWN_PASSWORDS:  # said already
+            continue
+        if len(set(secret.lower())) < MIN_DISTINCT_SECRET_CHARACTERS:
+            yield (
+                f"{name} holds a secret anyone could guess (too few distinct characters, "
+                "e.g. all zeros) with GEOSVC_ENV=production: set a random one "
+                "(`openssl rand -hex 32`)."
+            )
+
+
+def insecure_base_url(settings: Settings) -> Iterator[str]:
+    """Sign-in cookies, OAuth redirects and the links in mail go to GEOSVC_BASE_URL: over
+    plain http anyone on the way reads them. Loopback is exempt: nothing leaves the host."""
+    parts = urlsplit(settings.base_url)
+    if parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
+        yield (
+            "GEOSVC_BASE_URL must be an https:// address with GEOSVC_ENV=production: "
+            "sign-in cookies, OAuth redirects and the links in e-mails go to it."
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

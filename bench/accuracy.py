@@ -9,7 +9,13 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   is printed too.
 - `zip_among_candidates`: the US ZIP code the point lies in is `postalCode` answered by
   containment, or one of `postalCodeCandidates` (the nearest ZIP centres) when the answer
-  says `postalCodeBasis` "nearest_centre"; a wrong containment claim fails.
+  says `postalCodeBasis` "estimate" or "nearest_centre"; a wrong containment claim fails.
+  Every ZIP case (this and `containing_zip`) is also scored as "right first" (the first
+  candidate or `postalCode` is the ZIP), "right among candidates, flagged uncertain",
+  "wrong and sure" (the first is another ZIP and `postalCodeUncertain` is not true) or
+  "wrong, flagged uncertain", and how many right first were not flagged; per `half` of
+  the case ("tune": the half the rule's thresholds were chosen on, "check": the other;
+  earlier cases have none).
 - `admin2`, `county_fips`, `label_contains` (reverse_geocode): the county (by name and
   5-digit FIPS) and a text the label must hold (the state of the place named).
 - `exists` (search_nearby): there is one in range; NOT_FOUND fails (it says there is
@@ -30,6 +36,11 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   a warning (e.g. the world drawn once at zoom 0).
 - `ambiguous` (geocode): whether the name fits several well-known places far apart; with
   `candidates_include`, the [country, admin1] of places that must be among `candidates`.
+- `postal_positions` (search_nearby, reverse_geocode): {code: [lat, lon]}, where those
+  postal codes really are, and `km`: each of them answered must be that close to the
+  distance it claims (`distanceM`), or say that its point is only its town's
+  (`positionPrecision` "city", or a warning naming it); a code claimed "169 m" away that
+  is kilometres off fails.
 
 Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
 """
@@ -117,7 +128,7 @@ def _zip_candidates(result: dict[str, Any], expect: dict[str, Any]) -> str | Non
     claimed = result.get("postalCode")
     if claimed is not None and result.get("postalCodeBasis") == "containment":
         return None if claimed == zip_code else f"claims ZIP {claimed}, it is in {zip_code}"
-    if result.get("postalCodeBasis") != "nearest_centre":
+    if result.get("postalCodeBasis") not in ("estimate", "nearest_centre"):
         return f"postalCodeBasis {result.get('postalCodeBasis')!r}"
     offered = [c["code"] for c in result.get("postalCodeCandidates", [])]
     return None if zip_code in offered else f"{zip_code} not among candidates {offered}"
@@ -133,6 +144,24 @@ def _water(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     return None
 
 
+ZIP_GRADES = ("right first", "right among, uncertain", "wrong and sure", "wrong, uncertain")
+RIGHT_AND_SURE = "  of them not uncertain"  # right first, with postalCodeUncertain false
+
+
+def zip_grade(result: dict[str, Any], zip_code: str) -> str:
+    """How a reverse_geocode answer fares on the ZIP a point lies in (ZIP_GRADES)."""
+    offered = [c["code"] for c in result.get("postalCodeCandidates") or []]
+    first = result.get("postalCode") or (offered[0] if offered else None)
+    uncertain = bool(result.get("postalCodeUncertain"))
+    if result.get("postalCodeBasis") == "containment":  # a claim, never uncertain
+        uncertain, offered = False, [first]
+    if first == zip_code:
+        return ZIP_GRADES[0]
+    if uncertain:
+        return ZIP_GRADES[1] if zip_code in offered else ZIP_GRADES[3]
+    return ZIP_GRADES[2]
+
+
 def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     if result.get("ambiguous") != expect["ambiguous"]:
         found = [c["label"] for c in result.get("candidates", [])]
@@ -142,10 +171,29 @@ def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     return f"candidates {offered} lack {missing}" if missing else None
 
 
-def check(tool: str, result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+def _postal_positions(
+    result: dict[str, Any], args: dict[str, Any], expect: dict[str, Any]
+) -> str | None:
+    listed = result.get("results", result.get("postalCodeCandidates", []))
+    warned = " ".join(result.get("warnings", []))
+    for code in listed:
+        truth = expect["postal_positions"].get(code.get("code"))
+        if truth is None or code.get("positionPrecision") == "city" or code["code"] in warned:
+            continue
+        true_km = _km(args["lat"], args["lon"], *truth)
+        if abs(code["distanceM"] / 1000 - true_km) > expect["km"]:
+            return f"{code['code']} claimed {code['distanceM']:.0f} m away, is {true_km:.1f} km"
+    return None
+
+
+def check(
+    tool: str, result: dict[str, Any], expect: dict[str, Any], args: dict[str, Any]
+) -> str | None:
     """None when the case holds, else why not."""
     if "error_code" in expect:
         return f"answered instead of {expect['error_code']}"
+    if "postal_positions" in expect:
+        return _postal_positions(result, args, expect)
     if tool == "reverse_geocode":
         problem = _water(result, expect)
         if problem:
@@ -210,7 +258,7 @@ def refusal(expect: dict[str, Any], exc: AppError) -> str | None:
 
 def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
     """{"tool" or "class:<name>": (cases, held)}; and how often the nearest ZIP centre is
-    the containing ZIP, under "nearest_zip"."""
+    the containing ZIP, under "nearest_zip"; the ZIP cases' grades under "zip:<half>:<grade>"."""
     cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in cases:
@@ -219,13 +267,22 @@ def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
             answer = service.execute(tool, case["args"])
             result = {**answer.structured, "png": answer.png}
             problem = (
-                "expected NOT_FOUND" if expect.get("not_found") else check(tool, result, expect)
+                "expected NOT_FOUND"
+                if expect.get("not_found")
+                else check(tool, result, expect, case["args"])
             )
             if "containing_zip" in expect:
                 nearest = (result.get("nearestPostalCode") or {}).get("code")
                 nearest = nearest or result.get("postalCode")  # before: the nearest, unlabelled
                 totals["nearest_zip"][0] += 1
                 totals["nearest_zip"][1] += nearest == expect["containing_zip"]
+            zip_code = expect.get("containing_zip") or expect.get("zip_among_candidates")
+            if zip_code:
+                grade = zip_grade(result, zip_code)
+                sure = grade == ZIP_GRADES[0] and not result.get("postalCodeUncertain")
+                for half in (case.get("half", "earlier"), "all"):
+                    totals[f"zip:{half}:{grade}"][0] += 1
+                    totals[f"zip:{half}:{RIGHT_AND_SURE}"][0] += sure
         except AppError as exc:
             problem = refusal(expect, exc)
         for group in (tool, f"class:{case.get('class', 'fact')}"):
@@ -244,6 +301,8 @@ def main() -> None:
     service.configure(options.data_dir)
     table = run(options.verbose)
     nearest = table.pop("nearest_zip", None)
+    grades = {k: v[0] for k, v in table.items() if k.startswith("zip:")}
+    table = {k: v for k, v in table.items() if not k.startswith("zip:")}
     tools = {k: v for k, v in table.items() if not k.startswith("class:")}
     classes = {k: v for k, v in table.items() if k.startswith("class:")}
     print(f"{'tool / class':<24} {'cases':>6} {'held':>6} {'%':>7}")
@@ -254,6 +313,15 @@ def main() -> None:
     print(f"{'all':<24} {n:>6} {held:>6} {100 * held / n:>6.1f}%")
     if nearest:
         print(f"nearest ZIP centre = containing ZIP in {nearest[1]} of {nearest[0]} points")
+    print_zip_grades(grades)
+
+
+def print_zip_grades(grades: dict[str, int]) -> None:
+    halves = ["tune", "check", "earlier", "all"]
+    print(f"{'ZIP of a point':<24}" + "".join(f"{h:>9}" for h in halves))
+    for grade in (ZIP_GRADES[0], RIGHT_AND_SURE, *ZIP_GRADES[1:]):
+        counts = [grades.get(f"zip:{half}:{grade}", 0) for half in halves]
+        print(f"{grade:<24}" + "".join(f"{n:>9}" for n in counts))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ Per tool (docs/TOOLS.md's example call, from the embedded datasets), a batch and
   struct  `structuredContent` as JSON, what Claude Code's model reads (unchanged)
   result  the whole result as sent, `_meta` included (an image's base64 left out)
 The base's text block is its own `summarize` (`git show BASE:app/geodata/summaries.py`),
-run on the same answer. Then the size of `tools/list` as this tree lists it.
+run on the same answer. Then the size of `tools/list` as this tree lists it, and of each
+tool's definition (its budget: tests/mcp/test_tool_budget.py).
 
     GEOSVC_DATA_DIR=.geosvc .venv/bin/python bench/answer_sizes.py [--base main]
 """
@@ -122,6 +123,9 @@ def main() -> None:
         for spec in TOOL_SPECS.values()
     ]
     print(f"tools/list: {len(json.dumps({'tools': tools})):,} characters of JSON")
+    for tool in tools:  # each against its budget (tests/mcp/test_tool_budget.py)
+        size = len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False))
+        print(f"  {tool['name']:<20} {size:>6,} characters of compact JSON")
 
 
 if __name__ == "__main__":

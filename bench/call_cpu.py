@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import wait_until_up  # noqa: E402
 from metering import bench_prefix, redis_for_bench  # noqa: E402
 
@@ -104,7 +105,7 @@ def stack(label: str, tree: Path, redis_url: str, tmp: Path) -> Iterator[Stack]:
         "GEOSVC_REDIS_URL": redis_url,
         "GEOSVC_REDIS_KEY_PREFIX": prefix,
         "GEOSVC_DATABASE_URL": f"sqlite:///{tmp / f'{label}.db'}",
-        "GEOSVC_DATA_DIR": os.environ.get("GEOSVC_DATA_DIR", str(ROOT / ".geosvc")),
+        "GEOSVC_DATA_DIR": str(geodata_dir()),  # built first when missing
         "GEOSVC_SECRET_PEPPER": "bench-pepper-" + "x" * 20,
         "GEOSVC_BASE_URL": base,
         "GEOSVC_LOG_LEVEL": "WARNING",

@@ -245,11 +245,21 @@ def rabbitmq_vhost() -> Iterator[str]:
 
 
 def build_geodata(data_dir: Path) -> None:
+    """`geosvc data build`: a no-op when the indices are current. A worker never builds
+    them itself: it refuses to start without them (app.geodata.readiness)."""
     subprocess.run(
         [sys.executable, "-m", "app.cli", "data", "build", "--data-dir", str(data_dir)],
         check=True,
         capture_output=True,
     )
+
+
+def geodata_dir() -> Path:
+    """The indices a bench's workers read: GEOSVC_DATA_DIR's, else the checkout's `.geosvc`
+    (what `make run` uses), built first when missing or stale."""
+    path = Path(os.environ.get("GEOSVC_DATA_DIR") or ROOT / ".geosvc")
+    build_geodata(path)
+    return path
 
 
 @contextlib.contextmanager
@@ -272,6 +282,7 @@ def production_shape(
         os.chmod(workdir, 0o755)  # the postgres user must reach its own dir under it
         data_dir = workdir / "data"
         data_dir.mkdir()
+        build_geodata(geodata_dir)  # a no-op when the indices are current
         (data_dir / "indices").symlink_to((geodata_dir / "indices").resolve())
         redis_server = RedisServer(workdir, aof)
         postgres = Postgres(workdir)
@@ -290,6 +301,8 @@ def production_shape(
                 GEOSVC_DATA_DIR=str(data_dir),
                 GEOSVC_BASE_URL=base_url,
                 GEOSVC_SECRET_PEPPER=secrets.token_hex(16),
+                # a bench's nginx runs on this host (compose: the proxy's own address)
+                GEOSVC_FORWARDED_ALLOW_IPS="127.0.0.1",
                 C_FORCE_ROOT="1",
                 PYTHONUNBUFFERED="1",
             )

@@ -22,7 +22,7 @@ The window's CPU includes nothing of the bench's (it reads /proc only at t0 and 
 the processes are alone on their Redis key prefix.
 
     .venv/bin/python bench/idle_cpu.py [--seconds 60] [--runs 1] [--setups dev,split]
-        [--calls 300] [--ref /work/wt-idle-base]
+        [--calls 300] [--ref ../geosvc-base]
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import account, wait_until_up  # noqa: E402  (bench/mcp_e2e.py)
 from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
@@ -180,7 +181,7 @@ def run(checkout: Path, setup: str, args: argparse.Namespace, redis_url: str) ->
     python = str(checkout / ".venv/bin/python")
     indices = checkout / ".geosvc/indices"
     if not indices.is_dir():
-        indices = ROOT / ".geosvc/indices"
+        indices = geodata_dir() / "indices"  # this checkout's, built first when missing
     with tempfile.TemporaryDirectory(prefix="idle-cpu-") as tmp:
         work = Path(tmp)
         (work / "indices").symlink_to(indices.resolve())

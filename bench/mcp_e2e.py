@@ -14,7 +14,7 @@ machine). --worker picks the worker's pool, e.g. threads:8 (default: the pool
 The rounds run side by side in one process against servers started here: uvicorn for
 (a) and for our api, one `geosvc worker` for (b) and (c), the local Redis (or an
 embedded one) under a throwaway key prefix, and a throwaway SQLite database. The
-geodata indices come from GEOSVC_DATA_DIR (default .geosvc; built on first use).
+geodata indices come from GEOSVC_DATA_DIR (default .geosvc; built first when missing).
 
     .venv/bin/python bench/mcp_e2e.py [--calls 300] [--clients 16] [--seconds 10]\
         [--slices 5] [--worker threads:64]
@@ -43,6 +43,7 @@ from celery import Celery
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
 from app.embedded_redis import free_port  # noqa: E402
@@ -319,7 +320,7 @@ def bench_env(redis_url: str, work: Path, **extra: str) -> dict[str, str]:
         "GEOSVC_REDIS_URL": redis_url,
         "GEOSVC_REDIS_KEY_PREFIX": bench_prefix(),
         "GEOSVC_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
-        "GEOSVC_DATA_DIR": os.environ.get("GEOSVC_DATA_DIR", str(ROOT / ".geosvc")),
+        "GEOSVC_DATA_DIR": str(geodata_dir()),  # built first when missing
         "GEOSVC_SECRET_PEPPER": "bench-pepper",
         "C_FORCE_ROOT": "1",
         # The rate and concurrency checks run on every call, at limits 16 clients of one

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from drill_stack import geodata_dir
 from drill_stack import wait_for as wait_until
 from multihost_net import Network
 
@@ -171,7 +172,7 @@ def app_env(net: Network, data: DataHost, workdir: Path, extra: dict[str, str]) 
     """The same settings on every app host (as a ConfigMap and Secret would give them)."""
     data_dir = workdir / "geodata"
     data_dir.mkdir()
-    prebuilt = Path(os.environ.get("GEOSVC_DATA_DIR", "/work/geodata-prebuilt"))
+    prebuilt = geodata_dir()  # GEOSVC_DATA_DIR's, else the checkout's .geosvc, built if missing
     (data_dir / "indices").symlink_to((prebuilt / "indices").resolve())
     env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
     env.update(

@@ -49,6 +49,7 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import BARE_MCP_APP, account, processes, wait_for_worker, wait_until_up  # noqa: E402
 from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
@@ -299,7 +300,7 @@ def main() -> None:
             "GEOSVC_REDIS_URL": redis_url,
             "GEOSVC_REDIS_KEY_PREFIX": prefix,
             "GEOSVC_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
-            "GEOSVC_DATA_DIR": os.environ.get("GEOSVC_DATA_DIR", str(ROOT / ".geosvc")),
+            "GEOSVC_DATA_DIR": str(geodata_dir()),  # built first when missing
             "GEOSVC_SECRET_PEPPER": "bench-pepper",
             "GEOSVC_BASE_URL": f"http://127.0.0.1:{api_port}",
             "GEOSVC_UPSTREAM_TOOLS": '["geocode"]',

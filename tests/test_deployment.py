@@ -25,6 +25,7 @@ def compose() -> dict[str, Any]:
 def test_has_the_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {
         "migrate",
+        "geodata-build",
         "redis",
         "rabbitmq",
         "postgres",
@@ -47,6 +48,18 @@ def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any],
     assert probe[:3] == ["CMD", "geosvc", "worker-health"]
     result = CliRunner().invoke(cli, [*probe[2:], "--help"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("name", ["worker", "worker-bulk"])
+def test_workers_start_after_their_data_is_built(compose: dict[str, Any], name: str) -> None:
+    """A worker refuses to start without its indices: `geodata-build` builds them first."""
+    depends = compose["services"][name]["depends_on"]
+    assert depends["geodata-build"] == {"condition": "service_completed_successfully"}
+    build = compose["services"]["geodata-build"]
+    data_dir = build["environment"]["GEOSVC_DATA_DIR"]
+    assert build["command"] == ["geosvc", "data", "build", "--data-dir", data_dir]
+    assert build["restart"] == "no"
+    assert CliRunner().invoke(cli, [*build["command"][1:], "--help"]).exit_code == 0
 
 
 def test_paying_calls_have_a_worker_pool_of_their_own(compose: dict[str, Any]) -> None:

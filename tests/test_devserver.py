@@ -134,9 +134,10 @@ def port_is_free(port: int) -> bool:
 class DevServer:
     """A real `geosvc dev` on `data_dir`; its output (stdout and stderr) read by a thread."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **settings: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
         env["GEOSVC_DATA_DIR"] = str(data_dir)
+        env.update(settings)
         self.data_dir = data_dir
         self.port = free_port()
         self.lines: list[str] = []
@@ -283,3 +284,44 @@ class TestTheDemoKey:
             assert signed_in.status_code == 200, signed_in.text
         finally:
             second.stop()
+
+
+def test_a_local_client_cannot_choose_its_address_or_a_free_repeat(dev_data_dir: Path) -> None:
+    """Issue 51, item 2: `geosvc dev` trusts no proxy. X-Forwarded-For does not move a
+    local client to another address (the per-address limit of /register still counts it),
+    and X-Proxy-Request-ID does not make a repeated call free."""
+    dev = DevServer(dev_data_dir, GEOSVC_OAUTH_RATE_LIMIT_PER_IP="3")
+    try:
+        key = field(dev.wait_for_announcement(), "Demo key")
+        base = f"http://127.0.0.1:{dev.port}"
+        registrations = [
+            httpx.post(
+                f"{base}/register",
+                json={"redirect_uris": ["http://127.0.0.1/callback"]},
+                headers={"X-Forwarded-For": f"198.51.100.{n}"},
+                timeout=30,
+            )
+            for n in range(1, 5)
+        ]
+        repeat = {
+            "Authorization": f"Bearer {key}",
+            "X-Proxy-Request-ID": "0123456789abcdef0123456789abcdef",
+        }
+        calls = [
+            httpx.get(
+                f"{base}/v1/geocode",
+                params={"query": "Austin, TX", "limit": "1"},
+                headers=repeat,
+                timeout=30,
+            )
+            for _ in range(2)
+        ]
+    finally:
+        dev.stop()
+    statuses = [answer.status_code for answer in registrations]
+    assert 429 not in statuses[:3], statuses
+    assert statuses[3] == 429, statuses
+    assert [call.status_code for call in calls] == [200, 200]
+    assert [call.headers["credits-charged"] for call in calls] == ["1", "1"]
+    used = [int(call.headers["credits-used"]) for call in calls]
+    assert used[1] == used[0] + 1, used

@@ -1,6 +1,7 @@
 """Issue 21, item 7: `geosvc api` trusts X-Forwarded-For only from
-GEOSVC_FORWARDED_ALLOW_IPS (a real `geosvc api` process, real Redis). The client address
-it settled on is read back from the sign-in failure counter it keys by that address."""
+GEOSVC_FORWARDED_ALLOW_IPS (a real `geosvc api` process, real Redis); unset, from no one
+(issue 51, item 2). The client address it settled on is read back from the sign-in
+failure counter it keys by that address."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def start_geosvc_api(env: dict[str, str], log_path: Path) -> LiveServer:
     return wait_until_healthy(LiveServer(url, env, process, log_path), 60)
 
 
-@pytest.fixture(params=["192.0.2.10", "127.0.0.1"], ids=["proxy-elsewhere", "proxy-local"])
+@pytest.fixture(
+    params=["192.0.2.10", "127.0.0.1", ""], ids=["proxy-elsewhere", "proxy-local", "no-proxy"]
+)
 def api_trusting(
     request: pytest.FixtureRequest, backend: Backend, tmp_path: Path
 ) -> Iterator[tuple[LiveServer, str]]:
@@ -69,3 +72,19 @@ def test_forwarded_for_counts_only_from_a_trusted_proxy(
     }
     # We call from 127.0.0.1: only a server trusting it as proxy takes the header's address.
     assert counted == ({FORWARDED_FOR} if trusted == "127.0.0.1" else {"127.0.0.1"})
+
+
+def test_a_proxy_named_other_than_by_address_is_refused(backend: Backend) -> None:
+    """A host name would match no peer (nothing would be trusted, silently): refused."""
+    env = backend.env(GEOSVC_FORWARDED_ALLOW_IPS="10.0.0.2, proxy.internal")
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "api", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "GEOSVC_FORWARDED_ALLOW_IPS: 'proxy.internal' is not an IP address or CIDR" in (
+        result.stdout + result.stderr
+    )

@@ -1,6 +1,6 @@
 """Issue 10 (hardening), items 3-6, 8 and 9, against real uvicorn servers on real Redis
-and the backend's database. Client addresses are set with X-Forwarded-For, which uvicorn
-trusts from 127.0.0.1 (as it would from a load balancer)."""
+and the backend's database. Client addresses are set with X-Forwarded-For, which the test
+servers trust from 127.0.0.1 (GEOSVC_FORWARDED_ALLOW_IPS, as from a load balancer)."""
 
 from __future__ import annotations
 

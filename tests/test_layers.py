@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.import_graph import (
+    ROOT,
+    app_modules,
+    describe_cycles,
+    import_cycles,
+    import_nodes,
+    module_graph,
+    package_graph,
+    strongly_connected_groups,
+)
 
 BOTTOM = (
     "app.account_lock",
@@ -16,6 +25,7 @@ BOTTOM = (
     "app.config",
     "app.credentials",
     "app.db",
+    "app.deps",  # request dependencies: the session, the signed-in user (below the features)
     "app.embedded_redis",
     "app.errors",
     "app.ids",
@@ -33,53 +43,9 @@ BOTTOM = (
     "app.validation",
 )
 EDGES = ("app.main", "app.cli", "app.devserver", "app.http", "app.mcp", "app.v1", "app.dashboard")
-# HTTP endpoints and their dependencies live in their feature's folder but are edge code.
-EDGE_MODULE_NAMES = ("endpoints", "deps", "cli")
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _type_checking_only(node: ast.AST) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _import_nodes(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import at any depth (inside functions too), but not the body of an
-    `if TYPE_CHECKING:` block (its `else:` counts)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    children = list(ast.iter_child_nodes(node))
-    if isinstance(node, ast.If) and _type_checking_only(node):
-        children = list(node.orelse)
-    for child in children:
-        if isinstance(child, ast.Import | ast.ImportFrom):
-            found.append(child)
-        found.extend(_import_nodes(child))
-    return found
-
-
-def imports_of(path: Path) -> set[str]:
-    found: set[str] = set()
-    package = (
-        module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    )
-    for node in _import_nodes(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-            continue
-        module = node.module
-        if node.level:  # relative: resolved against this module's package
-            base = package.split(".")[: len(package.split(".")) - node.level + 1]
-            module = ".".join([*base, *([node.module] if node.module else [])])
-        if module:
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return found
+# HTTP endpoints and commands live in their feature's folder but are edge code: no feature
+# imports them. They count in the package graph all the same (below).
+EDGE_MODULE_NAMES = ("endpoints", "cli")
 
 
 def within(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -88,10 +54,6 @@ def within(name: str, prefixes: tuple[str, ...]) -> bool:
 
 def is_edge(name: str) -> bool:
     return within(name, EDGES) or name.rsplit(".", 1)[-1] in EDGE_MODULE_NAMES
-
-
-def app_modules() -> dict[str, set[str]]:
-    return {module_name(path): imports_of(path) for path in sorted((ROOT / "app").rglob("*.py"))}
 
 
 def test_app_never_imports_workers() -> None:
@@ -120,60 +82,48 @@ def test_features_import_no_edge() -> None:
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def top_package(name: str) -> str:
-    """`app.billing.service` -> `billing`; `app.config` -> `config`."""
-    return name.split(".")[1] if name.count(".") else name
-
-
-def package_graph() -> dict[str, dict[str, set[str]]]:
-    """Which of app/'s top-level packages imports which, with the modules that do it.
-
-    Modules named like edge code (`endpoints`, `deps`, `cli`) are left out: they are the
-    HTTP and command-line edge of their feature and sit above every feature.
-    """
-    graph: dict[str, dict[str, set[str]]] = {}
-    for name, imported in app_modules().items():
-        if name == "app" or name.rsplit(".", 1)[-1] in EDGE_MODULE_NAMES:
-            continue
-        source = top_package(name)
-        for target in (i for i in imported if i.startswith("app.")):
-            if top_package(target) != source:
-                graph.setdefault(source, {}).setdefault(top_package(target), set()).add(
-                    f"{name} -> {target}"
-                )
-    return graph
-
-
-def import_cycles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
-    """Every elementary cycle, each once (starting from its smallest package)."""
-    cycles: list[list[str]] = []
-
-    def walk(start: str, path: list[str]) -> None:
-        for following in sorted(graph.get(path[-1], {})):
-            if following == start:
-                cycles.append(list(path))
-            elif following > start and following not in path:
-                walk(start, [*path, following])
-
-    for start in sorted(graph):
-        walk(start, [start])
-    return cycles
-
-
 def test_no_two_packages_import_each_other_in_a_cycle() -> None:
-    graph = package_graph()
+    """Every module counts, the edge modules in a feature's folder (endpoints, cli) and
+    imports inside functions too: a feature's endpoints take the signed-in user from
+    app.deps, never from another feature."""
+    graph = package_graph(app_modules())
     found = import_cycles(graph)
-    report = []
-    for cycle in found:
-        report.append(" -> ".join([*cycle, cycle[0]]))
-        for source, target in zip(cycle, [*cycle[1:], cycle[0]], strict=True):
-            report.extend(f"    {line}" for line in sorted(graph[source][target]))
-    assert found == [], f"{len(found)} import cycles between app/'s packages:\n" + "\n".join(report)
+    assert found == [], f"{len(found)} import cycles between app/'s packages:\n" + describe_cycles(
+        graph, found
+    )
+
+
+def test_no_two_modules_import_each_other_in_a_cycle() -> None:
+    """Nor between modules, a loop hidden by an import inside a function included."""
+    graph = module_graph()
+    found = import_cycles(graph)
+    assert found == [], f"{len(found)} import cycles between app/'s modules:\n" + describe_cycles(
+        graph, found
+    )
+
+
+def test_request_dependencies_live_in_one_package() -> None:
+    elsewhere = [name for name in app_modules() if name.endswith(".deps") and name != "app.deps"]
+    assert elsewhere == []
+
+
+def test_the_design_map_lists_every_package_and_module_of_app() -> None:
+    design = (ROOT / "docs" / "DESIGN.md").read_text()
+    layout = design.split("## Layout", 1)[1].split("```", 2)[1]
+    top_level = {
+        path.name
+        for path in (ROOT / "app").iterdir()
+        if (path.is_dir() and any(path.glob("*.py")))
+        or (path.suffix == ".py" and path.name != "__init__.py")
+    }
+    missing = sorted(name for name in top_level if not re.search(rf"\b{re.escape(name)}\b", layout))
+    assert missing == [], f"docs/DESIGN.md's layout map does not name {missing}"
 
 
 def test_the_cycle_finder_sees_a_cycle() -> None:
-    graph = {"a": {"b": {"x"}}, "b": {"c": {"y"}}, "c": {"a": {"z"}, "b": {"w"}}}
+    graph = {"a": {"b": {"x"}}, "b": {"c": {"y"}}, "c": {"a": {"z"}, "b": {"w"}}, "d": {"a": {"v"}}}
     assert import_cycles(graph) == [["a", "b", "c"], ["b", "c"]]
+    assert strongly_connected_groups(graph) == [["a", "b", "c"]]
 
 
 def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
@@ -184,7 +134,7 @@ def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
     )
     tree_imports = {
         n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
-        for n in _import_nodes(ast.parse(source))
+        for n in import_nodes(ast.parse(source))
     }
     assert tree_imports == {"typing", "app.shown", "app.inner"}
 

@@ -1,4 +1,4 @@
-"""Tool tasks (queue `tools`): one task runs any of the six tools; another a batch of
+"""Tool tasks (queue `tools`): one task runs any tool; another a batch of
 calls of one tool (`tools.run_batch`, the batch endpoints: one task for up to 100 items).
 
 No Celery retries: the api awaits the answer under `tool_deadline_s`, and the upstream
@@ -16,6 +16,7 @@ from celery.signals import worker_init
 
 from app.config import get_settings
 from app.geodata import service as geodata
+from app.geodata.loading import loaded_provider
 from app.queue import celery_app
 from app.tool_calls import service
 from app.tool_calls.batch import RUN_BATCH_TASK, run_tool_batch
@@ -24,9 +25,12 @@ from app.tool_calls.service import RUN_TOOL_TASK
 
 @worker_init.connect
 def load_geodata(**_kwargs: Any) -> None:
-    """Load (or build) the indices before the pool starts: its threads (or forked
-    children) share one copy, read-only, and no call waits for a load."""
-    geodata.warm_up()
+    """The rest of what calls read (area and profile tables, upstream clients) before the
+    pool starts: its threads (or forked children) share one copy, read-only, and no call
+    waits for a load. `geosvc worker` has checked and loaded the indices already when it
+    consumes a tool queue (app.geodata.readiness); a billing worker loads nothing."""
+    if loaded_provider() is not None:
+        geodata.warm_up()
     gc.freeze()  # the indices and tables are for life: no full collection walks them
 
 

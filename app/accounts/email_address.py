@@ -104,14 +104,16 @@ def request_move(
     nothing else differs). Flushes only."""
     settings = get_settings()
     user_id, generation = user.id, user.generation
-    # Counted before the password and the lookup: alike for every address.
+    # A wrong password is counted as a failed sign-in (which leaves the owner's known
+    # addresses alone), never in these hourly budgets: a session's guesses must not use
+    # up the owner's moves. Counted before the lookup: alike for every address.
+    service.check_current_password(session, store, user, current_password, client_ip)
     throttle.refuse_over_address_limit(
         store, BY_CLIENT, client_ip, settings.email_change_per_ip_per_hour, what=YOUR_IP
     )
     throttle.refuse_over_address_limit(
         store, BY_ACCOUNT, user_id, settings.email_change_per_account_per_hour, what=ACCOUNT
     )
-    service.check_current_password(session, store, user, current_password, client_ip)
     new_email = normalise_email(new_email)
     if new_email == user.email:
         raise InvalidArgument("email: this is already the account's address")

@@ -6,7 +6,6 @@ from fastapi import APIRouter, BackgroundTasks, Cookie, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.accounts import deletion, email_address, recovery, service, signup, throttle
-from app.accounts.deps import SESSION_COOKIE, CurrentUser
 from app.accounts.mailbox import normalise_email
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
@@ -26,7 +25,9 @@ from app.accounts.schemas import (
     TokenBody,
 )
 from app.config import get_settings
-from app.http.deps import SessionDep
+from app.deps.client import client_ip_of
+from app.deps.database import SessionDep
+from app.deps.users import SESSION_COOKIE, CurrentUser, set_session_cookie
 from app.http.openapi import error_responses
 from app.redis_client import sync_redis
 
@@ -36,19 +37,6 @@ Cookieless = Annotated[str | None, Cookie(alias=SESSION_COOKIE)]
 
 RESET_ACCEPTED = "If an account uses this address, a link to reset its password is on its way."
 CHECK_INBOX = "Check your inbox: the link in our e-mail confirms the address."
-
-
-def set_session_cookie(response: Response, token: str) -> None:
-    settings = get_settings()
-    response.set_cookie(
-        SESSION_COOKIE,
-        token,
-        max_age=settings.session_days * 86400,
-        httponly=True,
-        samesite="lax",
-        secure=not settings.is_development,
-        path="/",
-    )
 
 
 def pending_signup(email: str) -> SignUpPending:
@@ -71,7 +59,7 @@ def sign_up(
     """201 with a session; with e-mail verification on, 202 for every address (see
     app/accounts/signup.py)."""
     store = sync_redis()
-    throttle.check_rate(store, service.client_ip_of(request.client))
+    throttle.check_rate(store, client_ip_of(request.client))
     signup.check_before_answer(store, body.email, body.password)
     if get_settings().verifies_email:
         background.add_task(signup.register, body.email, body.password, body.name)
@@ -89,7 +77,7 @@ def sign_up(
 def sign_in(
     body: SignInRequest, session: SessionDep, request: Request, response: Response
 ) -> MeResponse:
-    client_ip = service.client_ip_of(request.client)
+    client_ip = client_ip_of(request.client)
     throttle.check_rate(sync_redis(), client_ip)
     user = service.authenticate(
         session, sync_redis(), email=body.email, password=body.password, client_ip=client_ip
@@ -121,7 +109,7 @@ def request_password_reset(
 ) -> Accepted:
     """202 whatever the address: the lookup and the e-mail come after the answer."""
     store = sync_redis()
-    throttle.check_rate(store, service.client_ip_of(request.client))
+    throttle.check_rate(store, client_ip_of(request.client))
     if recovery.reset_wanted(store, body.email):
         background.add_task(recovery.send_reset_link, body.email)
     return Accepted(message=RESET_ACCEPTED)
@@ -132,7 +120,7 @@ def confirm_password_reset(
     body: PasswordResetConfirm, session: SessionDep, request: Request
 ) -> Response:
     """Sets the password from a reset link; every session of the account ends."""
-    throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
+    throttle.check_rate(sync_redis(), client_ip_of(request.client))
     reset = recovery.reset_password(session, body.token, body.password)
     session.commit()
     request_notice(Notice.PASSWORD_CHANGED, reset.user_id)
@@ -144,7 +132,7 @@ def confirm_password_reset(
 @router.post("/auth/email/confirm", responses=error_responses(403, 409))
 def confirm_email(body: TokenBody, session: SessionDep, request: Request) -> EmailConfirmed:
     """Follows a confirmation link (after sign-up, or to a new address); no session needed."""
-    throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
+    throttle.check_rate(sync_redis(), client_ip_of(request.client))
     confirmed = email_address.confirm(session, body.token)
     email, user_id = confirmed.user.email, confirmed.user.id
     session.commit()
@@ -178,7 +166,7 @@ def change_password(
         user,
         current=body.currentPassword,
         new=body.newPassword,
-        client_ip=service.client_ip_of(request.client),
+        client_ip=client_ip_of(request.client),
         keep_session=svc_session,
     )
     user_id = user.id
@@ -199,7 +187,7 @@ def change_email(
         user,
         new_email=new_email,
         current_password=body.currentPassword,
-        client_ip=service.client_ip_of(request.client),
+        client_ip=client_ip_of(request.client),
     )
     user_id = user.id
     session.commit()
@@ -219,7 +207,7 @@ def delete_account(
         sync_redis(),
         user,
         current_password=body.currentPassword,
-        client_ip=service.client_ip_of(request.client),
+        client_ip=client_ip_of(request.client),
     )
     session.commit()
     request_notice(Notice.ACCOUNT_DELETED, None, deleted.former_email)

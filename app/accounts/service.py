@@ -6,7 +6,6 @@ database dump does not yield usable cookies.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import timedelta
 from functools import lru_cache
@@ -21,8 +20,9 @@ from app.account_lock import lock_account
 from app.accounts import passwords, throttle
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
-from app.clock import as_utc, utcnow
+from app.clock import utcnow
 from app.config import get_settings
+from app.deps.session_tokens import hash_token
 from app.errors import Conflict, Forbidden, Unauthenticated
 from app.ids import new_user_id
 from app.models import AuthSession, User
@@ -37,10 +37,6 @@ def dummy_password_hash() -> str:
     Made once per process when first asked for (the api asks at start-up), not at import:
     a worker or a CLI command would pay 0.1-0.2 s for nothing."""
     return _hasher.hash("not-a-real-password")
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def account_of_address(session: Session, email: str) -> User | None:
@@ -114,11 +110,6 @@ def set_password(user: User, password: str) -> None:
     user.password_hash = hash_password(password)
 
 
-def client_ip_of(client: tuple[str, int] | None) -> str:
-    """The caller's address (uvicorn already applied trusted X-Forwarded-For)."""
-    return client[0] if client else "unknown"
-
-
 def authenticate(
     session: Session, store: redis.Redis, *, email: str, password: str, client_ip: str
 ) -> User:
@@ -146,14 +137,21 @@ def check_current_password(
     session: Session, store: redis.Redis, user: User, password: str, client_ip: str
 ) -> None:
     """The signed-in owner's password again, before a change that needs it (password,
-    e-mail, deletion): throttled like sign-in, so a stolen session cannot guess it.
-    Forbidden on the `currentPassword` field when it is wrong."""
+    e-mail, deletion): throttled like sign-in, so a stolen session cannot guess it, and
+    the only check of a password from a session. Forbidden on the `currentPassword` field
+    when it is wrong.
+
+    As in sign-in, failures and successes are counted apart: a failure counts against
+    this address and the account (whose backoff spares the addresses the owner signed
+    in from); the owner's success clears them. A flow's own budgets (e.g. moves an
+    hour) are counted after this, so wrong guesses never use them up."""
     email, stored_hash = user.email, user.password_hash
     throttle.refuse_if_throttled(store, email, client_ip)
     session.rollback()  # as in authenticate: no connection held while hashing
     if not _password_matches(stored_hash, password):
         throttle.note_failure(store, email, client_ip)
         raise Forbidden("currentPassword: the current password is wrong")
+    throttle.forget_failures(store, email, client_ip, remember=False)
 
 
 def end_sessions(session: Session, user_id: str, *, keep: str | None = None) -> None:
@@ -171,21 +169,6 @@ def start_session(session: Session, user: User) -> str:
     session.add(AuthSession(token_hash=hash_token(token), user_id=user.id, expires_at=expires_at))
     session.flush()
     return token
-
-
-def user_for_token(session: Session, token: str | None) -> User:
-    if not token:
-        raise Unauthenticated("Sign in first: this endpoint needs the svc_session cookie")
-    # One statement, so the session and the account (its generation: see
-    # app/account_lock.py) are read as of one moment, never across a reset.
-    found = session.exec(
-        select(AuthSession, User)
-        .join(User, col(User.id) == col(AuthSession.user_id))
-        .where(AuthSession.token_hash == hash_token(token))
-    ).first()
-    if found is None or as_utc(found[0].expires_at) <= utcnow():
-        raise Unauthenticated("Session expired or signed out; sign in again")
-    return found[1]
 
 
 def end_session(session: Session, token: str | None) -> None:

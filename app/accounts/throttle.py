@@ -207,15 +207,20 @@ def note_failure(store: redis.Redis, email: str, client_ip: str) -> None:
             store.set(account_pause_key(email), "1", px=pause_ms)
 
 
-def forget_failures(store: redis.Redis, email: str, client_ip: str) -> None:
+def forget_failures(
+    store: redis.Redis, email: str, client_ip: str, *, remember: bool = True
+) -> None:
     """After a successful sign-in: clear this address's and the account's failures and
-    remember the address as the owner's (exempt from the account's backoff)."""
+    remember the address as the owner's (exempt from the account's backoff). `remember`
+    False (the password checked again from a session): only clear them; the address
+    was remembered when the session signed in."""
     known_s = get_settings().signin_known_address_days * 86400
     with redis_required():
         pipe = store.pipeline()
         pipe.delete(failures_key(email, client_ip), account_failures_key(email))
         pipe.delete(account_pause_key(email))
-        pipe.set(known_address_key(email, client_ip), "1", ex=known_s)
+        if remember:
+            pipe.set(known_address_key(email, client_ip), "1", ex=known_s)
         pipe.execute()
 
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.accounts.deps import CurrentUser
 from app.api_keys import service
 from app.api_keys.schemas import (
     ApiKeyRecord,
@@ -12,7 +11,8 @@ from app.api_keys.schemas import (
     ListApiKeysResponse,
     UpdateApiKeyRequest,
 )
-from app.http.deps import SessionDep
+from app.deps.database import SessionDep
+from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
 
 router = APIRouter(prefix="/api-keys", tags=["api-keys"], responses=error_responses(401))

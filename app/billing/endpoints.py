@@ -7,10 +7,10 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from app.accounts.deps import CurrentUser
 from app.billing import service, stripe_webhooks
 from app.billing.schemas import BillingPortalResponse, SubscriptionResponse
-from app.http.deps import SessionDep
+from app.deps.database import SessionDep
+from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
 
 router = APIRouter(tags=["billing"], responses=error_responses(401))

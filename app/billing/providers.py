@@ -11,25 +11,15 @@ subscription; overage is reported as meter events (`app.billing.meter_reports`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 from sqlmodel import Session
 
+from app.billing.checkout import Checkout
 from app.config import get_settings
 from app.errors import PaymentProviderUnavailable
 from app.ids import random_lower_alnum
 from app.models import Subscription
-
-
-@dataclass(frozen=True)
-class Checkout:
-    """An open checkout, as stored on the subscription row (reads never ask again)."""
-
-    id: str
-    url: str  # where the user pays
-    expires_at: datetime | None  # None: it never expires
 
 
 class PaymentProvider(Protocol):

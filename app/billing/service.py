@@ -23,7 +23,8 @@ from typing import cast
 from sqlmodel import Session
 
 from app.account_lock import lock_account
-from app.billing.providers import Checkout, get_provider
+from app.billing.checkout import Checkout
+from app.billing.providers import get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
 from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
 from app.db import new_session

@@ -33,7 +33,7 @@ import stripe
 from sqlmodel import Session
 
 from app.billing import stripe_budget
-from app.billing.providers import Checkout
+from app.billing.checkout import Checkout
 from app.breaker import CircuitBreaker
 from app.config import get_settings
 from app.errors import AppError, PaymentProviderUnavailable

@@ -8,16 +8,16 @@ from typing import Annotated
 from fastapi import APIRouter, Cookie, Form, Request, Response
 from pydantic import ValidationError
 
-from app.accounts import deletion, email_address, recovery, service
-from app.accounts.deps import SESSION_COOKIE
+from app.accounts import deletion, email_address, recovery
 from app.accounts.mailbox import normalise_email
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
 from app.accounts.schemas import ChangeEmailRequest, ChangePasswordRequest, DeleteAccountRequest
-from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import field_error_of, field_errors, redirect, render
+from app.deps.client import client_ip_of
+from app.deps.database import SessionDep
+from app.deps.users import SESSION_COOKIE, SignedInUser
 from app.errors import AppError
-from app.http.deps import SessionDep
 from app.models import User
 from app.redis_client import sync_redis
 
@@ -96,7 +96,7 @@ def change_password(
             user,
             current=body.currentPassword,
             new=body.newPassword,
-            client_ip=service.client_ip_of(request.client),
+            client_ip=client_ip_of(request.client),
             keep_session=svc_session,
         )
     except (ValidationError, AppError) as exc:
@@ -130,7 +130,7 @@ def change_email(
             user,
             new_email=new_email,
             current_password=body.currentPassword,
-            client_ip=service.client_ip_of(request.client),
+            client_ip=client_ip_of(request.client),
         )
     except (ValidationError, AppError) as exc:
         session.rollback()
@@ -156,7 +156,7 @@ def delete_account(
             sync_redis(),
             user,
             current_password=body.currentPassword,
-            client_ip=service.client_ip_of(request.client),
+            client_ip=client_ip_of(request.client),
         )
     except (ValidationError, AppError) as exc:
         session.rollback()

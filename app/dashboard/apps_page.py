@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.dashboard.deps import SignedInUser
 from app.dashboard.pages import mcp_url
 from app.dashboard.rendering import redirect, render
+from app.deps.database import SessionDep
+from app.deps.users import SignedInUser
 from app.errors import NotFound
-from app.http.deps import SessionDep
 from app.oauth.grants import connected_apps, revoke_grant
 from app.oauth.verify import note_grant_revoked
 

@@ -10,15 +10,14 @@ from pydantic import ValidationError
 
 from app.accounts import service as accounts
 from app.accounts import signup, throttle
-from app.accounts.deps import SESSION_COOKIE
-from app.accounts.endpoints import set_session_cookie
 from app.accounts.mailbox import normalise_email
 from app.accounts.schemas import SignInRequest, SignUpRequest
 from app.config import get_settings
-from app.dashboard.deps import OptionalUser
 from app.dashboard.rendering import field_error_of, field_errors, prices, redirect, render
+from app.deps.client import client_ip_of
+from app.deps.database import SessionDep
+from app.deps.users import SESSION_COOKIE, OptionalUser, set_session_cookie
 from app.errors import AppError, Conflict, InvalidArgument
-from app.http.deps import SessionDep
 from app.redis_client import sync_redis
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
@@ -73,7 +72,7 @@ def sign_in(
 ) -> Response:
     shown = {"email": email, **_next_context(next)}
     try:
-        client_ip = accounts.client_ip_of(request.client)
+        client_ip = client_ip_of(request.client)
         throttle.check_rate(sync_redis(), client_ip)
         body = SignInRequest(email=email, password=password)
         user = accounts.authenticate(
@@ -112,7 +111,7 @@ def sign_up(
     context = {"email": email, "name": name, "prices": prices(), **_next_context(next)}
     try:
         store = sync_redis()
-        throttle.check_rate(store, accounts.client_ip_of(request.client))
+        throttle.check_rate(store, client_ip_of(request.client))
         body = SignUpRequest(email=email, password=password, name=name.strip() or None)
         signup.check_before_answer(store, body.email, body.password)
         if get_settings().verifies_email:

@@ -17,8 +17,8 @@ from typing import Any
 from fastapi import Depends, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.accounts.service import client_ip_of
 from app.dashboard.assets import asset_url
+from app.deps.client import client_ip_of
 from app.oauth import document_refresh, rate_limit
 from app.oauth.clients import ClientMetadataError
 from app.oauth.metadata_documents import FetchesBusy, MetadataDocumentError

@@ -14,12 +14,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.accounts.deps import SESSION_COOKIE
-from app.accounts.service import user_for_token
 from app.dashboard.authorize_admission import AuthorizationRefused
-from app.dashboard.deps import SignInRequired
 from app.dashboard.rendering import render, to_sign_in
 from app.db import new_session
+from app.deps.session_tokens import user_for_token
+from app.deps.users import SESSION_COOKIE, SignInRequired
 from app.errors import Unauthenticated, unavailable_for
 from app.models import User
 

@@ -13,10 +13,10 @@ from sqlmodel import Session
 from app.api_keys import service as api_keys
 from app.clock import utcnow
 from app.config import get_settings
-from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import field_error_of, mcp_url, redirect, render
+from app.deps.database import SessionDep
+from app.deps.users import SignedInUser
 from app.errors import AppError, InvalidArgument, NotFound
-from app.http.deps import SessionDep
 from app.models import User
 
 router = APIRouter(include_in_schema=False)

@@ -10,11 +10,11 @@ from fastapi import APIRouter, Request, Response
 from app.api_keys import service as api_keys
 from app.billing import service as billing
 from app.config import get_settings
-from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import mcp_url, prices, redirect, render
 from app.dashboard.usage_page import gauge_view
+from app.deps.database import SessionDep
+from app.deps.users import SignedInUser
 from app.errors import AppError, Conflict, NotFound
-from app.http.deps import SessionDep
 from app.metering.service import usage_for
 from app.models import User
 

@@ -12,14 +12,15 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Form, Request, Response
 from pydantic import ValidationError
 
-from app.accounts import email_address, recovery, service, throttle
+from app.accounts import email_address, recovery, throttle
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
 from app.accounts.schemas import PasswordResetConfirm, PasswordResetRequest
-from app.dashboard.deps import OptionalUser
 from app.dashboard.rendering import field_error_of, field_errors, redirect, render
+from app.deps.client import client_ip_of
+from app.deps.database import SessionDep
+from app.deps.users import OptionalUser
 from app.errors import AppError, InvalidArgument
-from app.http.deps import SessionDep
 from app.redis_client import sync_redis
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
@@ -44,7 +45,7 @@ def forgot_password(
     """The same answer for every address (the JSON API's 202, as a page)."""
     try:
         store = sync_redis()
-        throttle.check_rate(store, service.client_ip_of(request.client))
+        throttle.check_rate(store, client_ip_of(request.client))
         body = PasswordResetRequest(email=email)
         if recovery.reset_wanted(store, body.email):
             background.add_task(recovery.send_reset_link, body.email)
@@ -75,7 +76,7 @@ def reset_password(
         return render(request, "reset_password.html", status=status, token=token, **context)
 
     try:
-        throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
+        throttle.check_rate(sync_redis(), client_ip_of(request.client))
         body = PasswordResetConfirm(token=token, password=password)
         reset = recovery.reset_password(session, body.token, body.password)
     except ValidationError as exc:
@@ -104,7 +105,7 @@ def confirm_email(
     request: Request, session: SessionDep, user: OptionalUser, token: FormText = ""
 ) -> Response:
     try:
-        throttle.check_rate(sync_redis(), service.client_ip_of(request.client))
+        throttle.check_rate(sync_redis(), client_ip_of(request.client))
         confirmed = email_address.confirm(session, token)
     except AppError as exc:
         message = exc.message.removeprefix("token: ").capitalize()

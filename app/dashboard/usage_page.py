@@ -14,9 +14,9 @@ from sqlmodel import Session
 
 from app.clock import period_end, utcnow
 from app.config import get_settings
-from app.dashboard.deps import SignedInUser
 from app.dashboard.rendering import percent, readable_date, redirect, render
-from app.http.deps import SessionDep
+from app.deps.database import SessionDep
+from app.deps.users import SignedInUser
 from app.metering import reports
 from app.metering.schemas import MAX_CREDIT_CAP, UsageResponse
 from app.metering.service import set_credit_cap, usage_for

@@ -1,1 +1,1 @@
-"""Geodata: the six tools' schemas, the service that answers them, and their providers."""
+"""Geodata: the tools' schemas, the service that answers them, and their providers."""

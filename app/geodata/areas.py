@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.geodata.loading import loaded_provider, provider
 from app.upstream.client import CacheMiss, answering_from_cache_only
 
 if TYPE_CHECKING:
@@ -23,9 +24,7 @@ def resolve_area(text: str) -> AreaMatch:
     cached answers may be used and this process has not loaded the indices: the api
     answers cache hits on its event loop, and loading them there (seconds) would stall
     every call the process holds."""
-    from app.geodata import service
-
-    loaded = service.loaded_provider()
+    loaded = loaded_provider()
     if loaded is None and answering_from_cache_only():
         raise CacheMiss("resolving an area needs the embedded indices")
-    return (loaded or service.provider()).resolve_area(text)
+    return (loaded or provider()).resolve_area(text)

@@ -1,7 +1,8 @@
 """`geosvc data build` and `geosvc tool NAME ARGS_JSON`: operating and debugging the data.
 
-`register(cli)` adds them to the main `geosvc` command. `tool` runs a tool on the embedded
-provider directly, with no account and no metering.
+`register(cli)` adds them to the main `geosvc` command (`data reference` joins the group
+from app.mcp.cli). `tool` runs a tool on the embedded provider directly, with no account
+and no metering.
 """
 
 from __future__ import annotations
@@ -62,18 +63,6 @@ def build_command(
     meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
     counts = ", ".join(f"{v:,} {k}" for k, v in meta["counts"].items())
     console.print(f"built {target} in {meta['buildSeconds']} s: {counts}")
-
-
-@data_cli.command("reference")
-def reference_command(
-    out: Annotated[Path, typer.Option("--out", help="where to write it")] = Path("docs/TOOLS.md"),
-) -> None:
-    """Write the tool reference (docs/TOOLS.md) from the tool catalogue, with one answer
-    of each tool from the embedded datasets (needs `geosvc data build`)."""
-    from app.mcp.host_views import tools_document
-
-    out.write_text(tools_document(), encoding="utf-8")
-    console.print(f"wrote {out}")
 
 
 def tool_command(

@@ -1,4 +1,4 @@
-"""What the six tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
+"""What the tools answer: camelCase JSON (`model_dump(by_alias=True)`), every field
 described and titled for agents, and always `source`, where the data came from."""
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ NAME = Field(description="The place's name")
 LABEL = Field(description="Name, region and country")
 LAT = Field(description="Latitude")
 LON = Field(description="Longitude")
-COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2 country code")
+COUNTRY_CODE = Field(None, description="ISO 3166-1 alpha-2")
 ADMIN1 = Field(None, description="State, province or region")
 AirportType = Literal[
     "large_airport",
@@ -170,7 +170,7 @@ class GeocodeMatch(Result):
     )
     matched: str | None = Field(
         None,
-        description="The part of the query matched (e.g. an address's town)",
+        description="The part of the query matched",
     )
 
 
@@ -218,6 +218,7 @@ ZIP_COUNTRIES = frozenset({"US", "PR", "VI", "GU", "AS", "MP"})
 class NearestPostalCode(Result):
     code: str = Field(description="Postal code (US: ZIP)")
     distance_m: float = Field(description="To its centre")
+    no_residents: bool = Field(False, description="US: PO box/building ZIP")
 
 
 class ReverseGeocodeResult(Result):
@@ -236,16 +237,16 @@ class ReverseGeocodeResult(Result):
     postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
     postal_code_basis: str | None = Field(
         None,
-        description="containment, address (nearest address's) or nearest_centre",
+        description="containment, address, estimate or nearest_centre",
     )
     nearest_postal_code: NearestPostalCode | None = Field(
         None, description="First of postalCodeCandidates"
     )
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
-        description="Up to 3 nearest postal code centres (US: in its county), not areas",
+        description="Not areas; US: likeliest first",
     )
-    postal_code_uncertain: bool | None = Field(None, description="Nearest two comparably close")
+    postal_code_uncertain: bool | None = Field(None, description="First may be wrong")
     warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
     distance_km: float = Field(description="From the point to the place's centre")
     at_sea: bool = Field(
@@ -274,13 +275,12 @@ class NearbyPlace(Result):
     lat: float = LAT
     lon: float = LON
     distance_m: float = Field(description="From the query point")
-    code: str | None = Field(None, description="IATA/ICAO code or ZIP code")
+    code: str | None = Field(None, description="IATA/ICAO or postal code")
     country_code: str | None = COUNTRY_CODE
     type: AirportType | None = AIRPORT_TYPE
-    scheduled_service: bool | None = Field(
-        None, description="Airports: whether airlines fly there on schedule; else null"
-    )
+    scheduled_service: bool | None = Field(None, description="Airports: scheduled airline service")
     population: int | None = POPULATION
+    position_precision: str | None = Field(None, description="city: its town's point")
 
 
 class SearchNearbyResult(Result):
@@ -289,9 +289,9 @@ class SearchNearbyResult(Result):
     order: Literal["prominence", "distance"] = Field(
         "distance", description="How `results` are sorted"
     )
-    results: list[NearbyPlace] = Field(description="This page of places, sorted by `order`")
-    total: int | None = Field(None, description="How many are in range, when known")
-    truncated: bool = Field(False, description="More results follow (see nextCursor)")
+    results: list[NearbyPlace] = Field(description="This page, sorted by `order`")
+    total: int | None = Field(None, description="How many in range, when known")
+    truncated: bool = Field(False, description="More follow (nextCursor)")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page")
     source: str = SOURCE
     dataset: str = DATASET
@@ -312,8 +312,8 @@ class ImageResult(Result):
 
 
 class StaticMapResult(ImageResult):
-    width: int = Field(description="Image width in pixels")
-    height: int = Field(description="Image height in pixels")
+    width: int = Field(description="Pixels")
+    height: int = Field(description="Pixels")
     center: LatLon = Field(description="The map's centre")
     zoom: int = Field(description="Web Mercator zoom level")
     bbox: BBox = Field(description="The area the image shows")

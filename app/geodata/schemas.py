@@ -1,4 +1,4 @@
-"""Arguments of the six tools (their results: `app.geodata.results`).
+"""Arguments of the tools (their results: `app.geodata.results`).
 
 Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong,
 NaN, Infinity and out-of-range values are rejected. ZIP codes take the forms agents send
@@ -316,22 +316,20 @@ MAX_PATH_WIDTH = 12
 
 
 class StaticMapArgs(Arguments):
-    center: LatLon | None = Field(None, description="Map centre; fitted to markers/bbox if absent")
+    center: LatLon | None = Field(None, description="Fitted if absent")
     zoom: int | None = Field(
         None,
         strict=True,
         ge=0,
         le=MAX_MAP_ZOOM,
-        description=f"0 (world) to {MAX_MAP_ZOOM} (a town); fitted if absent",
+        description="Fitted if absent",
     )
     bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
-    markers: list[Marker] = Field(
-        default_factory=list, max_length=50, description="Up to 50 points to mark"
-    )
+    markers: list[Marker] = Field(default_factory=list, max_length=50, description="Points to mark")
     path: list[LatLon] = Field(
         default_factory=list,
         max_length=MAX_PATH_POINTS,
-        description=f"Up to {MAX_PATH_POINTS} points drawn as a line; included in a fit",
+        description="Points drawn as a line; included in a fit",
     )
     path_color: str = Field(
         "blue", strict=True, max_length=16, validate_default=True, description="#RRGGBB or a name"

@@ -33,10 +33,10 @@ from app.geodata.catalogue import (
     some_tool_goes_upstream,
     validate_arguments,
 )
+from app.geodata.loading import provider, use_data_dir
 
 if TYPE_CHECKING:
     from app.geodata.providers.base import GeodataProvider
-    from app.geodata.providers.embedded import EmbeddedProvider
     from app.geodata.providers.upstream import UpstreamProvider
 
 __all__ = ["TOOL_SPECS", "ToolResult", "ToolSpec", "execute", "validate_arguments", "warm_up"]
@@ -50,38 +50,19 @@ class ToolResult:
     png: bytes | None = None
 
 
-# --- the provider, loaded once per process ------------------------------------------------------
+# --- the upstream provider, built once per process (the embedded one: app.geodata.loading) ------
 
 _lock = threading.Lock()
-_provider: EmbeddedProvider | None = None
 _upstream: UpstreamProvider | None = None
-_data_dir: Path | None = None
 
 
 def configure(data_dir: Path | None) -> None:
     """Use indices under `data_dir` (None: Settings.data_dir) and the current Settings'
     upstreams from the next call on."""
-    global _provider, _upstream, _data_dir
+    global _upstream
+    use_data_dir(data_dir)
     with _lock:
-        _provider, _upstream, _data_dir = None, None, data_dir
-
-
-def provider() -> EmbeddedProvider:
-    global _provider
-    current = _provider
-    if current is not None:
-        return current
-    with _lock:
-        if _provider is None:
-            from app.geodata.providers.embedded import EmbeddedProvider
-
-            _provider = EmbeddedProvider.from_data_dir(_data_dir or get_settings().data_dir)
-        return _provider
-
-
-def loaded_provider() -> EmbeddedProvider | None:
-    """The embedded provider if this process has loaded its indices, else None."""
-    return _provider
+        _upstream = None
 
 
 def upstream_provider() -> UpstreamProvider:

@@ -1,1 +1,2 @@
-"""The HTTP edge's shared parts: error rendering, request dependencies, ASGI guards."""
+"""The HTTP edge's shared parts: error rendering, OpenAPI error declarations, ASGI guards
+(request dependencies: `app.deps`)."""

@@ -18,30 +18,32 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.http.errors import bad_input_status, error_body, send_error
 from app.json_text import json_problem
-from app.oauth.metadata import REGISTER_PATH
 
 _NOT_JSON = (b"application/x-www-form-urlencoded", b"multipart/form-data")
 
 
-def _refusal(path: str, problem: str) -> dict[str, Any]:
+def _refusal(path: str, problem: str, register_path: str) -> dict[str, Any]:
     message = f"The JSON body {problem}"
-    if path == REGISTER_PATH:
+    if path == register_path:
         return {"error": "invalid_client_metadata", "error_description": message}
     if path == "/mcp" or path.startswith("/mcp/"):
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
     return error_body("MALFORMED_JSON", message)
 
 
-def _status(path: str) -> int:
+def _status(path: str, register_path: str) -> int:
     """400 at /register and /mcp (their protocols'), else as any malformed JSON body."""
-    if path == REGISTER_PATH or path == "/mcp" or path.startswith("/mcp/"):
+    if path == register_path or path == "/mcp" or path.startswith("/mcp/"):
         return 400
     return bad_input_status(path)
 
 
 class JsonBodyLimits:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, register_path: str) -> None:
+        """`register_path`: OAuth's client registration (app.oauth.metadata.REGISTER_PATH),
+        given by the app so this edge layer imports no feature."""
         self.app = app
+        self.register_path = register_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -63,9 +65,10 @@ class JsonBodyLimits:
             path = scope["path"]
             # /register allows any origin (app.oauth.endpoints): so does its refusal
             headers = {"Cache-Control": "no-store", "Access-Control-Allow-Origin": "*"}
-            if path != REGISTER_PATH:
+            if path != self.register_path:
                 del headers["Access-Control-Allow-Origin"]
-            await send_error(send, _status(path), _refusal(path, problem), headers)
+            status = _status(path, self.register_path)
+            await send_error(send, status, _refusal(path, problem, self.register_path), headers)
             return
         whole = {"type": "http.request", "body": body, "more_body": False}
         replay = [whole] + [m for m in messages if m["type"] != "http.request"]

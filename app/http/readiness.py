@@ -1,16 +1,21 @@
 """/readyz: can this api process serve (Redis and the database answer)? It also reports
-whether Redis still keeps the AOF production started with (a report, not a readiness
-failure: every replica shares that Redis, so failing them all would stop the service)."""
+whether Redis still keeps the AOF production started with, and which tool queues some
+worker can answer (reports, not readiness failures: every replica shares that Redis and
+those workers, so failing them all would stop the service)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from typing import Any
 
 from sqlalchemy import text
 
 from app.config import get_settings
 from app.db import get_engine
+from app.queue import tool_workers
+from app.queue.celery import TOOL_QUEUES
 from app.redis_client import async_redis, persistence_problem, sync_redis
 
 logger = logging.getLogger(__name__)
@@ -56,3 +61,21 @@ async def redis_persistence() -> str:
     except Exception as exc:  # Redis down: the redis check already says so
         return f"unknown ({type(exc).__name__})"
     return problem or "ok"
+
+
+async def tool_workers_report(index_version: int) -> dict[str, Any]:
+    """Which tool queues some worker can answer (a fresh announcement with this release's
+    index version: app.queue.tool_workers). A report, not a readiness failure: the control
+    plane, the dashboard and sign-in serve without workers, and every replica would fail
+    together. `state` is "ok" or says which queues no worker can answer."""
+    try:
+        workers = await asyncio.wait_for(
+            asyncio.to_thread(tool_workers.live_workers, sync_redis()), CHECK_TIMEOUT_S
+        )
+    except Exception as exc:  # Redis down: the redis check already says so
+        return {"state": f"unknown ({type(exc).__name__})"}
+    counts = tool_workers.answering(workers, TOOL_QUEUES, index_version)
+    unanswered = [queue for queue, count in counts.items() if count == 0]
+    state = f"no worker can answer {', '.join(unanswered)}" if unanswered else "ok"
+    datasets = sorted({json.dumps(worker.data.datasets, sort_keys=True) for worker in workers})
+    return {"state": state, "queues": counts, "datasets": [json.loads(d) for d in datasets]}

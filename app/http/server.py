@@ -188,4 +188,7 @@ def uvicorn_options() -> dict[str, Any]:
         "http": PROTOCOL,
         "timeout_keep_alive": KEEP_ALIVE_S,
         "server_header": False,  # no product name or version on any answer
+        # X-Forwarded-* are the app's to apply, from GEOSVC_FORWARDED_ALLOW_IPS only
+        # (app/http/forwarded.py): uvicorn's default trusts 127.0.0.1, anyone on the host.
+        "proxy_headers": False,
     }

@@ -38,7 +38,8 @@ def llms_txt(settings: Settings) -> str:
         [
             f"# {TITLE}",
             "",
-            "> US population and median household income by ZIP code, geocoding and reverse "
+            "> Population of US ZIP codes, states, counties, countries and cities; median "
+            "household income and ACS profiles of US ZIP codes; geocoding and reverse "
             "geocoding worldwide, places near a point and static map images, for AI agents: "
             f"an MCP server at {base}/mcp (streamable HTTP) and the same tools over plain "
             f"HTTP at {base}/v1. Each call that returns data costs 1 credit; errors cost "

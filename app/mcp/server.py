@@ -55,14 +55,26 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "geosvc"
 SERVER_VERSION = version("geosvc")
 DESCRIPTION = (
-    "US population and household income by ZIP code, worldwide geocoding and reverse "
+    "US ZIP code demographics (population, median household income, ACS profile), "
+    "population of states, counties, countries and cities, worldwide geocoding and reverse "
     "geocoding, places near a point and static maps, metered per call."
 )
 INSTRUCTIONS = (
-    "Geospatial and demographic data: US population and household income by ZIP code, "
-    "geocoding and reverse geocoding worldwide, places near a point, and static map images. "
-    "Each successful call costs 1 credit; failed calls cost nothing. A result's text is a "
-    "summary line, then the result as JSON (also its structuredContent); _meta "
+    "Geospatial and demographic data. get_population: residents of a US ZIP code, state or "
+    "county, a country or a city; get_average_income: MEDIAN household income and "
+    "get_demographics: an ACS profile (age, households, education, work, housing, race) "
+    "of a US ZIP code (states, counties and US places where the deployment has the Census "
+    "ACS upstream: each tool's description says what it answers here); geocode: "
+    "coordinates of postal codes, cities, regions, countries and airports worldwide "
+    "(landmarks and street addresses only with an upstream geocoder); reverse_geocode: "
+    "the country, region, US state and county, place and ZIP of a point (offline the ZIP "
+    "is an estimate, `postalCodeBasis` says which); search_nearby: cities, airports or "
+    "postal codes near a point; static_map: a PNG map. Coordinates (lat, lon, and a "
+    "bbox's west, south, east, north) are WGS84 degrees. Figures carry their year and "
+    "source (`year` null: the data states none); `warnings` and flags such as "
+    "`postalCodeUncertain` say what an answer cannot be sure of. Each successful call "
+    "costs 1 credit; failed calls cost nothing. A result's text is a summary line, then "
+    "the result as JSON (also its structuredContent); _meta "
     '"geosvc/usage" says what the call cost and the credits used this month. Errors are '
     'results with isError and {"error": {"code", "message", ...}}; QUOTA_EXCEEDED means the '
     "monthly credits of the free plan (or the account's own cap) are used up until `resetsAt`."

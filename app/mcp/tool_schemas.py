@@ -22,6 +22,10 @@ host pays for before the first question, so each thing is said once.
   fields) is written once: the other's schema admits everything the server sends there.
 - `T | None` is written `{"type": [T, "null"]}` where that says the same (one keyword
   instead of an anyOf of two branches: cheaper to read and to validate).
+- No description that the property's name already says (`SAID_BY_THE_NAME`: `lat` is a
+  latitude; coordinates are WGS84 degrees throughout, the server's instructions say it
+  once), and none, nor a `type`, beside a `const`: its value says both.
+- Each tool's definition fits its budget (tests/mcp/test_tool_budget.py).
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ from app.geodata.batch import ItemError
 
 # Admits `{"error": {...}}`: for clients that validate error results against the schema.
 ERROR_BRANCH: dict[str, Any] = {"required": ["error"]}
+
+
+# A property's description that only says what its name does, in every tool.
+SAID_BY_THE_NAME: dict[str, str] = {
+    "name": "The place's name",
+    "lat": "Latitude",
+    "lon": "Longitude",
+    **{edge: "Degrees" for edge in ("west", "south", "east", "north")},
+}
 
 
 def input_schema(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -238,8 +251,16 @@ _ARGUMENT_KEYWORDS = frozenset(
 )
 
 
+def _unless_said_by(name: str, prop: Any) -> Any:
+    """The property without a description its name already says."""
+    if isinstance(prop, dict) and prop.get("description") == SAID_BY_THE_NAME.get(name):
+        return {key: value for key, value in prop.items() if key != "description"}
+    return prop
+
+
 def compact(schema: Any, *, output: bool = False) -> Any:
-    """`schema` without titles and null defaults, and as an `output` schema without
+    """`schema` without titles, null defaults, descriptions its property names say
+    (`SAID_BY_THE_NAME`) and what a `const` says, and as an `output` schema without
     `_ARGUMENT_KEYWORDS`. Property names are kept whatever they are called."""
     if isinstance(schema, list):
         return [compact(item, output=output) for item in schema]
@@ -249,11 +270,18 @@ def compact(schema: Any, *, output: bool = False) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
+        if "const" in schema and key in ("type", "description"):
+            continue
         if key == "default" and value is None:
             continue
         if output and key in _ARGUMENT_KEYWORDS:
             continue
-        if key in ("properties", "$defs") and isinstance(value, dict):
+        if key == "properties" and isinstance(value, dict):
+            kept[key] = {
+                name: compact(_unless_said_by(name, sub), output=output)
+                for name, sub in value.items()
+            }
+        elif key == "$defs" and isinstance(value, dict):
             kept[key] = {name: compact(sub, output=output) for name, sub in value.items()}
         else:
             kept[key] = compact(value, output=output)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CurrentUser
-from app.http.deps import SessionDep
+from app.deps.database import SessionDep
+from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
 from app.metering.schemas import CreditCapRequest, CreditCapResponse, UsageResponse
 from app.metering.service import credit_cap_of, set_credit_cap, usage_for

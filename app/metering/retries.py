@@ -7,16 +7,17 @@ its call run again on the other api. nginx gives each client request an id,
 `$request_id`, that stays the same across those attempts and sends it as
 `X-Proxy-Request-ID` (set, not passed on: a client cannot choose it through the proxy).
 
-The call's retry key is a digest of that id, the tool and its checked arguments. The
-commit script sets it (`keys.once_key`, kept `ONCE_TTL_S`) and counts the credit only
-when it was not set yet, and the usage event of a keyed call is named after it, so the
-ledger (unique call ids) keeps one row. The retried attempt runs the tool again and
-answers (the first answer died with its host), charged nothing more.
+The call's retry key is a digest of that id, the account, the tool and its checked
+arguments. The commit script sets it (`keys.once_key`, kept `ONCE_TTL_S`) and counts the
+credit only when it was not set yet, and the usage event of a keyed call is named after
+it, so the ledger (unique call ids) keeps one row. The retried attempt runs the tool again
+and answers (the first answer died with its host), charged nothing more. The account is
+in the key because the ledger's call ids are unique across all accounts: another account
+sending the same id is charged, and its event must not be taken for this one's.
 
-Replaying the header costs us nothing the caller has not paid for: only a caller who
-reaches an api directly, past the proxy, can choose the id, and a repeat then gets the
-same question answered again, uncharged, only within `ONCE_TTL_S` of the charged one
-(rate limits still apply). A different tool or argument is a different key.
+The api honours the header only from GEOSVC_FORWARDED_ALLOW_IPS (app/http/forwarded.py
+drops it from anyone else), so a caller cannot choose the id, through the proxy or past
+it. A different tool or argument is a different key.
 """
 
 from __future__ import annotations
@@ -34,12 +35,15 @@ ONCE_TTL_S = 300
 _REQUEST_ID = re.compile(r"[0-9a-f]{32}")  # nginx's $request_id: 16 random bytes, hex
 
 
-def retry_key(proxy_request_id: str | None, tool: str, arguments: Mapping[str, Any]) -> str | None:
+def retry_key(
+    proxy_request_id: str | None, user_id: str, tool: str, arguments: Mapping[str, Any]
+) -> str | None:
     """The call's retry key, or None without a well-formed proxy request id."""
     if proxy_request_id is None or _REQUEST_ID.fullmatch(proxy_request_id) is None:
         return None
-    question = json.dumps([proxy_request_id, tool, arguments], sort_keys=True, default=str)
-    return hashlib.sha256(question.encode()).hexdigest()[:32]
+    question = [proxy_request_id, user_id, tool, arguments]
+    question_text = json.dumps(question, sort_keys=True, default=str)
+    return hashlib.sha256(question_text.encode()).hexdigest()[:32]
 
 
 def ledger_call_id(key: str) -> str:

@@ -11,10 +11,10 @@ address inside (IPv4-mapped and -compatible ::/96, NAT64 64:ff9b::/96 and
 unspecified. An address with a zone (`%eth0`) is refused.
 
 The name is resolved once, by `Resolver` (tests pass their own; the default is the
-system's `getaddrinfo` on an executor of its own, one thread per fetch slot, so a slow
-DNS server never takes a thread another request needs). Every answer must pass, and the
-fetch then connects to exactly these addresses (app/oauth/metadata_documents.py), never
-resolving again.
+system's `getaddrinfo` on threads of its own, one per fetch slot and at most a few per
+site, `ThreadedResolver`, so a slow DNS server never takes a thread another request or
+another site needs). Every answer must pass, and the fetch then connects to exactly these
+addresses (app/oauth/metadata_documents.py), never resolving again.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import asyncio
 import ipaddress
 import re
 import socket
+import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -102,18 +104,85 @@ def check_host_name(host: str) -> None:
         raise AddressRefused("the client_id host is not a host name or an IP address")
 
 
+def site_of(host: str) -> str:
+    """Whom a host name belongs to, roughly: its last two labels (three under a country's
+    second-level domain such as co.uk), so every name of one registered domain (a1.evil.test,
+    a2.evil.test ...) shares one key. An address literal keys by its host (IPv4) or /64."""
+    ip = literal(host)
+    if ip is not None:
+        return str(ipaddress.ip_network(f"{ip}/{32 if ip.version == 4 else 64}", strict=False))
+    labels = host.lower().rstrip(".").split(".")
+    kept = 3 if len(labels) >= 3 and len(labels[-1]) == 2 and len(labels[-2]) <= 3 else 2
+    return ".".join(labels[-kept:])
+
+
+class ResolverBusy(Exception):
+    """Every resolver thread, or every one a site may have, is still resolving."""
+
+
+Lookup = Callable[[str, int], Sequence[str]]
+
+
+def _getaddrinfo(host: str, port: int) -> list[str]:
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+class ThreadedResolver:
+    """A blocking `lookup` (getaddrinfo) on threads of its own: at most `threads` at once,
+    and `per_site` for the names of one site (`site_of`). getaddrinfo cannot be
+    cancelled: a lookup abandoned at the fetch's deadline keeps its thread until the
+    operating system gives up (tens of seconds for a name server that never answers), so
+    a thread is counted until its lookup really returns, not until its caller stops
+    waiting. Over either bound, ResolverBusy at once: a slowly resolving domain holds
+    `per_site` threads at most, never every thread of the process."""
+
+    def __init__(self, threads: int, per_site: int, lookup: Lookup = _getaddrinfo) -> None:
+        self.threads, self.per_site, self.lookup = threads, per_site, lookup
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="cimd-resolve")
+        self.lock = threading.Lock()
+        self.running: Counter[str] = Counter()
+
+    def _take(self, site: str) -> None:
+        with self.lock:
+            if sum(self.running.values()) >= self.threads or self.running[site] >= self.per_site:
+                raise ResolverBusy("every resolver thread is busy")
+            self.running[site] += 1
+
+    def _give_back(self, site: str) -> None:
+        with self.lock:
+            self.running[site] -= 1
+            if not self.running[site]:
+                del self.running[site]
+
+    def _run(self, host: str, port: int, site: str) -> Sequence[str]:
+        try:
+            return self.lookup(host, port)
+        finally:
+            self._give_back(site)
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        site = site_of(host)
+        self._take(site)
+        try:
+            future = self.executor.submit(self._run, host, port, site)
+        except BaseException:
+            self._give_back(site)
+            raise
+        # A lookup cancelled before a thread picked it up never runs `_run`'s finally.
+        future.add_done_callback(lambda done: self._give_back(site) if done.cancelled() else None)
+        return await asyncio.wrap_future(future)
+
+
 @lru_cache
-def _executor() -> ThreadPoolExecutor:
-    threads = get_settings().oauth_cimd_max_fetches  # a fetch resolves inside its slot
-    return ThreadPoolExecutor(threads, thread_name_prefix="cimd-resolve")
-
-
-async def system_resolver(host: str, port: int) -> list[str]:
-    loop = asyncio.get_running_loop()
-    infos = await loop.run_in_executor(
-        _executor(), lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+def _system() -> ThreadedResolver:
+    settings = get_settings()
+    return ThreadedResolver(
+        settings.oauth_cimd_max_fetches, settings.oauth_cimd_max_fetches_per_host
     )
-    return [str(info[4][0]) for info in infos]
+
+
+async def system_resolver(host: str, port: int) -> Sequence[str]:
+    return await _system()(host, port)
 
 
 async def resolve_once(

@@ -91,13 +91,14 @@ async def refresh(client_id: str, resolver: Resolver | None = None) -> None:
     if current().get(client_id):
         return
     try:  # what the URL alone refuses takes no slot and none of the process's starts
-        metadata_documents.check_url(client_id, settings)
+        host, _port = metadata_documents.check_url(client_id, settings)
     except MetadataDocumentError as exc:
         failures().put(client_id, str(exc))
         raise
-    # The slot covers the database reads too: a flood of new URLs takes at most this
-    # many threads and pooled connections, however many requests it sends.
-    with slots().process_slot():
+    # The site's slot first: names of one domain that resolve slowly hold a few of the
+    # process's slots at most. The process's slot covers the database reads too: a flood
+    # of new URLs takes at most this many threads and pooled connections.
+    with slots().site_slot(host), slots().process_slot():
         expires_in_s = await anyio.to_thread.run_sync(_current_for_s, client_id)
         if expires_in_s is None:
             try:

@@ -13,12 +13,13 @@ the service's resources open, so a fetch:
 - finishes within GEOSVC_OAUTH_CIMD_TIMEOUT_S *in total* (resolution, connection, TLS,
   headers and body), not per read: a server dribbling a byte at a time is cut off;
 - runs on the event loop (no thread, no database connection held while it waits), in
-  one of a few slots per process (taken by the caller, app/oauth/document_refresh.py)
-  and per remote host (`FetchSlots`): when they are taken it is refused at once rather
-  than queued. A process also starts fetches at a bounded pace (a token bucket as fast
-  as its slots can turn over, `total` per timeout, in bursts of GEOSVC_OAUTH_CIMD_FETCH_
-  BURST): a crowd of new URLs arriving together, or all cut off at the deadline and sent
-  again together, costs the process a few starts at a time, not every slot's at once;
+  one of a few slots per process and per site (taken by the caller, site first, before
+  the name is resolved: app/oauth/document_refresh.py) and per remote host
+  (`FetchSlots`): when they are taken it is refused at once rather than queued. A
+  process also starts fetches at a bounded pace (a token bucket as fast as its slots
+  can turn over, `total` per timeout, in bursts of GEOSVC_OAUTH_CIMD_FETCH_BURST): a
+  crowd of new URLs arriving together, or all cut off at the deadline and sent again
+  together, costs the process a few starts at a time, not every slot's at once;
 - answers one fixed message whatever went wrong on the network, so the operating
   system's error text (refused, reset, unreachable) tells nobody which ports are open.
 The document is then trusted for its Cache-Control max-age, kept between MIN_CACHE_S and
@@ -28,7 +29,6 @@ and loopback addresses.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import ssl
@@ -48,7 +48,7 @@ import httpx
 from app.config import Settings
 from app.json_text import json_problem
 from app.oauth import addresses
-from app.oauth.addresses import AddressRefused, IPAddress, Resolver
+from app.oauth.addresses import AddressRefused, IPAddress, Resolver, ResolverBusy
 
 MAX_URL_LENGTH = 512
 MAX_DOCUMENT_BYTES = 5 * 1024
@@ -75,14 +75,20 @@ class FetchedDocument:
 
 
 class FetchSlots:
-    """Fetches in flight, at most `total` in this process and `per_host` to one remote
-    host (an IPv4 address, an IPv6 /64), started at most `total` per `timeout_s` in
-    bursts of `burst`. Taken and given back on the event loop."""
+    """Fetches in flight, at most `total` in this process, `per_host` for the names of one
+    site (`addresses.site_of`: a1.evil.test and a2.evil.test are one) and `per_host` to
+    one remote host (an IPv4 address, an IPv6 /64), started at most `total` per
+    `timeout_s` in bursts of `burst`. Taken and given back on the event loop.
+
+    The site's slot is taken first, from the URL alone, and held through resolution:
+    a domain whose name server answers slowly (or never) holds `per_host` of the
+    process's slots at most, not all of them (issue 51, item 7)."""
 
     def __init__(self, total: int, per_host: int, timeout_s: float, burst: int) -> None:
         self.total, self.per_host = total, per_host
         self.in_flight = 0
         self.per_remote: Counter[str] = Counter()
+        self.per_site: Counter[str] = Counter()
         self.starts_per_s = total / timeout_s
         self.burst = float(burst)
         self.tokens, self.refilled_at = self.burst, time.monotonic()
@@ -109,21 +115,30 @@ class FetchSlots:
             self.in_flight -= 1
 
     @contextmanager
+    def site_slot(self, host: str) -> Iterator[None]:
+        """For the URL's host name, before the process's slot and its resolution."""
+        with self._held(self.per_site, addresses.site_of(host)):
+            yield
+
+    @contextmanager
     def host_slot(self, address: IPAddress) -> Iterator[None]:
-        network = ipaddress.ip_network(f"{address}/{32 if address.version == 4 else 64}", False)
-        key = str(network)
-        if self.per_remote[key] >= self.per_host:
+        with self._held(self.per_remote, addresses.site_of(str(address))):
+            yield
+
+    @contextmanager
+    def _held(self, counts: Counter[str], key: str) -> Iterator[None]:
+        if counts[key] >= self.per_host:
             raise FetchesBusy(
                 "too many client metadata documents are being fetched from this host; "
                 "retry in a few seconds"
             )
-        self.per_remote[key] += 1
+        counts[key] += 1
         try:
             yield
         finally:
-            self.per_remote[key] -= 1
-            if not self.per_remote[key]:
-                del self.per_remote[key]
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
 
 
 def is_metadata_url(client_id: str, settings: Settings) -> bool:
@@ -248,7 +263,8 @@ async def fetch(
     url: str, settings: Settings, slots: FetchSlots, resolver: Resolver | None = None
 ) -> FetchedDocument:
     """The document at `url` as a JSON object, or MetadataDocumentError (FetchesBusy when
-    the remote host's slots are taken). The caller holds one of the process's slots."""
+    the remote host's slots are taken). The caller holds the site's slot and one of the
+    process's (`FetchSlots.site_slot`, then `process_slot`)."""
     host, port = check_url(url, settings)
     try:
         with anyio.fail_after(settings.oauth_cimd_timeout_s):
@@ -262,6 +278,10 @@ async def fetch(
                 body, cache_control = await _get(url, vetted, settings)
     except AddressRefused as exc:
         raise MetadataDocumentError(str(exc)) from exc
+    except ResolverBusy as exc:
+        raise FetchesBusy(
+            "too many client metadata documents are being fetched; retry in a few seconds"
+        ) from exc
     except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
             OSError, TimeoutError, ssl.SSLError) as exc:  # fmt: skip
         raise _unreachable(settings) from exc

@@ -1,7 +1,8 @@
 """A per-client-address rate for the OAuth endpoints a stranger can call without any
 credential: /authorize, /token and /register, each counted on its own,
-GEOSVC_OAUTH_RATE_LIMIT_PER_IP per GEOSVC_OAUTH_RATE_WINDOW_S. The address is uvicorn's,
-which applies X-Forwarded-For only from GEOSVC_FORWARDED_ALLOW_IPS (the proxy).
+GEOSVC_OAUTH_RATE_LIMIT_PER_IP per GEOSVC_OAUTH_RATE_WINDOW_S. The address is the peer's,
+or its X-Forwarded-For when the peer is a proxy of GEOSVC_FORWARDED_ALLOW_IPS (none by
+default: app/http/forwarded.py).
 
 One async Redis round trip, no thread. Redis being down lets the request through: the
 fetch limits (app/oauth/metadata_documents.py) still bound what it costs, and a token

@@ -10,18 +10,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.config import Settings, get_settings
 from app.observability import exposition, tracing
+from app.observability.exposition import OutboxReader
 from app.observability.logs import RequestIdMiddleware, configure_logging
 
 UNAUTHENTICATED = {"error": {"code": "UNAUTHENTICATED", "message": "Metrics token required"}}
 
 
-def metrics_router() -> APIRouter:
-    # imported here: the metering feature defines metrics, and this module must load
-    # before the multiprocess directory is set (see exposition.prepare_multiprocess_dir)
-    from app.metering.outbox import outbox_stats
-
+def metrics_router(outbox_reader: OutboxReader, index_version: int) -> APIRouter:
     router = APIRouter()
-    registry = exposition.scrape_registry(outbox_reader=outbox_stats)
+    registry = exposition.scrape_registry(outbox_reader=outbox_reader, index_version=index_version)
 
     @router.get("/metrics", include_in_schema=False)
     def metrics(request: Request) -> Response:
@@ -37,14 +34,19 @@ def metrics_router() -> APIRouter:
     return router
 
 
-def install_api(app: FastAPI, settings: Settings) -> None:
+def install_api(
+    app: FastAPI, settings: Settings, outbox_reader: OutboxReader, index_version: int
+) -> None:
     """In `create_app`: refuse unprotected metrics in production, JSON logs, request ids
-    (outermost middleware, so every answer has one), /metrics, tracing when enabled."""
+    (outermost middleware, so every answer has one), /metrics, tracing when enabled.
+    `outbox_reader` (app.metering.outbox.outbox_stats) and `index_version` (the geodata
+    index the tool workers must hold) are given by the app, so this package imports no
+    feature."""
     from app.observability import celery_hooks  # defines metrics: after the process group
 
     exposition.require_metrics_protection(settings)
     configure_logging(settings.log_format, settings.log_level)
     app.add_middleware(RequestIdMiddleware)
-    app.include_router(metrics_router())
+    app.include_router(metrics_router(outbox_reader, index_version))
     celery_hooks.install_publisher()
     tracing.instrument_app(app)

@@ -9,8 +9,9 @@ in-process registry.
 
 Series that describe shared state are read when scraped: the depth of the `tools` and
 `billing` queues from the broker (Redis or RabbitMQ, a passive declare each), the outbox
-length and the age of its oldest event (`metering.outbox.outbox_stats`), and each
-upstream breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`).
+length and the age of its oldest event (`metering.outbox.outbox_stats`), each upstream
+breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`), and how
+many workers can answer each tool queue (`app.queue.tool_workers`).
 
 Protection: with `GEOSVC_METRICS_TOKEN` set, both ask for `Authorization: Bearer <token>`;
 in production it is required (`require_metrics_protection`).
@@ -42,7 +43,8 @@ from prometheus_client.registry import Collector
 
 from app.config import Settings, get_settings
 from app.observability.bounded_wsgi import BoundedHandler, BoundedWSGIServer
-from app.queue.celery import QUEUES, celery_app
+from app.queue import tool_workers
+from app.queue.celery import QUEUES, TOOL_QUEUES, celery_app
 from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
@@ -137,10 +139,15 @@ class SharedStateCollector(Collector):
     whether the database answers."""
 
     def __init__(
-        self, outbox_reader: OutboxReader, redis_factory: Callable[[], Any] = sync_redis
+        self,
+        outbox_reader: OutboxReader,
+        redis_factory: Callable[[], Any] = sync_redis,
+        index_version: int | None = None,
     ) -> None:
         self._outbox = outbox_reader
         self._redis = redis_factory
+        # the index format of this release (app.geodata, above this module: given by the edge)
+        self._index_version = index_version
 
     def collect(self) -> Iterable[Metric]:
         yield from self._queues()
@@ -190,6 +197,7 @@ class SharedStateCollector(Collector):
                 pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
             pipe.time()
             *breakers, (seconds, micros) = pipe.execute()
+            workers = tool_workers.live_workers(self._redis())
         except Exception as exc:  # a scrape must answer even when Redis does not
             logger.warning("metrics: Redis state unreadable: %s", exc)
             up.add_metric([], 0)
@@ -215,6 +223,20 @@ class SharedStateCollector(Collector):
         for provider, open_until in zip(PROVIDERS, breakers, strict=True):
             state.add_metric([provider], _breaker_state(open_until, now_ms))
         yield state
+        if self._index_version is not None:
+            yield self._tool_workers(workers, self._index_version)
+
+    @staticmethod
+    def _tool_workers(workers: list[tool_workers.ToolWorker], index_version: int) -> Metric:
+        answering = GaugeMetricFamily(
+            "geosvc_tool_workers",
+            "Workers that can answer a tool queue (announced in Redis, this release's index "
+            "version; 0: no worker takes its calls)",
+            labels=["queue"],
+        )
+        for queue, count in tool_workers.answering(workers, TOOL_QUEUES, index_version).items():
+            answering.add_metric([queue], count)
+        return answering
 
 
 def _depth(connection: Any, queue: str) -> int:
@@ -233,10 +255,13 @@ def _breaker_state(open_until: object, now_ms: float) -> int:
     return BREAKER_OPEN if now_ms < int(str(open_until)) else BREAKER_HALF_OPEN
 
 
-def scrape_registry(*, outbox_reader: OutboxReader | None) -> CollectorRegistry:
+def scrape_registry(
+    *, outbox_reader: OutboxReader | None, index_version: int | None = None
+) -> CollectorRegistry:
     """The registry a scrape reads: every process's files in multiprocess mode, else this
     process's own metrics; with the state read from Redis and the broker when given an
-    `outbox_reader` (the api's /metrics)."""
+    `outbox_reader` (the api's /metrics), and with `index_version` the tool workers that
+    can answer (announced with that version)."""
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
@@ -244,7 +269,7 @@ def scrape_registry(*, outbox_reader: OutboxReader | None) -> CollectorRegistry:
         registry = CollectorRegistry()
         registry.register(_Forward(REGISTRY))
     if outbox_reader is not None:
-        registry.register(SharedStateCollector(outbox_reader))
+        registry.register(SharedStateCollector(outbox_reader, index_version=index_version))
     return registry
 
 

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.accounts.deps import CurrentUser
-from app.http.deps import SessionDep
+from app.deps.database import SessionDep
+from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
 from app.request_log.schemas import (
     MAX_LIMIT,

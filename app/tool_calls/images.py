@@ -8,7 +8,8 @@ call of its own), and fetching it costs no credit: the call that drew it paid. T
 server's pepper over the id, the owner and the expiry): anyone holding it may fetch the
 image until it expires, as a host does without our key. Without the signature, only the
 owning account's key may (`Authorization: Bearer`, as any /v1 call); another account's key
-gets 404, as for an image that does not exist or expired.
+gets 404, as for an image that does not exist or expired. Fetches are limited per link
+and per client address (app/tool_calls/link_budget.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from app.config import get_settings
 from app.errors import NotFound
 from app.metering.service import AlsoWrite
 from app.redis_client import async_redis
+from app.tool_calls import link_budget
 from app.validation import ascii_digits
 
 IMAGES_PATH = "/v1/static-map/images"
@@ -78,11 +80,16 @@ async def fetch(
     signature: str | None = None,
 ) -> bytes:
     """The PNG, for its owner (`owner`: the caller's account) or a valid signature;
-    NotFound otherwise (never saying which: an id is no clue to someone else's image)."""
+    NotFound otherwise (never saying which: an id is no clue to someone else's image).
+    RateLimited over the link's budget (app/tool_calls/link_budget.py); the caller counts
+    the client's address first."""
     gone = NotFound(GONE.format(ttl=get_settings().map_link_ttl_s))
     if not _IMAGE_ID.match(image_id):
         raise gone
-    stored = await async_redis().get(_key(image_id))
+    pipe = async_redis().pipeline(transaction=False)
+    pipe.get(_key(image_id))
+    pipe.ttl(_key(image_id))
+    stored, life_s = await pipe.execute()
     if stored is None:
         raise gone
     stored_owner, png_base64 = str(stored).split(" ", 1)
@@ -93,4 +100,5 @@ async def fetch(
             raise gone
     elif owner != stored_owner:
         raise gone
+    await link_budget.count_link(image_id, max(int(life_s), 1))
     return base64.b64decode(png_base64)

@@ -1,4 +1,4 @@
-"""The HTTP data API at /v1: the six tools as GET endpoints and two batches as POST, on
+"""The HTTP data API at /v1: every tool as a GET endpoint and each batch form as a POST, on
 the catalogue and the metered call that /mcp uses (`app.tool_calls`), so the two surfaces
 answer, limit and charge alike. Routes come from `app.v1.routes.ROUTES`, which the
 OpenAPI document (`app.v1.openapi`) describes.
@@ -26,7 +26,8 @@ from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
 from app.clock import period_of, utcnow
 from app.credentials import ONE_AUTHORIZATION
-from app.errors import AppError, InvalidArgument, Unauthenticated
+from app.deps.client import client_ip_of
+from app.errors import AppError, InvalidArgument, Unauthenticated, unavailable_for
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
@@ -36,7 +37,7 @@ from app.metering.service import Reservation
 from app.observability import metrics
 from app.principal import CallerPrincipal
 from app.request_log.service import V1_SURFACE
-from app.tool_calls import images
+from app.tool_calls import images, link_budget
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
@@ -128,9 +129,12 @@ async def answer_call(request: Request, principal: CallerPrincipal, route: V1Rou
         record_refused(principal, route.tool, exc, admission_started)
         return response
     reservation = admission.reservation
-    # nginx may send this GET to the other api too (deploy/nginx.conf): charged once.
+    # nginx may send this GET to the other api too (deploy/nginx.conf): charged once. The
+    # header reaches here only from a configured proxy (app/http/forwarded.py).
     proxy_request_id = request.headers.get(retries.HEADER)
-    admission.retry_key = retries.retry_key(proxy_request_id, route.tool, admission.arguments)
+    admission.retry_key = retries.retry_key(
+        proxy_request_id, principal.user_id, route.tool, admission.arguments
+    )
     try:
         answer = await _watched(
             request, lambda: call_tool(principal, route.tool, arguments, admission)
@@ -210,13 +214,28 @@ for _route in ROUTES:
 @router.get(images.IMAGES_PATH + "/{image_id}")
 async def map_image(request: Request, image_id: str) -> Response:
     """A big map an MCP answer linked to (`app.tool_calls.images`): for a signed link, or
-    the owning account's key. Costs no credit: the call that drew it paid."""
+    the owning account's key. Costs no credit: the call that drew it paid; limited per
+    client address and per link instead (`app.tool_calls.link_budget`). No answer is
+    stored by a cache: a refusal or a 404 may change within seconds, the image is private."""
+    try:
+        png = await _map_image(request, image_id)
+    except Exception as exc:  # every answer says Cache-Control, a refusal as much as a 200
+        refused = exc if isinstance(exc, AppError) else unavailable_for(exc)
+        if refused is None:
+            raise
+        return error_response(refused, request.url.path, NO_STORE)
+    return Response(png, media_type="image/png", headers=NO_STORE)
+
+
+NO_STORE = {"Cache-Control": "private, no-store"}
+
+
+async def _map_image(request: Request, image_id: str) -> bytes:
+    await link_budget.count_address(client_ip_of(request.client))
     query = request.query_params
     if "signature" in query:
-        png = await images.fetch(
+        return await images.fetch(
             image_id, expires=query.get("expires"), signature=query.get("signature")
         )
-    else:
-        principal = await _principal(request)
-        png = await images.fetch(image_id, owner=principal.user_id)
-    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
+    principal = await _principal(request)
+    return await images.fetch(image_id, owner=principal.user_id)

@@ -294,7 +294,10 @@ def _image_operation() -> dict[str, Any]:
         "description": "The PNG of a `static_map` answered over MCP as a `resource_link` "
         "(an image larger than the inline cap). With the link's `expires` and `signature` it "
         "needs no key until it expires; without them, only the key of the account that drew "
-        "it. Costs no credit.",
+        "it. Costs no credit; limited instead to GEOSVC_MAP_LINK_FETCHES_PER_LINK fetches of "
+        "one link and GEOSVC_MAP_LINK_FETCHES_PER_IP per GEOSVC_MAP_LINK_FETCH_WINDOW_S from "
+        "one client address (429 RATE_LIMITED over either). No answer may be stored by a "
+        "cache (`Cache-Control: private, no-store`).",
         "security": [{"bearer": []}, {}],
         "parameters": [
             {
@@ -311,6 +314,11 @@ def _image_operation() -> dict[str, Any]:
             "404": {"$ref": "#/components/responses/404"},
             "422": {
                 "description": "The path holds control characters (INVALID_ARGUMENT)",
+                "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
+            },
+            "429": {
+                "description": "Over the link's or the client address's fetches (RATE_LIMITED)",
+                "headers": {"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
                 "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
             },
         },

@@ -1,6 +1,6 @@
 """Issue 21, item 7: failed sign-ins of one account from many addresses earn a backoff,
-not a lockout. The live server trusts X-Forwarded-For from 127.0.0.1 (uvicorn's default,
-as GEOSVC_FORWARDED_ALLOW_IPS is for `geosvc api`); defaults: from the 10th failure a
+not a lockout. The live server trusts X-Forwarded-For from 127.0.0.1 (the tests'
+GEOSVC_FORWARDED_ALLOW_IPS); defaults: from the 10th failure a
 pause of 1 s, doubling."""
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ COMPLETE = {
     "secret_pepper": "0123456789abcdef0123456789abcdef",  # production needs >= 32 bytes
     "redis_url": "redis://:9c2e7f4a1b@redis:6379/0",  # its own Redis (with a password)
     "database_url": "postgresql+psycopg://db/geosvc",
-    "smtp_url": "smtp://mailer:pw@smtp.example.com:587",  # production sends mail
+    "smtp_url": "smtp://mailer:5d8e1a7c3f@smtp.example.com:587",  # production sends mail
     "mail_from": "no-reply@example.com",
     "oauth_signing_key": "fedcba9876543210fedcba9876543210",  # OAuth tokens' HMAC key
 }

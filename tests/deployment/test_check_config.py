@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from app.config import Settings
 from app.deployment.checks import tls_problems
+from tests.deployment.compose_env import ROOT, read_env_file
 from tests.support.live_server import PRODUCTION_ENV
 
 # What an empty environment lacks, every one named in one run.
@@ -144,6 +146,93 @@ class TestDefaultCredentialsAreRefused:
 
     def test_a_loopback_redis_without_password_is_accepted(self, tmp_path: Path) -> None:
         env = {**COMPLETE, "GEOSVC_REDIS_URL": "redis://127.0.0.1:6379/0"}
+        assert geosvc(env, "check-config", cwd=tmp_path).returncode == 0
+
+
+# Every file the repository ships for an operator to copy and fill in.
+EXAMPLE_FILES = sorted(
+    {ROOT / ".env.example", *ROOT.glob("deploy/**/*.env.example"), *ROOT.glob("deploy/**/*.env")}
+)
+SECRET_NAME_ENDINGS = ("PASSWORD", "TOKEN", "KEY", "SECRET", "AUTH", "PEPPER", "PREVIOUS")
+PLACEHOLDER_WORDS = ("REPLACE", "CHANGE-ME", "CHANGEME", "CHANGE_ME", "PLACEHOLDER")
+
+
+def is_secret_like(name: str, value: str) -> bool:
+    """A secret by its setting's type or name, or a URL that carries a password."""
+    field = Settings.model_fields.get(name.removeprefix("GEOSVC_").lower())
+    secret_type = field is not None and "SecretStr" in str(field.annotation)
+    has_password = "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]
+    return secret_type or name.endswith(SECRET_NAME_ENDINGS) or has_password
+
+
+def shipped_values(path: Path) -> dict[str, str]:
+    """The values of `path` that production must refuse: every secret-like one it fills
+    in, and any value that says it is a placeholder."""
+    return {
+        name: value
+        for name, value in read_env_file(path).items()
+        if value
+        and (is_secret_like(name, value) or any(w in value.upper() for w in PLACEHOLDER_WORDS))
+    }
+
+
+class TestPlaceholdersAreRefused:
+    """Issue 51, item 5: a value left as an example file ships it is a publicly known
+    secret; production names each such setting (and never prints the value)."""
+
+    def test_the_example_files_are_found(self) -> None:
+        names = {path.relative_to(ROOT).as_posix() for path in EXAMPLE_FILES}
+        assert {".env.example", "deploy/kubernetes/secrets.env.example"} <= names
+        secrets_example = ROOT / "deploy/kubernetes/secrets.env.example"
+        assert len(shipped_values(secrets_example)) >= 10
+
+    @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+    def test_every_shipped_secret_is_refused_naming_its_setting(
+        self, tmp_path: Path, path: Path
+    ) -> None:
+        shipped = shipped_values(path)
+        settings = {name: value for name, value in shipped.items() if name.startswith("GEOSVC_")}
+        # compose's own passwords go into the URLs: an example file leaves them empty
+        assert settings.keys() == shipped.keys(), "a non-GEOSVC secret with a value"
+        if not settings:
+            return
+        result = geosvc({**COMPLETE, **settings}, "check-config", cwd=tmp_path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        problems = listed(result.stdout)
+        for name in settings:
+            named = [p for p in problems if name in p]
+            assert any("placeholder" in p or "guess" in p for p in named), (name, problems)
+        for value in settings.values():
+            secret = value.rsplit("@", 1)[0].rsplit(":", 1)[-1]
+            assert secret not in result.stdout + result.stderr
+
+    @pytest.mark.parametrize(
+        ("setting", "value"),
+        [
+            ("GEOSVC_SECRET_PEPPER", "0" * 64),  # all-zero hex
+            ("GEOSVC_OAUTH_SIGNING_KEY", "ab" * 20),
+            ("GEOSVC_METRICS_TOKEN", "CHANGE-ME"),
+            ("GEOSVC_FLOWER_AUTH", "ops:changeme"),
+            ("GEOSVC_DATABASE_URL", "postgresql://geosvc:change_me_now@postgres:5432/geosvc"),
+            ("GEOSVC_REDIS_URL", "redis://:00000000@redis:6379/0"),
+            ("GEOSVC_STRIPE_SECRET_KEY", "sk_live_REPLACE_ME"),
+            ("GEOSVC_STRIPE_STANDARD_PRICE", "price_REPLACE_WITH_THE_PRICE_ID"),
+            ("GEOSVC_SECRET_PEPPER_PREVIOUS", "x" * 40),
+            ("GEOSVC_BASE_URL", "http://geo.example.com"),
+            ("GEOSVC_BASE_URL", "HTTP://10.0.0.5:8000"),
+        ],
+    )
+    def test_well_known_values_are_refused(self, tmp_path: Path, setting: str, value: str) -> None:
+        result = geosvc({**COMPLETE, setting: value}, "check-config", cwd=tmp_path)
+        assert result.returncode == 2, result.stdout
+        [problem] = listed(result.stdout)
+        assert setting in problem
+
+    @pytest.mark.parametrize(
+        "base_url", ["https://geo.example.com", "http://127.0.0.1:8000", "http://localhost"]
+    )
+    def test_https_or_loopback_base_urls_pass(self, tmp_path: Path, base_url: str) -> None:
+        env = {**COMPLETE, "GEOSVC_BASE_URL": base_url}
         assert geosvc(env, "check-config", cwd=tmp_path).returncode == 0
 
 

@@ -46,6 +46,7 @@ def drill(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         timeout=420,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    print(done.stdout)  # its tables: `make multihost-drill` shows them (-rP)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
 

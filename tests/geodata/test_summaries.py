@@ -56,12 +56,35 @@ def test_geocode_points_at_its_warnings() -> None:
     assert text.endswith("(see warnings).")
 
 
-def test_reverse_geocode_says_the_zip_is_only_the_nearest_centre() -> None:
-    text, _ = summary("reverse_geocode", {"lat": 40.758, "lon": -73.9855})
+def test_reverse_geocode_says_the_zip_is_an_estimate_and_how_sure() -> None:
+    text, result = summary("reverse_geocode", {"lat": 40.758, "lon": -73.9855})
     assert text.startswith("In New York City, New York, US (")
-    assert "ZIP not known by area, nearest ZIP centres: 10020 " in text
     assert "the point is in New York County, New York" in text
-    assert text.endswith("(comparably close: uncertain).")
+    # Times Square is in 10036, though 10020's and 10110's centres are nearer
+    if result["postalCodeUncertain"]:
+        assert "; ZIP uncertain, estimated from ZIP centres, land areas and bounding " in text
+        assert "likeliest first: 10036 (centre " in text
+    else:
+        assert "; ZIP most likely 10036 (centre " in text
+    assert "no ZIP areas offline" in text
+
+
+def test_reverse_geocode_names_the_basis_of_a_claimed_zip() -> None:
+    # the upstream Census geocoder's answer: containment, said as such in the text
+    answer = {
+        "label": "Seattle, Washington, US",
+        "distanceKm": 0.9,
+        "countryCode": "US",
+        "countyFips": "53033",
+        "admin1": "Washington",
+        "admin2": "King County",
+        "postalCode": "98104",
+        "postalCodeBasis": "containment",
+    }
+    text = summarize("reverse_geocode", answer)
+    assert ", ZIP 98104 (by containment: the Census ZCTA whose area holds the point)." in text
+    address = summarize("reverse_geocode", {**answer, "postalCodeBasis": "address"})
+    assert "ZIP 98104 (the nearest address's postcode, not by area)" in address
 
 
 def test_search_nearby_names_the_nearest_and_how_to_page() -> None:

@@ -49,7 +49,7 @@ APPLIES: dict[str, dict[str, str]] = {
 
 FIXTURE_TOOLS = (
     "calls a tool of the suite's reference server (test_simple_text, test_image_content, "
-    "...) that our catalogue of six tools does not have; it answers JSON-RPC -32602"
+    "...) that our catalogue does not have; it answers JSON-RPC -32602"
 )
 NO_PROMPTS_OR_RESOURCES = "we declare neither prompts nor resources: -32601 is the answer"
 NOT_STATEFUL = "sessions and server-sent streams: ours is stateless with JSON responses"

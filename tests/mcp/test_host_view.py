@@ -26,12 +26,11 @@ from tests.mcp.conftest import (
     structured,
     usage_meta,
 )
+from tests.mcp.test_tool_budget import budget_message, over_budget
 from tests.mcp.test_tools import GOOD_CALLS, usage
 from tests.support.factories import sign_up
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
-# The ceiling for tools/list (41,600 characters before it).
-TOOL_LIST_MAX_CHARS = 24_000
 
 
 def titles(schema: Any) -> list[str]:
@@ -52,16 +51,16 @@ def titles(schema: Any) -> list[str]:
 
 class TestToolList:
     @MODES
-    async def test_the_list_fits_in_24000_characters(
+    async def test_each_tool_fits_its_budget(
         self, stack: Stack, account: Account, mode: str
     ) -> None:
         async with connect(stack.mcp_url, account.api_key, mode) as client:
             listed = await client.list_tools()
 
         tools = listed.model_dump(by_alias=True, exclude_none=True, mode="json")["tools"]
-        size = len(json.dumps({"tools": tools}))
         assert len(tools) == len(TOOL_SPECS)
-        assert size <= TOOL_LIST_MAX_CHARS, size
+        over = over_budget(tools)
+        assert over == {}, budget_message(over)
         for tool in tools:
             assert titles(tool["inputSchema"]) == titles(tool["outputSchema"]) == [], tool["name"]
             assert "1 credit" in tool["description"]

@@ -15,7 +15,8 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from app.geodata.catalogue import TOOL_SPECS
 from tests.mcp.conftest import Account, Stack, connect, structured, usage_meta
-from tests.mcp.test_host_view import BIG_MAP, TOOL_LIST_MAX_CHARS
+from tests.mcp.test_host_view import BIG_MAP
+from tests.mcp.test_tool_budget import budget_message, over_budget
 from tests.mcp.test_tools import GOOD_CALLS
 from tests.support.services import REQUIRE_SERVICES
 
@@ -217,7 +218,8 @@ class TestTheTypeScriptSdkValidates:
         error = call("get_population", {"postal_code": "00000"})
         big = call("static_map", BIG_MAP)
 
-        assert len(json.dumps({"tools": listed["tools"]})) <= TOOL_LIST_MAX_CHARS
+        over = over_budget(listed["tools"])  # as the Inspector lists them
+        assert over == {}, budget_message(over)
         for answer in [*answers, batch, big]:
             assert answer["isError"] is False, answer
             assert (

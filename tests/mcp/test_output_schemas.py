@@ -1,5 +1,5 @@
-"""The tools' output schemas as listed: `T | None` written as a type list, which admits the
-same instances as pydantic's anyOf and costs clients less to validate."""
+"""The tools' schemas as listed: `T | None` written as a type list, which admits the same
+instances as pydantic's anyOf and costs clients less to validate; nothing said twice."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
 from app.mcp.server import tool_definition
 from app.mcp.tool_schemas import (
+    SAID_BY_THE_NAME,
+    compact,
     nullable_as_type_list,
     single_use_defs_inlined,
     subsumed_defs_merged,
@@ -133,3 +135,38 @@ def test_every_def_a_listed_schema_refers_to_is_there() -> None:
             assert name in schema.get("$defs", {}), (spec.name, name)
         for name in schema.get("$defs", {}):
             assert text.count(f'"#/$defs/{name}"') >= 2, (spec.name, name)  # else inlined
+
+
+def test_a_description_the_name_says_is_left_out_and_one_that_says_more_is_kept() -> None:
+    arguments = {
+        "properties": {
+            "lat": {"type": "number", "description": "Latitude"},
+            "lon": {"type": "number", "description": "Longitude of the centre"},
+            "west": {"type": "number", "description": "Degrees"},
+            "label": {"type": "string", "description": "Latitude"},
+        }
+    }
+
+    assert compact(arguments)["properties"] == {
+        "lat": {"type": "number"},
+        "lon": {"type": "number", "description": "Longitude of the centre"},
+        "west": {"type": "number"},
+        "label": {"type": "string", "description": "Latitude"},  # not what `label` says
+    }
+
+
+def test_a_const_says_its_type_and_meaning_by_its_value() -> None:
+    png = {"const": "image/png", "type": "string", "description": "x"}
+    result = {"properties": {"format": png}}
+
+    assert compact(result, output=True)["properties"] == {"format": {"const": "image/png"}}
+
+
+def test_no_listed_tool_describes_a_property_by_its_name_alone() -> None:
+    settings = Settings()
+    for spec in TOOL_SPECS.values():
+        tool = tool_definition(spec, settings)
+        text = json.dumps([tool.input_schema, tool.output_schema])
+        for name, said in SAID_BY_THE_NAME.items():
+            assert f'"{name}": {{"description": "{said}"' not in text, (spec.name, name)
+            assert not re.search(rf'"{name}": {{[^{{}}]*"description": "{said}"', text), spec.name

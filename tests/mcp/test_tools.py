@@ -123,6 +123,18 @@ class TestListTools:
         assert (icon.status_code, icon.headers["content-type"]) == (200, "image/svg+xml")
         assert listed == list(TOOL_SPECS)  # the catalogue's order, whatever the deployment
 
+    async def test_the_instructions_say_what_each_tool_answers(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # issue 52: they still said "US population and household income by ZIP code"
+        async with connect(stack.mcp_url, account.api_key) as client:
+            await client.list_tools()
+            instructions = client.instructions or ""
+        for name in TOOL_SPECS:
+            assert f"{name}:" in instructions, name
+        for answered in ("country or a city", "ACS profile", "airports", "estimate"):
+            assert answered in instructions
+
 
 class TestCalls:
     @pytest.mark.parametrize("mode", ["legacy", "auto"])

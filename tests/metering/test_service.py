@@ -256,7 +256,8 @@ class TestRetryKey:
         self, accounts: Accounts, session: Session
     ) -> None:
         user_id, period = accounts.create(session), period_of(utcnow())
-        key = retries.retry_key("0123456789abcdef0123456789abcdef", "geocode", {"query": "x"})
+        request_id = "0123456789abcdef0123456789abcdef"
+        key = retries.retry_key(request_id, user_id, "geocode", {"query": "x"})
         assert key is not None
         used = []
         for _ in range(2):
@@ -278,14 +279,16 @@ class TestRetryKey:
         assert retries.ledger_call_id(key) in ids
 
     def test_only_nginx_request_ids_make_a_key_and_the_question_is_in_it(self) -> None:
-        request_id = "0123456789abcdef0123456789abcdef"
-        key = retries.retry_key(request_id, "geocode", {"query": "x"})
-        assert key == retries.retry_key(request_id, "geocode", {"query": "x"})
-        assert key != retries.retry_key(request_id, "geocode", {"query": "y"})
-        assert key != retries.retry_key(request_id, "get_population", {"query": "x"})
-        assert key != retries.retry_key("f" * 32, "geocode", {"query": "x"})
+        request_id, user = "0123456789abcdef0123456789abcdef", "user_a"
+        key = retries.retry_key(request_id, user, "geocode", {"query": "x"})
+        assert key == retries.retry_key(request_id, user, "geocode", {"query": "x"})
+        assert key != retries.retry_key(request_id, user, "geocode", {"query": "y"})
+        assert key != retries.retry_key(request_id, user, "get_population", {"query": "x"})
+        assert key != retries.retry_key("f" * 32, user, "geocode", {"query": "x"})
+        # another account's call with the same id is another ledger row (issue 51, item 2)
+        assert key != retries.retry_key(request_id, "user_b", "geocode", {"query": "x"})
         for malformed in (None, "", "abc", request_id.upper(), request_id + "0", "g" * 32):
-            assert retries.retry_key(malformed, "geocode", {"query": "x"}) is None
+            assert retries.retry_key(malformed, user, "geocode", {"query": "x"}) is None
 
 
 class TestPeriodBoundary:

@@ -11,6 +11,8 @@ images, a default-deny NetworkPolicy. A rule returns findings as "<object>: <wha
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -113,10 +115,25 @@ def container_env(container: Obj, objects: list[Obj], secrets: dict[str, str]) -
 # --- what the processes would refuse ---------------------------------------------------
 
 
+_PLACEHOLDER = re.compile(r"REPLACE[A-Za-z0-9_-]*")
+
+
+def operator_filled(env: dict[str, str]) -> dict[str, str]:
+    """`env` with each REPLACE-... placeholder of the example files (secrets.env.example,
+    the overlay's config.env) replaced by a random value, as an operator does: production
+    refuses the placeholders themselves (tests/deployment/test_check_config.py)."""
+    return {
+        name: _PLACEHOLDER.sub(lambda _: secrets.token_hex(16), value)
+        for name, value in env.items()
+    }
+
+
 def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
-    """What a `geosvc <args>` process given `env` (and nothing else) would refuse to start
-    with: the production rules of Settings (app/production.py), the metrics token of the
-    api and worker, and Flower's password (app/cli.py)."""
+    """What a `geosvc <args>` process given `env` (and nothing else), its placeholders
+    filled in, would refuse to start with: the production rules of Settings
+    (app/production.py), the metrics token of the api and worker, and Flower's password
+    (app/cli.py)."""
+    env = operator_filled(env)
     saved = {k: v for k, v in os.environ.items() if k.startswith("GEOSVC_")}
     for key in saved:
         del os.environ[key]

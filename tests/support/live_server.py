@@ -78,6 +78,10 @@ def service_env(
         GEOSVC_OAUTH_SIGNING_KEY="test-oauth-key-not-secret-but-32-bytes",
         GEOSVC_METRICS_TOKEN="test-metrics-token-not-secret",  # production servers need one
         GEOSVC_REDIS_KEY_PREFIX=TEST_RUN_PREFIX,
+        # Tests play the reverse proxy from 127.0.0.1 (X-Forwarded-For picks a client's
+        # address, X-Proxy-Request-ID is nginx's); a client on another loopback address
+        # (127.0.0.2-254) reaches the api directly. No proxy is the default (`geosvc dev`).
+        GEOSVC_FORWARDED_ALLOW_IPS="127.0.0.1",
         # Every test signs up from 127.0.0.1; the per-IP limits have their own tests.
         GEOSVC_AUTH_RATE_LIMIT_PER_IP="1000000",
         GEOSVC_SIGNIN_MAX_FAILURES_PER_IP="1000000",

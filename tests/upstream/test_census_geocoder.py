@@ -50,7 +50,8 @@ class TestThroughTheServer:
         assert "census-geocoder" in found["dataset"]
         assert "U.S. Census Bureau geocoder" in found["source"]
         assert upstream.requests("census-geocoder") == 1
-        assert "ZIP 78701 (containment)" in result.content[0].text
+        text = result.content[0].text
+        assert "ZIP 78701 (by containment: the Census ZCTA whose area holds the point)" in text
 
     async def test_no_zcta_at_the_point_is_said(
         self, upstream_stack: Stack, caller: Caller, upstream: FakeUpstream
@@ -75,3 +76,4 @@ class TestThroughTheServer:
         assert found["countyFips"] is None
         assert "US Census geocoder unavailable" in found["warnings"][0]
         assert upstream.requests("census-geocoder") >= 1
+        assert "ZIP 78701 (the nearest address's postcode, not by area)" in result.content[0].text

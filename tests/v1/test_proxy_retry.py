@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -159,20 +161,70 @@ def test_a_get_retried_after_its_commit_is_charged_once(
     assert client.usage()["used"] == 2
 
 
-def test_a_replayed_proxy_request_id_gets_no_other_question_free(
-    v1_stack: Stack, client: Client
-) -> None:
-    """Past the proxy (nginx sets the header itself), a caller can choose the id: a repeat
-    of the same question within the retry window is not charged again (the same answer,
-    already paid for), any other question is."""
-    replayed = {"X-Proxy-Request-ID": "0123456789abcdef0123456789abcdef"}
-    first = client.api.get("/v1/population", params=POPULATION, headers=replayed)
-    again = client.api.get("/v1/population", params=POPULATION, headers=replayed)
-    other = client.api.get("/v1/population", params={"postal_code": "02108"}, headers=replayed)
-    marker = client.api.get("/v1/geocode", params=GEOCODE, headers=replayed)
+# Linux answers on all of 127.0.0.0/8: a caller on this address reaches the api directly,
+# not from the tests' proxy address (GEOSVC_FORWARDED_ALLOW_IPS=127.0.0.1).
+STRANGER_ADDRESS = "127.0.0.52"
+REQUEST_ID = {"X-Proxy-Request-ID": "0123456789abcdef0123456789abcdef"}
 
-    assert [r.status_code for r in (first, again, other, marker)] == [200] * 4
-    assert again.json() == first.json()
+
+def test_a_retry_id_from_a_caller_not_a_proxy_is_ignored(v1_stack: Stack, client: Client) -> None:
+    """Issue 51, item 2: past the proxy, a caller sending the header twice with the same
+    question is charged twice (the api drops the header from any address but the proxy's)."""
+    transport = httpx.HTTPTransport(local_address=STRANGER_ADDRESS)
+    with httpx.Client(
+        base_url=v1_stack.server.url, transport=transport, headers=client.api.headers, timeout=30
+    ) as direct:
+        first = direct.get("/v1/population", params=POPULATION, headers=REQUEST_ID)
+        again = direct.get("/v1/population", params=POPULATION, headers=REQUEST_ID)
+        marker = direct.get("/v1/geocode", params=GEOCODE, headers=REQUEST_ID)
+
+    assert [r.status_code for r in (first, again, marker)] == [200] * 3
+    assert [r.headers["credits-charged"] for r in (first, again)] == ["1", "1"]
+    assert int(again.headers["credits-used"]) == int(first.headers["credits-used"]) + 1
     rows = rows_once_drained(v1_stack, client, "geocode")
     assert rows == [("geocode", 1), ("get_population", 1), ("get_population", 1)]
     assert client.usage()["used"] == 3
+
+
+# Two runs of what beat runs every 5 minutes, the second 5 minutes later: it takes off
+# what the first run's snapshot counted and the ledger still lacks.
+RECONCILE_TWICE = """
+from datetime import timedelta
+from app.clock import utcnow
+from app.db import new_session
+from app.metering.reconcile import reconcile
+from app.redis_client import sync_redis
+with new_session() as session:
+    first = utcnow()
+    reconcile(session, sync_redis(), now=first)
+    reconcile(session, sync_redis(), now=first + timedelta(minutes=5))
+"""
+
+
+def test_two_accounts_sending_one_retry_id_are_each_charged(
+    v1_stack: Stack, client: Client, other: Client
+) -> None:
+    """Issue 51, item 2: the retry key is the account's. The same proxy request id, tool
+    and arguments from another account is another call, in Redis and in the ledger, and
+    reconciliation leaves both counters where they are. (The tests' proxy address sends
+    the header here, as nginx would.)"""
+    answers = [
+        account.api.get("/v1/population", params=POPULATION, headers=REQUEST_ID)
+        for account in (client, other)
+    ]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert [a.headers["credits-charged"] for a in answers] == ["1", "1"]
+    for account in (client, other):
+        assert account.api.get("/v1/geocode", params=GEOCODE).status_code == 200
+        rows = rows_once_drained(v1_stack, account, "geocode")
+        assert rows == [("geocode", 1), ("get_population", 1)]
+
+    subprocess.run(
+        [sys.executable, "-c", RECONCILE_TWICE],
+        env=v1_stack.server.env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    for account in (client, other):
+        assert account.usage()["used"] == len(ledger_rows(v1_stack, account.user_id)) == 2

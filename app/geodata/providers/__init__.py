@@ -1,1 +1,1 @@
-"""Providers answer the six tools: the embedded one from packaged data, upstream ones over HTTP."""
+"""Providers answer the tools: the embedded one from packaged data, upstream ones over HTTP."""

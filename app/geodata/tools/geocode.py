@@ -35,8 +35,8 @@ def summary(result: dict[str, Any]) -> str:
         text += f". Ambiguous: it also names {rivals}. Ask which one is meant"
     elif others:
         text += f"; {len(others)} more"
-    if result.get("warnings"):
-        text += " (see warnings)"
+    if result.get("warnings"):  # the first in full: most often, what of the query was not used
+        text += f". Warning: {result['warnings'][0].rstrip('.')} (see warnings)"
     return text + "."
 
 
@@ -80,8 +80,7 @@ SPEC = ToolSpec(
     "digits with `country`), a city ('Austin, TX', 'München'), a state or province, a "
     "country, an airport (code or name: 'SFO', 'Heathrow'). An address resolves to its "
     "most precise known part (`kind`, `matched`), `confidence` lowered. Sorted by "
-    "`confidence` 0-1 (match, then prominence). `ambiguous` and `candidates` say when a "
-    "name fits several well-known places; `warnings` name query parts not used. "
+    "`confidence` (match, then prominence); `warnings` name query parts not used. "
     "Postal codes of 100 countries. "
     "Else NOT_FOUND.{coverage}" + CREDIT,
     schemas.GeocodeArgs,

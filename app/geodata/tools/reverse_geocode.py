@@ -21,20 +21,50 @@ def summary(result: dict[str, Any]) -> str:
         text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
     if result.get("countyFips"):
         text += f"; the point is in {result['admin2']}, {result['admin1']}"
-    code = "ZIP" if result.get("countryCode") in results.ZIP_COUNTRIES else "postal code"
-    if result.get("postalCode"):
-        basis = result.get("postalCodeBasis")
-        text += f", {code} {result['postalCode']}" + (f" ({basis})" if basis else "")
-    candidates = result.get("postalCodeCandidates") or []
-    if candidates and not result.get("postalCode"):
-        listed = ", ".join(f"{c['code']} {km(c['distanceM'])}" for c in candidates)
-        text += f"; {code} not known by area, nearest {code} centres: {listed}"
-        if result.get("postalCodeUncertain"):
-            text += " (comparably close: uncertain)"
-    text += "."
+    text += _postal_code(result) + "."
     for warning in result.get("warnings") or []:
         text += f" Note: {warning}."
     return text
+
+
+# how a postal code was found, as the text says it
+BASES = {
+    "containment": "by containment: the Census ZCTA whose area holds the point",
+    "address": "the nearest address's postcode, not by area",
+}
+
+
+def _postal_code(result: dict[str, Any]) -> str:
+    """The ZIP (postal code) part of the summary, with the basis it was found on."""
+    code = "ZIP" if result.get("countryCode") in results.ZIP_COUNTRIES else "postal code"
+    basis = result.get("postalCodeBasis")
+    if result.get("postalCode"):
+        return f", {code} {result['postalCode']} ({BASES.get(basis or '', basis)})"
+    candidates = result.get("postalCodeCandidates") or []
+    if not candidates:
+        return ""
+    uncertain = bool(result.get("postalCodeUncertain"))
+    if basis == "estimate":  # zip_estimate.py: likeliest first, no ZIP areas offline
+        listed = ", ".join(_zip_candidate(c) for c in candidates)
+        how = "estimated from ZIP centres, land areas and bounding boxes (no ZIP areas offline)"
+        if uncertain:
+            return f"; {code} uncertain, {how}; likeliest first: {listed}"
+        text = f"; {code} most likely {_zip_candidate(candidates[0])}, {how}"
+        if len(candidates) > 1:
+            text += "; less likely: " + ", ".join(_zip_candidate(c) for c in candidates[1:])
+        return text
+    listed = ", ".join(f"{c['code']} {km(c['distanceM'])}" for c in candidates)
+    text = f"; {code} not known by area, nearest {code} centres: {listed}"
+    if uncertain:
+        text += " (comparably close: uncertain)"
+    return text
+
+
+def _zip_candidate(candidate: dict[str, Any]) -> str:
+    said = f"{candidate['code']} (centre {km(candidate['distanceM'])} away"
+    if candidate.get("noResidents"):
+        said += "; no residents: a building's or PO box ZIP"
+    return said + ")"
 
 
 EXAMPLE = Example(
@@ -51,12 +81,15 @@ EXAMPLE = Example(
         "admin2": "New York County",
         "countyFips": "36061",
         "postalCode": None,
-        "postalCodeBasis": "nearest_centre",
-        "nearestPostalCode": {"code": "10119", "distanceM": 642.8},
+        "postalCodeBasis": "estimate",
+        "nearestPostalCode": {
+            "code": "10016",
+            "distanceM": 736.9,
+            "noResidents": False,
+        },
         "postalCodeCandidates": [
-            {"code": "10119", "distanceM": 642.8},
-            {"code": "10165", "distanceM": 719.5},
-            {"code": "10016", "distanceM": 736.9},
+            {"code": "10016", "distanceM": 736.9, "noResidents": False},
+            {"code": "10001", "distanceM": 1008.5, "noResidents": False},
         ],
         "postalCodeUncertain": True,
         "warnings": [],
@@ -67,7 +100,7 @@ EXAMPLE = Example(
         "nearestOnly": False,
         "source": f"{PLACES}, Natural Earth, US Census counties, "
         "© OpenStreetMap contributors (ODbL)",
-        "dataset": "places+borders@v7-66e65d86",
+        "dataset": "places+borders@v12-5f26c172",
     },
 )
 
@@ -75,10 +108,9 @@ SPEC = ToolSpec(
     "reverse_geocode",
     "Name the place at a point",
     "The place a point is in: country by border, the place covering it best; US: state "
-    "and county by Census polygons. ZIP: nearest centres "
-    "(`postalCodeCandidates`), never by area offline. On a lake or the sea: `onWater`, "
-    "the place only the nearest (`nearestOnly`); beyond a country's 22 km: `atSea`. "
-    "NOT_FOUND: no place within 300 km and on no country's land." + CREDIT,
+    "and county by Census polygons. ZIP: likeliest, never claimed offline. On a lake or "
+    "the sea: `onWater`, the place only the nearest (`nearestOnly`); beyond a country's "
+    "22 km: `atSea`. NOT_FOUND: no place within 300 km and on no country's land." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
@@ -104,11 +136,15 @@ SPEC = ToolSpec(
         "country, admin1 and county as on land, the place only the nearest "
         "(`nearestOnly`). A point on a country's land with no place within 300 km "
         "(Antarctica, Greenland's ice) answers its country and the nearest place or "
-        "station's airfield, `nearestOnly`. ZIP codes: never by area "
-        "offline, the up to 3 nearest ZIP centres in the point's county "
-        "(`postalCodeCandidates`, `postalCodeBasis` nearest_centre, "
-        "`postalCodeUncertain` when the nearest two are comparably close); outside the "
-        "US the nearest postal code centre in the countries listed for geocode",
+        "station's airfield, `nearestOnly`. ZIP codes: never claimed by "
+        "area offline (no ZIP polygons ship): the up to 4 ZIPs of the point's state "
+        "likeliest to hold it (`postalCodeCandidates`, `postalCodeBasis` estimate), "
+        "ranked by distance relative to each ZCTA's size (its land area), those whose "
+        "2010 bounding box leaves the point out dropped, ZIPs with no residents "
+        "(a building's, PO box or unique ZIP) last; `postalCodeUncertain` when the "
+        "second is comparably likely, the first is far for its size, or a ZIP with no "
+        "residents may hold the point; outside the US the nearest postal code centres "
+        "(nearest_centre) in the countries listed for geocode",
         "OpenStreetMap Nominatim names the place; in the US the Census Bureau geocoder "
         "gives the ZIP (ZCTA), county and state whose polygons hold the point "
         "(`postalCodeBasis` containment); if it is unavailable, the nearest address's "

@@ -52,7 +52,10 @@ def summary(result: dict[str, Any]) -> str:
     total = result.get("total")
     count = f"{total:,}" if total is not None else f"{len(places)}+"
     listed = ", ".join(
-        f"{p['name']}" + (f" ({p['code']})" if p.get("code") else "") + f" {km(p['distanceM'])}"
+        f"{p['name']}"
+        + (f" ({p['code']})" if p.get("code") else "")
+        + f" {km(p['distanceM'])}"
+        + (" (its town's point only)" if p.get("positionPrecision") else "")
         for p in places[:MORE_PLACES]
     )
     text = (
@@ -109,8 +112,8 @@ SPEC = ToolSpec(
     "search_nearby",
     "Places near a point",
     "Places of one `category` within `radius_m` of a point, with `distanceM`, most "
-    'prominent first (`order` "distance": nearest first). {categories} Next page: '
-    "`nextCursor` as `cursor`. NOT_FOUND when none is in range." + CREDIT,
+    'prominent first (`order` "distance": nearest first). {categories} NOT_FOUND when '
+    "none is in range." + CREDIT,
     schemas.SearchNearbyArgs,
     results.SearchNearbyResult,
     "search_nearby",

@@ -46,7 +46,7 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "static_map",
     "Draw a map",
-    "A PNG map image (Web Mercator) with place labels and up to 50 markers. Give "
+    "A PNG map image (Web Mercator) with place labels and markers. Give "
     f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
     "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
     schemas.StaticMapArgs,

@@ -119,6 +119,8 @@ class GeoData:
         self.zip_income = a["zip_income"]
         self.zip_income_vintage = a["zip_income_vintage"]
         self.zip_kind = a["zip_kind"]
+        self.zip_land_km2 = a["zip_land_km2"]
+        self.zip_bounds = a["zip_bounds"]
         self.zip_feature = a["zip_feature"]
         self.zip_city = StringTable.from_arrays(a, "zip_city")
         self.zip_state = StringTable.from_arrays(a, "zip_state")
@@ -181,6 +183,11 @@ class GeoData:
         self.postal_cell = np.asarray(a["postal_cell"])
         self.postal_cell_off = np.asarray(a["postal_cell_off"])
         self.postal_cell_feature = np.asarray(a["postal_cell_feature"])
+        # per foreign code: how many codes of its country sit on its very point
+        self.postal_shared = np.asarray(a["postal_shared"])
+        # spelling_build.py: own names with a letter left out, for geocode's typos
+        self.spell_key = np.asarray(a["spell_key"])
+        self.spell_feature = np.asarray(a["spell_feature"])
         self.airports = PointSet.of(a["airport_features"], self.lat, self.lon)
         # per airport, in the order of airports.features (ascending feature ids)
         self.airport_type = np.asarray(a["airport_type"])

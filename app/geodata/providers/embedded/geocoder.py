@@ -12,7 +12,10 @@ A query is split at commas into parts, most specific first as in an address
 ("350 5th Ave, New York, NY 10118"). ZIP codes anywhere in it match first. Then each part
 is tried as a name, with the parts after it (or the words after it: "Austin TX") as
 context: a country or admin1 that a match must lie in. The leftmost part that matches
-gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas).
+gives the main results; later parts add fallbacks ("Nowhere, Texas" still finds Texas,
+saying that 'Nowhere' matched nothing: query_kinds.Dropped). A part that matched no name
+at all may be a typo (spelling.py); a later part naming a town keeps the places by it
+("Camden, London": town_context.py).
 
 When the best matches are several well-known places far apart, the answer says so
 (`ambiguous`, `candidates`; the rule is in `ambiguity`).
@@ -23,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from functools import partial
 
 from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.indices.store import (
@@ -31,35 +34,33 @@ from app.geodata.indices.store import (
     KIND_AIRPORT,
     KIND_CITY,
     KIND_COUNTRY,
-    KIND_POSTAL,
     Q_CODE,
     Q_NAME,
 )
-from app.geodata.providers.embedded import ambiguity, attribution, postal_codes
+from app.geodata.providers.embedded import (
+    ambiguity,
+    attribution,
+    geocode_output,
+    postal_codes,
+    spelling,
+    town_context,
+)
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.geocode_output import Offer
 from app.geodata.providers.embedded.prominence import airport_rank
 from app.geodata.providers.embedded.query_kinds import (
+    Dropped,
     beyond_gazetteer,
     not_found_message,
     partial_warning,
     unsupported_message,
 )
-from app.geodata.results import GeocodeCandidate, GeocodeMatch, GeocodeResult, Kind
+from app.geodata.results import GeocodeCandidate, GeocodeMatch, GeocodeResult
 from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import key_hash, normalize
 
 _ZIP = re.compile(r"(?<!\d)(\d{5})(?:-\d{4})?(?!\d)")
-_KINDS: dict[int, Kind] = {
-    KIND_CITY: "city",
-    KIND_ADMIN1: "admin1",
-    KIND_COUNTRY: "country",
-    KIND_POSTAL: "postal_code",
-    KIND_AIRPORT: "poi",
-}
 MAX_WORDS = 8  # longest place name tried, in words
-# kinds whose `population` counts their own residents (an admin1 ranks like its largest
-# place, which is not its population)
-_PEOPLED = (KIND_CITY, KIND_COUNTRY)
 
 # base confidence by how a feature matched
 ZIP_MATCH = 1.0
@@ -68,6 +69,7 @@ ALTERNATE_IN_CONTEXT = 0.9
 NAME = 0.9
 ALTERNATE = 0.8
 FALLBACK = 0.65  # factor for matches of a less specific part
+MISSPELT = 0.75  # factor for a name read with a typo forgiven (spelling.py)
 PARTIAL = 0.6  # factor when only part of the query matched (the town of an address)
 # Ranking adds PROMINENCE x log10(population): 10x the people outweighs an alternate name
 # ("Bombay" is Mumbai, not a hamlet called Bombay; "St. Petersburg" is the Russian one).
@@ -99,19 +101,6 @@ class _Candidate:
 Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
 
 
-class Offer(Protocol):
-    def __call__(
-        self,
-        feature: int,
-        base: float,
-        rank: float,
-        zip_code: bool = False,
-        weak: bool = False,
-        alternate: bool = False,
-        as_matched: str | None = None,
-    ) -> None: ...
-
-
 class Geocoder:
     def __init__(self, data: GeoData) -> None:
         self.data = data
@@ -123,7 +112,7 @@ class Geocoder:
             if args.country not in self.data.country_by_code:
                 raise InvalidArgument(f"country: {args.country!r} is not an ISO 3166-1 code")
             country = self.data.country_by_code[args.country]
-        candidates, warnings = self._candidates(args.query)
+        candidates, warnings, dropped = self._candidates(args.query)
         if country is not None:
             candidates = [c for c in candidates if int(self.data.country[c.feature]) == country]
         codes = sorted((c for c in candidates if c.zip), key=lambda c: -c.score)
@@ -150,18 +139,28 @@ class Geocoder:
             confidence = min(ceiling, c.base * (0.6 + 0.4 * share))
             ceiling = confidence
             scored.append((c, confidence))
-        results = [self._match(c, confidence) for c, confidence in scored[: args.limit]]
+        results = [self._output(c, confidence) for c, confidence in scored[: args.limit]]
         # only places confident enough to be listed can compete (most queries: one)
         floor = ambiguity.LISTED * round(scored[0][1], 3)
-        contenders = [self._place(c, conf) for c, conf in scored if round(conf, 3) >= floor]
+        contenders = [
+            geocode_output.place(self.data, c.feature, c.matched, conf)
+            for c, conf in scored
+            if round(conf, 3) >= floor
+        ]
         competing = [
-            GeocodeCandidate.of(results[i] if i < len(results) else self._match(*scored[i]))
+            GeocodeCandidate.of(results[i] if i < len(results) else self._output(*scored[i]))
             for i in ambiguity.candidates(contenders)
         ]
         best = candidates[0]
+        first: list[str] = []  # what of the query was not used, before the rest
         if beyond and (best.matched != args.query or best.alternate):
             partial = best.matched if best.matched != args.query else None
-            warnings.append(partial_warning(first_part, beyond, partial))
+            first.append(partial_warning(first_part, beyond, partial))
+        matched = best.matched if best.matched != args.query else None
+        first += dropped.notes(matched, normalize(first_part) if first else None)
+        if best.zip and (town_only := postal_codes.city_level(self.data, best.feature)):
+            first.append(town_only)
+        warnings = first + warnings
         return GeocodeResult(
             query=args.query,
             results=results,
@@ -173,8 +172,9 @@ class Geocoder:
         )
 
     # -- matching -----------------------------------------------------------------------------
-    def _candidates(self, query: str) -> tuple[list[_Candidate], list[str]]:
-        """The places a query may mean, and warnings naming what of it was not used."""
+    def _candidates(self, query: str) -> tuple[list[_Candidate], list[str], Dropped]:
+        """The places a query may mean, warnings naming the postal codes not used, and the
+        parts that matched nothing."""
         found: dict[int, _Candidate] = {}
         matched = query
 
@@ -200,7 +200,10 @@ class Geocoder:
             ):
                 found[feature] = _Candidate(feature, base, rank, text, zip_code, alternate, weak)
 
-        codes = postal_codes.tokens(query, self.country_codes)
+        codes = [
+            postal_codes.held_form(self.data, t)
+            for t in postal_codes.tokens(query, self.country_codes)
+        ]
         hits = [(t, f) for t in codes for f in postal_codes.features_of(self.data, t.key)]
         text = postal_codes.without(query, list(dict.fromkeys(t for t, _f in hits)))
         raw = [part.strip() for part in query.split(",")]
@@ -216,13 +219,21 @@ class Geocoder:
                 ):
                     offer(feature, AIRPORT_CODE, 0.0, as_matched=query)
         fallback = False
+        dropped = Dropped()
         for i, part in enumerate(parts):
             # the whole query matched when its first part did (and it held no postal code)
             matched = query if i == 0 and not hits else ", ".join(raw[i:])
             context = [c for c in (self._context(p) for p in parts[i + 1 :]) if c is not None]
-            fallback = self._match_part(part, context, fallback, offer) or fallback
+            if self._match_part(part, context, fallback, offer):
+                fallback = True
+            elif not (fallback or hits) and self._misspelt(part, raw[i], context, offer, dropped):
+                fallback = True
+            elif not fallback:  # nothing matched yet: this part is not in the answer
+                dropped.add(raw[i], before_match=True)
+            elif self._context(part) is None and not self._in_town(part, found):
+                dropped.add(raw[i], before_match=False)  # a region's name narrowed those before
         warnings = self._offer_postal(query, hits, found, parts, offer)
-        return list(found.values()), warnings
+        return list(found.values()), warnings, dropped
 
     def _offer_postal(
         self,
@@ -277,6 +288,44 @@ class Geocoder:
                 return True
         return False
 
+    def _in_town(self, town: str, found: dict[int, _Candidate]) -> bool:
+        """Whether some places found lie in or by a town called `town` ('Camden, London'):
+        the others are then dropped, as a region drops those outside it (town_context.py)."""
+        places = [f for f in found if not found[f].zip]
+        near = town_context.near_towns(self.data, town, places)
+        for feature in places if near else []:
+            if feature not in near:
+                del found[feature]
+        return bool(near)
+
+    def _misspelt(
+        self, part: str, raw: str, context: list[Context], offer: Offer, dropped: Dropped
+    ) -> bool:
+        """Offer the places whose name is a typo away from the part's (spelling.py), with
+        the rest of the part as context as in _match_part ('Philadelpia PA')."""
+        if beyond_gazetteer(part):
+            return False
+        words = part.split()[:MAX_WORDS]
+        for k in range(len(words), 0, -1):
+            name, rest = " ".join(words[:k]), " ".join(words[k:])
+            inline = self._context(rest) if rest else None
+            if rest and inline is None:
+                continue
+            constraints = [inline, *context] if inline is not None else context
+            within = partial(self._inside_all, constraints) if constraints else None
+            features = spelling.corrections(self.data, name, within)
+            base = (NAME_IN_CONTEXT if constraints else NAME) * MISSPELT
+            for feature in features:
+                offer(feature, base, float(self.data.population[feature]))
+            if features:
+                read = list(dict.fromkeys(self.data.names[f] for f in features))
+                written = raw.split()  # the name as written, without an inline region
+                dropped.corrected(
+                    " ".join(written[:k]) if len(written) == len(words) else raw, read
+                )
+                return True
+        return False
+
     def _match_name(self, name: str, context: list[Context], fallback: bool, offer: Offer) -> bool:
         """Offer the features called `name` that lie in every context. A fallback part (one
         after the part that matched) only adds the subdivisions and countries it names."""
@@ -318,36 +367,11 @@ class Geocoder:
                 base, rank = max(namesakes)
                 scores[feature] = min(scores[feature], (base, rank * 0.99))
         named = {f for f, q in hits if q == Q_NAME}
-        weak = self._outranked_alternates(name, hits, scores)
+        scored = {f: _score(*pair) for f, pair in scores.items()}
+        weak = geocode_output.outranked_alternates(self.data, name, hits, scored)
         for feature, (base, rank) in scores.items():
             offer(feature, base, rank, weak=feature in weak, alternate=feature not in named)
         return True
-
-    def _outranked_alternates(
-        self, name: str, hits: list[tuple[int, int]], scores: dict[int, tuple[float, float]]
-    ) -> set[int]:
-        """Alternate-name matches that a more prominent place has as its own name: most are
-        other languages' names of other places ('Rome' is an alternate name of Lomé). Not
-        outranked: a place's own name shortened ('Newcastle' for Newcastle upon Tyne), and
-        a region by a city inside it ('Seoul' is also the region's name)."""
-        data = self.data
-        own = [(f, _score(*scores[f])) for f, quality in hits if quality == Q_NAME]
-        if not own:
-            return set()
-        best_own = max(score for _f, score in own)
-        weak = set()
-        for feature, quality in hits:
-            score = _score(*scores[feature])
-            if quality == Q_NAME or score >= best_own:
-                continue
-            if int(data.kind[feature]) == KIND_ADMIN1:
-                region = int(data.admin1[feature])
-                if all(score >= s for f, s in own if int(data.admin1[f]) != region):
-                    continue
-            if normalize(data.names[feature]).startswith(name + " "):
-                continue
-            weak.add(feature)
-        return weak
 
     def _context(self, text: str) -> Context | None:
         """The countries and admin1s a part names ('TX', 'Texas', 'France', 'FR'), if any."""
@@ -361,6 +385,9 @@ class Geocoder:
                 admin1s.add(int(self.data.admin1[feature]))
         return (countries, admin1s) if countries or admin1s else None
 
+    def _inside_all(self, context: list[Context], feature: int) -> bool:
+        return all(self._inside(feature, c) for c in context)
+
     def _inside(self, feature: int, context: Context) -> bool:
         countries, admin1s = context
         return (
@@ -368,33 +395,5 @@ class Geocoder:
             or int(self.data.admin1[feature]) in admin1s
         )
 
-    # -- output -------------------------------------------------------------------------------
-    def _place(self, candidate: _Candidate, confidence: float) -> ambiguity.Place:
-        data, feature = self.data, candidate.feature
-        return ambiguity.Place(
-            round(confidence, 3),
-            float(data.lat[feature]),
-            float(data.lon[feature]),
-            _KINDS[int(data.kind[feature])],
-            int(data.country[feature]),
-            int(data.admin1[feature]),
-            candidate.matched,
-        )
-
-    def _match(self, candidate: _Candidate, confidence: float) -> GeocodeMatch:
-        data, feature = self.data, candidate.feature
-        kind = int(data.kind[feature])
-        return GeocodeMatch(
-            name=data.names[feature],
-            label=data.label(feature),
-            lat=float(data.lat[feature]),
-            lon=float(data.lon[feature]),
-            kind=_KINDS[kind],
-            country_code=data.country_code(feature),
-            admin1=data.admin1_name(feature),
-            postal_code=data.names[feature] if kind == KIND_POSTAL else None,
-            population=int(data.population[feature]) if kind in _PEOPLED else None,
-            type=data.airport_class(feature)[0] if kind == KIND_AIRPORT else None,
-            confidence=round(confidence, 3),
-            matched=candidate.matched,
-        )
+    def _output(self, candidate: _Candidate, confidence: float) -> GeocodeMatch:
+        return geocode_output.match(self.data, candidate.feature, candidate.matched, confidence)

@@ -41,19 +41,18 @@ from app.geodata.providers.embedded.no_town import (
 from app.geodata.providers.embedded.prominence import nearby_order
 from app.geodata.providers.embedded.regions import place_in_region
 from app.geodata.providers.embedded.shore import at_sea
-from app.geodata.providers.embedded.us_reverse import (
+from app.geodata.providers.embedded.us_reverse import place_in_state
+from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
+from app.geodata.providers.embedded.zip_estimate import (
     MAX_ZIP_KM,
     ZIP_OFFERED,
     ZipAnswer,
     comparably_close,
-    place_in_state,
-    zip_candidates,
+    estimate,
 )
-from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
 from app.geodata.results import (
     ZIP_COUNTRIES,
     NearbyPlace,
-    NearestPostalCode,
     ReverseGeocodeResult,
     SearchNearbyResult,
 )
@@ -230,16 +229,14 @@ def _in_country(
         feature, km, admin1, warnings = _in_region(data, args.lat, args.lon, feature, km)
     zips = None
     if country_code in ZIP_COUNTRIES:
-        zips = zip_candidates(data, args.lat, args.lon, county)
+        zips = estimate(data, args.lat, args.lon, county)  # zip_estimate.py
     elif country_code in data.postal_countries:  # outside the US: postal_build.py's codes
-        near = postal_codes.nearest(data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED)
-        zips = ZipAnswer(
-            [
-                NearestPostalCode(code=data.names[f], distance_m=round(km * 1000, 1))
-                for f, km in near
-            ],
-            comparably_close([km for _, km in near]),
+        codes, town_only = postal_codes.nearest_codes(
+            data, args.lat, args.lon, MAX_ZIP_KM, ZIP_OFFERED
         )
+        uncertain = bool(town_only) or comparably_close([c.distance_m for c in codes])
+        zips = ZipAnswer(codes, uncertain, "nearest_centre")
+        warnings += town_only
     return ReverseGeocodeResult(
         **place_fields(data, feature, km),
         country_code=country_code,
@@ -247,7 +244,7 @@ def _in_country(
         admin1=admin1,
         admin2=county.name if county else data.admin2_name(feature),
         county_fips=county.fips if county else None,
-        postal_code_basis="nearest_centre" if zips and zips.candidates else None,
+        postal_code_basis=zips.basis if zips and zips.candidates else None,
         nearest_postal_code=zips.candidates[0] if zips and zips.candidates else None,
         postal_code_candidates=zips.candidates if zips else [],
         postal_code_uncertain=zips.uncertain if zips else None,
@@ -324,7 +321,7 @@ def nearby(data: GeoData, args: SearchNearbyArgs) -> SearchNearbyResult:
     return SearchNearbyResult(
         category=args.category,
         radius_m=args.radius_m,
-        order="distance" if prominence is None else "prominence",
+        order="distance" if prominence is None or args.category == "postal_code" else "prominence",
         results=results,
         total=total,
         truncated=more,
@@ -338,13 +335,13 @@ def _prominence(
     data: GeoData, args: SearchNearbyArgs, hits: npt.NDArray[np.intp], features: npt.NDArray[Any]
 ) -> npt.NDArray[Any] | None:
     """What ranks the places in range (prominence.py); None to list them nearest first."""
-    if args.order == "distance":
+    if args.order == "distance" and args.category != "postal_code":
         return None
     if args.category == "airport":
         return data.airport_prominence[hits]
     if args.category == "city":
         return np.asarray(data.population[features])
-    return None
+    return postal_codes.exact_first(data, features)  # by distance, those at a town's last
 
 
 def _nearby_place(
@@ -362,4 +359,7 @@ def _nearby_place(
         type=airport_type,
         scheduled_service=scheduled,
         population=int(data.population[feature]) if category == "city" else None,
+        position_precision=postal_codes.precision(data, feature)
+        if category == "postal_code"
+        else None,
     )

@@ -12,8 +12,10 @@ rest of the query confirms.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, replace
 from math import ceil, cos, radians
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +24,7 @@ from app.geodata.geometry import haversine_km, haversine_km_many
 from app.geodata.indices.postal_build import CELL_DEG, GRID_COLS, GRID_ROWS, postal_key
 from app.geodata.indices.store import KIND_ADMIN1, KIND_COUNTRY
 from app.geodata.providers.embedded.data import GeoData
+from app.geodata.results import NearestPostalCode
 from app.geodata.text import key_hash
 
 _FULL_FORMS = (
@@ -40,6 +43,7 @@ class Token:
     key: str  # postal_key() of the code it names
     start: int
     end: int
+    held_as: str = ""  # the code the data holds it by, as written there, when not `key`
 
 
 def tokens(query: str, is_country: set[str]) -> list[Token]:
@@ -186,13 +190,106 @@ def unused_text(token: Token, rest: str) -> str:
 
 def coarser(token: Token) -> str | None:
     """A warning when the data holds the code by a part of it ("SW1A 1AA" by its district
-    SW1A, "78701-1234" by its ZIP Code): the point is that area's, not the code's."""
+    SW1A, "78701-1234" by its ZIP Code, "01310-100" by São Paulo's "01000-000"): the
+    point is that area's, not the code's."""
     if token.key == postal_key(token.text):
         return None
     return (
-        f"postal code {token.text!r} was looked up as {token.key!r}, the area the data holds "
-        f"it by: the point is that area's centre, not the postal code's"
+        f"postal code {token.text!r} was looked up as {token.held_as or token.key!r}, the "
+        f"area the data holds it by: the point is that area's centre, not the postal code's"
     )
+
+
+# Where the data holds only the first code of each town's range (Brazil's "01000-000" is
+# São Paulo's 01000-000 to 05999-999; Chile's "8320000" Santiago's), not every code.
+RANGE_START_COUNTRIES = ("BR", "CL")
+
+
+def held_form(data: GeoData, token: Token) -> Token:
+    """The token, or, when the data holds no such code but holds its country's codes only
+    by the first of each town's range (RANGE_START_COUNTRIES: "01310-100" is in São
+    Paulo's range, "01000-000"), the start of the range it falls in."""
+    if not token.key.isdigit() or features_of(data, token.key):
+        return token
+    # postal_build.py adds the codes sorted by country, then code: a block per country
+    start = data.postal_first
+    for cc, count in data.postal_countries.items():
+        if cc in RANGE_START_COUNTRIES:
+            held = [data.names[f] for f in range(start, start + count)]
+            keys = [postal_key(code) for code in held]
+            at = bisect_right(keys, token.key) - 1
+            # same length and first digit: a range never spans a region's first digit
+            if at >= 0 and len(keys[at]) == len(token.key) and keys[at][0] == token.key[0]:
+                return replace(token, key=keys[at], held_as=held[at])
+        start += count
+    return token
+
+
+COLLAPSED = 4  # this many codes of a country on one point are placed at their town
+
+
+def sharing(data: GeoData, feature: int) -> int:
+    """How many codes share the postal code's point (1 for a US ZIP: Census centroids)."""
+    return (
+        1 if feature < data.postal_first else int(data.postal_shared[feature - data.postal_first])
+    )
+
+
+def precision(data: GeoData, feature: int) -> str | None:
+    """'city' when the code's point is only its town's (COLLAPSED codes or more on it)."""
+    return "city" if sharing(data, feature) >= COLLAPSED else None
+
+
+def exact_first(data: GeoData, features: npt.NDArray[Any]) -> npt.NDArray[np.int8]:
+    """Per postal code: 1 when its point is its own, 0 when only its town's (ranked after
+    every exact one: its distance says nothing of where the code is)."""
+    foreign = features >= data.postal_first
+    shared = np.ones(len(features), dtype=np.int64)
+    shared[foreign] = data.postal_shared[features[foreign] - data.postal_first]
+    return np.asarray(shared < COLLAPSED, dtype=np.int8)
+
+
+def city_level(data: GeoData, feature: int) -> str | None:
+    """A warning when a geocoded code's point is only its town's."""
+    shared = sharing(data, feature)
+    if shared < COLLAPSED:
+        return None
+    return (
+        f"postal code {data.names[feature]!r} has only its town's position in the data "
+        f"(one point for {shared:,} codes of {data.postal_place[feature - data.postal_first]}): "
+        f"not where in the town it is"
+    )
+
+
+def nearest_codes(
+    data: GeoData, lat: float, lon: float, max_km: float, count: int
+) -> tuple[list[NearestPostalCode], list[str]]:
+    """reverse_geocode's postal codes outside the US: of the codes within the first radius
+    that holds any (as nearest() widens it), the `count` nearest whose points are their
+    own, then (when fewer) those placed at a town's point, and a warning naming these:
+    their distance says nothing of where they are."""
+    for km in (2.0, 10.0, max_km):
+        features, distances = within(data, lat, lon, min(km, max_km))
+        if len(features) or km >= max_km:
+            break
+    town = exact_first(data, features) == 0
+    found: dict[str, tuple[int, float]] = {}
+    for at in np.lexsort((distances, town)).tolist():
+        code = data.names[int(features[at])]
+        if code not in found:
+            found[code] = (int(features[at]), float(distances[at]))
+            if len(found) == count:
+                break
+    codes = [
+        NearestPostalCode(code=c, distance_m=round(km * 1000, 1)) for c, (_f, km) in found.items()
+    ]
+    town_only = [c for c, (f, _km) in found.items() if precision(data, f)]
+    if not town_only:
+        return codes, []
+    return codes, [
+        f"postal code(s) {', '.join(town_only)} have only their town's position in the data "
+        f"(one point for many codes): their distance says nothing of where they are"
+    ]
 
 
 def several_countries(code: str, countries: list[str]) -> str:

@@ -10,6 +10,7 @@ were the answer.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from app.geodata.text import normalize
 from app.geodata.tools.geocode import EMBEDDED_GEOCODE_COVERAGE, UPSTREAM_GEOCODE_COVERAGE
@@ -65,3 +66,38 @@ def not_found_message(query: str) -> str:
         f"No city, region, country, postal code or airport matches {query!r} "
         f"({UPSTREAM_GEOCODE_COVERAGE})."
     )
+
+
+@dataclass
+class Dropped:
+    """The parts of a query that matched nothing (as written), for the answer's warnings:
+    a place that lies elsewhere than the query says must never read as the answer."""
+
+    leading: list[str] = field(default_factory=list)  # before the part that matched
+    trailing: list[str] = field(default_factory=list)  # after it, naming no region either
+    read_as: list[tuple[str, list[str]]] = field(default_factory=list)  # typos forgiven
+
+    def add(self, part: str, before_match: bool) -> None:
+        (self.leading if before_match else self.trailing).append(part)
+
+    def corrected(self, part: str, names: list[str]) -> None:
+        self.read_as.append((part, names))
+
+    def notes(self, matched: str | None, warned: str | None) -> list[str]:
+        """Warnings, given what the first result matched (None: the whole query, as a
+        postal code that the rest confirms) and the part already warned about (a
+        landmark or address: partial_warning)."""
+        notes = [
+            f"{part!r} matched no place name: read as {' or '.join(map(repr, names))}, "
+            f"a typo away; check it"
+            for part, names in self.read_as
+        ]
+        leading = [p for p in self.leading if warned is None or normalize(p) != warned]
+        if leading:
+            notes.append(
+                f"{', '.join(leading)!r} matched no place in the embedded data "
+                f"({UPSTREAM_GEOCODE_COVERAGE}): "
+                + (f"the results match only {matched!r}" if matched else "it was not used")
+            )
+        notes += [f"{p!r} matched no region or country and was not used" for p in self.trailing]
+        return notes

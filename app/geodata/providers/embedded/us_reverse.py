@@ -1,6 +1,6 @@
 """reverse_geocode in the US: the state and county whose Census polygon holds the point
-(counties.py), a place of that state (never a city across the line), and the ZIP codes
-whose centres are nearest, said as such (no registry ships ZIP areas).
+(counties.py) and a place of that state (never a city across the line); the ZIP codes
+are zip_estimate.py's.
 
 nearest_locality ranks places by distance relative to their size, so a big city reaches
 across a state line (Jersey City answered "New York City"). Here the candidates are
@@ -11,27 +11,19 @@ another: cities span counties (New York City's five boroughs, Atlanta's two)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, km_to_chord, unit_vector
+from app.geodata.geometry import EARTH_RADIUS_KM, km_to_chord, unit_vector
 from app.geodata.indices.nearest_grid import REACH_KM
 from app.geodata.providers.embedded.counties import County, county_key
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import NearestPostalCode
 
 # nearest places searched for one of the point's state
 STATE_CANDIDATES = 128
 # A place of the point's state farther than this is "none near" (said in `warnings`).
 MAX_IN_STATE_KM = 60.0
-# ZIP centres searched, and how many are offered
-ZIP_SEARCHED = 24
-ZIP_OFFERED = 3
-MAX_ZIP_KM = 40.0
-# the nearest ZIP is uncertain when the second is at most this much farther (ratio)
-COMPARABLE = 1.5
 REACH_CHORD = km_to_chord(REACH_KM)
 
 
@@ -76,46 +68,3 @@ def place_in_state(
 
 def _chord_km(chord: float) -> float:
     return float(2.0 * EARTH_RADIUS_KM * np.arcsin(min(1.0, chord / 2.0)))
-
-
-@dataclass
-class ZipAnswer:
-    candidates: list[NearestPostalCode]
-    uncertain: bool | None
-
-
-def zip_candidates(data: GeoData, lat: float, lon: float, county: County | None) -> ZipAnswer:
-    """Up to ZIP_OFFERED nearest ZIP centres within MAX_ZIP_KM: those in the point's county
-    when any is, else in its state, else any (no county known)."""
-    _chords, rows = data.postal.tree.query(unit_vector(lat, lon), k=ZIP_SEARCHED)
-    features = data.postal.features[rows]  # nearest first
-    kms = haversine_km_many(lat, lon, data.lat[features], data.lon[features])
-    zip_rows = data.zip_row_of_feature[features]
-    wanted = county_key(county.name) if county is not None else ""
-    in_county: list[tuple[float, int]] = []
-    in_state: list[tuple[float, int]] = []
-    for feature, row, km in zip(features.tolist(), zip_rows.tolist(), kms.tolist(), strict=True):
-        if km > MAX_ZIP_KM:
-            continue
-        if county is None:
-            in_county.append((km, feature))
-        elif row >= 0 and data.zip_state[row] == county.state_code:
-            if len(in_state) < ZIP_OFFERED:
-                in_state.append((km, feature))
-            if county_key(data.zip_county[row]) == wanted:
-                in_county.append((km, feature))
-        if len(in_county) == ZIP_OFFERED:
-            break
-    picked = sorted(in_county or in_state)[:ZIP_OFFERED]
-    if not picked:
-        return ZipAnswer([], None)
-    candidates = [
-        NearestPostalCode(code=data.names[feature], distance_m=round(km * 1000, 1))
-        for km, feature in picked
-    ]
-    return ZipAnswer(candidates, comparably_close([km for km, _ in picked]))
-
-
-def comparably_close(kms: Sequence[float]) -> bool:
-    """Whether the nearest centre is uncertain: the second at most COMPARABLE times as far."""
-    return len(kms) > 1 and kms[1] <= COMPARABLE * kms[0]

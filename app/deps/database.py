@@ -1,4 +1,4 @@
-"""Request dependencies shared by the HTTP endpoints."""
+"""The database session of a request."""
 
 from __future__ import annotations
 
