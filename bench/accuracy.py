@@ -28,6 +28,12 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
 - `level` (get_population, get_average_income of an `area`): the level of area the
   answer says it matched (state, county, country, city): a ZIP's or a city's figure
   presented for a larger area fails.
+- `on_water` (reverse_geocode): whether the point is on a lake or the sea; on water the
+  answer must say the place is only the nearest (`nearestOnly`), never "In" it.
+- `nearest_only` (reverse_geocode): the point is in no town (Antarctica): the place
+  named must be flagged as the nearest only.
+- `min_zoom` (static_map): a fit reaches at least this zoom; `warns`: the answer carries
+  a warning (e.g. the world drawn once at zoom 0).
 - `ambiguous` (geocode): whether the name fits several well-known places far apart; with
   `candidates_include`, the [country, admin1] of places that must be among `candidates`.
 - `postal_positions` (search_nearby, reverse_geocode): {code: [lat, lon]}, where those
@@ -128,6 +134,16 @@ def _zip_candidates(result: dict[str, Any], expect: dict[str, Any]) -> str | Non
     return None if zip_code in offered else f"{zip_code} not among candidates {offered}"
 
 
+def _water(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+    if "on_water" in expect and bool(result.get("onWater")) != expect["on_water"]:
+        return f"onWater {result.get('onWater')} ({result.get('name')!r})"
+    if expect.get("on_water") and not result.get("nearestOnly"):
+        return f"on water, yet 'In {result.get('name')}'"
+    if "nearest_only" in expect and bool(result.get("nearestOnly")) != expect["nearest_only"]:
+        return f"nearestOnly {result.get('nearestOnly')} ({result.get('name')!r})"
+    return None
+
+
 ZIP_GRADES = ("right first", "right among, uncertain", "wrong and sure", "wrong, uncertain")
 RIGHT_AND_SURE = "  of them not uncertain"  # right first, with postalCodeUncertain false
 
@@ -179,6 +195,9 @@ def check(
     if "postal_positions" in expect:
         return _postal_positions(result, args, expect)
     if tool == "reverse_geocode":
+        problem = _water(result, expect)
+        if problem:
+            return problem
         if "containing_zip" in expect:
             return _containing_zip(result, expect)
         if "zip_among_candidates" in expect:
@@ -191,6 +210,10 @@ def check(
     if tool == "search_nearby" and expect.get("exists"):
         return None if result["results"] else "empty page"
     if tool == "static_map":
+        if result["zoom"] < expect.get("min_zoom", 0):
+            return f"zoom {result['zoom']} < {expect['min_zoom']}"
+        if expect.get("warns") and not result.get("warnings"):
+            return "no warning"
         return _detail(result.get("png"))
     if tool == "geocode" and "ambiguous" in expect:
         return _ambiguity(result, expect)

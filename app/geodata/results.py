@@ -253,6 +253,18 @@ class ReverseGeocodeResult(Result):
         False,
         description="No land within 22 km: country, admin null; the rest: nearest place",
     )
+    on_water: bool = Field(
+        False,
+        description="On a lake or the sea (also when atSea): the place is only the nearest",
+    )
+    water: Literal["lake", "sea"] | None = Field(
+        None, description="When onWater: which (the data names no water body)"
+    )
+    nearest_only: bool = Field(
+        False,
+        description="The point is not in the place named, only nearest it (on water, or "
+        "no place within 300 km)",
+    )
     source: str = SOURCE
     dataset: str = DATASET
 

@@ -38,6 +38,7 @@ from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
 
 OCEAN = (170, 211, 223)
+BEYOND = (255, 255, 255)
 LAND = (242, 239, 233)
 COUNTRY_BORDER = (150, 130, 150)
 STATE_BORDER = (190, 180, 190)
@@ -98,6 +99,7 @@ def render(
 ) -> bytes:
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
+    _blank_beyond_the_world(image, view)
     for shift in _world_copies(view):
         _draw_rings(draw, basemap, view, shift, LAYER_COUNTRY, fill=LAND, outline=COUNTRY_BORDER)
         _draw_rings(draw, basemap, view, shift, LAYER_LAND, fill=LAND, outline=LAND)
@@ -132,7 +134,23 @@ def render(
     return buffer.getvalue()
 
 
+def _blank_beyond_the_world(image: Image.Image, view: View) -> None:
+    """White past the world's edges: above and below it, and beside it where the world is
+    narrower than the image (drawn once; issue 52)."""
+    pixels = np.asarray(image).copy()
+    left, top = view.to_pixel(0.0, 0.0)
+    right, bottom = view.to_pixel(1.0, 1.0)
+    pixels[: max(0, math.floor(top)), :] = BEYOND
+    pixels[max(0, math.ceil(bottom)) :, :] = BEYOND
+    if view.scale < view.width:
+        pixels[:, : max(0, math.floor(left))] = BEYOND
+        pixels[:, max(0, math.ceil(right)) :] = BEYOND
+    image.paste(Image.fromarray(pixels))
+
+
 def _world_copies(view: View) -> range:
+    if view.scale < view.width:
+        return range(0, 1)
     x0, _y0, x1, _y1 = view.world_bounds()
     return range(math.floor(x0), math.floor(x1) + 1)
 

@@ -85,12 +85,6 @@ class TestInACountry:
             pytest.param(51.4375, 4.9275, "BE", None, id="baarle-hertog"),
             pytest.param(48.9854, -123.0780, "US", "Washington", id="point-roberts"),
             pytest.param(25.79, -80.13, "US", "Florida", id="miami-beach"),
-            # water in Natural Earth's 1:10m coast, within 12 nautical miles of it
-            pytest.param(40.67, -74.05, "US", "New Jersey", id="new-york-harbour"),
-            pytest.param(37.8, -122.35, "US", "California", id="san-francisco-bay"),
-            pytest.param(51.5, 0.8, "GB", "England", id="thames-estuary"),
-            pytest.param(38.0, -76.2, "US", "Virginia", id="chesapeake-bay"),
-            pytest.param(50.6, -1.1, "GB", "England", id="off-sandown-5-km"),
             # small islands: on Natural Earth's land, or an atoll it lacks but a place holds
             pytest.param(-37.067, -12.311, "SH", None, id="tristan-da-cunha"),
             pytest.param(-0.53, 166.92, "NR", None, id="nauru"),
@@ -108,6 +102,26 @@ class TestInACountry:
             assert found["admin1"] == admin1
         assert not any("at sea" in warning for warning in found["warnings"])
         assert summarize("reverse_geocode", found).startswith("In ")
+
+    # water in Natural Earth's 1:10m coast, within 12 nautical miles of it: in the country,
+    # on its sea (test_water.py), the place only the nearest
+    @pytest.mark.parametrize(
+        ("lat", "lon", "country", "admin1"),
+        [
+            pytest.param(40.67, -74.05, "US", "New Jersey", id="new-york-harbour"),
+            pytest.param(37.8, -122.35, "US", "California", id="san-francisco-bay"),
+            pytest.param(51.5, 0.8, "GB", "England", id="thames-estuary"),
+            pytest.param(38.0, -76.2, "US", "Virginia", id="chesapeake-bay"),
+            pytest.param(50.6, -1.1, "GB", "England", id="off-sandown-5-km"),
+        ],
+    )
+    def test_its_waters_keep_their_country(
+        self, lat: float, lon: float, country: str, admin1: str
+    ) -> None:
+        found = reverse(lat, lon)
+        assert (found["atSea"], found["onWater"], found["nearestOnly"]) == (False, True, True)
+        assert (found["countryCode"], found["admin1"]) == (country, admin1)
+        assert summarize("reverse_geocode", found).startswith(f"On the sea in {found['country']}")
 
 
 class TestShoreKm:

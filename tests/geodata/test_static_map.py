@@ -10,6 +10,7 @@ from PIL import Image
 
 from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
+from app.geodata.rendering.static_map import LAND, OCEAN
 from app.geodata.schemas import NAMED_COLORS, Marker, StaticMapArgs
 from app.geodata.service import execute
 
@@ -94,18 +95,77 @@ class TestStaticMap:
         with pytest.raises(InvalidArgument, match="zoom: must be at most 12"):
             execute("static_map", {"center": {"lat": 39.74, "lon": -104.99}, "zoom": 16})
 
-    def test_a_fit_to_close_markers_stops_at_the_basemaps_detail(self) -> None:
+    def test_a_fit_to_close_markers_goes_to_the_basemaps_detail(self) -> None:
         markers = [{"lat": 39.7392, "lon": -104.9903}, {"lat": 39.7393, "lon": -104.9904}]
         result = execute("static_map", {"markers": markers}).structured
-        # past zoom 10 the 1:10m coastline's segments are longer than 17 px and the fit would
-        # show the markers on an empty canvas
-        assert result["zoom"] == 10
+        # the coast and lakes are GSHHG's full resolution to zoom 12, the highest there is
+        assert result["zoom"] == 12
 
     def test_world_at_zoom_zero_is_wider_than_the_world(self) -> None:
         call = execute("static_map", {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 0})
         assert decode(call.png).size == (600, 400)
         assert call.structured["bbox"]["west"] == -180
         assert call.structured["bbox"]["east"] == 180
+
+
+class TestWholeWorld:
+    """A world narrower than the image is drawn once, the sides blank, and said (issue 52:
+    zoom 0 at 600 px drew it side by side, every country two or three times)."""
+
+    @pytest.mark.parametrize(
+        "request_args",
+        [
+            {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 0},
+            {"center": {"lat": 40.0, "lon": 100.0}, "zoom": 0, "width": 1280},
+            {"center": {"lat": 20.0, "lon": 150.0}, "zoom": 1, "width": 1280, "height": 640},
+        ],
+        ids=["zoom-0-600", "zoom-0-1280-off-centre", "zoom-1-1280"],
+    )
+    def test_is_drawn_once_and_said(self, request_args: dict) -> None:
+        call = execute("static_map", request_args)
+        image = np.asarray(decode(call.png))
+        zoom, width = request_args["zoom"], image.shape[1]
+        world = 256 * 2**zoom
+        left = (width - world) // 2
+        strip = 16  # the attribution's, along the bottom
+        # beside the world: no land or sea (a name at its edge may run over); the world
+        # itself in the middle, with both
+        for side in (image[:-strip, : left - 1], image[:-strip, left + world + 1 :]):
+            for colour in (LAND, OCEAN):
+                assert not (side == colour).all(axis=2).any()
+            assert (side == 255).all(axis=2).mean() > 0.95
+        middle = image[:-strip, left + 1 : left + world - 1]
+        for colour in (LAND, OCEAN):
+            assert (middle == colour).all(axis=2).mean() > 0.1
+        (warning,) = call.structured["warnings"]
+        assert f"At zoom {zoom} the whole world is {world} px wide" in warning
+        assert "drawn once" in warning
+        assert call.structured["center"]["lon"] == 0.0
+        assert "(see warnings)" in summarize("static_map", call.structured)
+
+    def test_a_world_as_wide_as_the_image_is_not_warned_about(self) -> None:
+        call = execute("static_map", {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 1, "width": 512})
+        assert call.structured["warnings"] == []
+
+
+class TestFitsPastZoomTen:
+    MANHATTAN = {"west": -74.02, "south": 40.70, "east": -73.91, "north": 40.88}
+
+    @pytest.mark.parametrize(
+        ("width", "height", "zoom"), [(600, 400, 11), (500, 800, 12), (1280, 1280, 12)]
+    )
+    def test_a_bbox_of_manhattan_fits_as_close_as_its_size_allows(
+        self, width: int, height: int, zoom: int
+    ) -> None:
+        result = execute(
+            "static_map", {"bbox": self.MANHATTAN, "width": width, "height": height}
+        ).structured
+        assert result["zoom"] == zoom
+        bbox = result["bbox"]
+        assert bbox["west"] <= -74.02
+        assert bbox["east"] >= -73.91
+        assert bbox["north"] >= 40.88
+        assert bbox["south"] <= 40.70
 
 
 def lon_at_pixel(x: float, center_lon: float, zoom: int, width: int) -> float:

@@ -205,7 +205,7 @@ class TestFit:
 
     def test_close_markers_stop_at_the_basemaps_detail(self, geodata_dir: Path) -> None:
         markers = [{"lat": -33.9249, "lon": 18.4241}, {"lat": -33.9250, "lon": 18.4242}]
-        assert draw({"markers": markers})[0]["zoom"] == 10
+        assert draw({"markers": markers})[0]["zoom"] == 12
 
 
 def placed_boxes(

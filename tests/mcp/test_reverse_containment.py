@@ -195,3 +195,27 @@ class TestRegionsAbroad:
         assert found["warnings"][0] == "admin1 is Moscow's: no boundary holds the point"
         # and Moscow's postal codes nearest the Kremlin all sit on the city's one point
         assert "only their town's position" in found["warnings"][1]
+
+
+class TestWhatTheModelReads:
+    """The text block alone, as a model reads it (issue 52, items 2 and 3): a point on a
+    lake or in Antarctica is never said to be "In" a town."""
+
+    async def text(self, stack: Stack, account: Account, lat: float, lon: float) -> str:
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("reverse_geocode", {"lat": lat, "lon": lon})
+        assert not result.is_error, result.content
+        return result.content[0].text  # type: ignore[union-attr]
+
+    async def test_a_point_in_lake_michigan_is_on_a_lake(
+        self, stack: Stack, account: Account
+    ) -> None:
+        text = await self.text(stack, account, 43.0, -87.5)
+        assert text.startswith("On a lake in United States, in no town; the nearest place is ")
+        assert "In Milwaukee" not in text
+        assert ", Wisconsin, US, " in text  # the nearest place, with its distance
+        assert "km away" in text
+
+    async def test_the_south_pole_is_in_antarctica(self, stack: Stack, account: Account) -> None:
+        text = await self.text(stack, account, -90.0, 0.0)
+        assert text.startswith("On land in Antarctica, in no town; the nearest place is ")

@@ -38,6 +38,7 @@ from app.geodata.indices.store import (
     expected_stamp,
     write_index,
 )
+from app.geodata.indices.water_grid import build_water_grid, water_rings
 from app.geodata.indices.zips_build import add_zips
 
 STEPS = (
@@ -93,6 +94,11 @@ def _basemap() -> dict[str, np.ndarray[Any, Any]]:
     return basemap_arrays(countries, sources.us_state_shapes(), water, coast)
 
 
+def _water_grid() -> dict[str, np.ndarray[Any, Any]]:
+    """reverse_geocode's land, lake and sea test (water_grid.py), from the packages alone."""
+    return build_water_grid(water_rings())
+
+
 def _places_with_admin1(b: IndexBuilder) -> npt.NDArray[np.float64]:
     """(lat, lon, admin1 row) of the GeoNames places with a known admin1."""
     cities = np.arange(b.city_count)
@@ -116,6 +122,7 @@ def build(data_dir: Path, progress: Progress | None = None) -> Path:
 def _build(data_dir: Path, report: Progress, pool: Executor) -> Path:
     started = time.monotonic()
     basemap = pool.submit(_basemap)
+    water = pool.submit(_water_grid)
     builder = IndexBuilder(report)
     report("places")
     load_reference(builder)
@@ -150,6 +157,7 @@ def _build(data_dir: Path, report: Progress, pool: Executor) -> Path:
     builder.tables.update(county_tables)
     admin1_arrays_, admin1_counts = admin1.result()
     builder.arrays.update(admin1_arrays_)
+    builder.arrays.update(water.result())
     report("basemap")
     builder.arrays.update(basemap.result())
     report("write")

@@ -32,7 +32,13 @@ def _cells(lon: npt.NDArray[np.float64], lat: npt.NDArray[np.float64]) -> npt.ND
 
 def _edge_cells(ring: Ring) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(cell, edge number) for every cell each edge of the ring passes through."""
-    a, b = ring[:-1], ring[1:]
+    return segment_cells(ring[:-1], ring[1:])
+
+
+def segment_cells(
+    a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(cell, segment number) for every cell each segment a[i]-b[i] passes through."""
     cell_a, cell_b = _cells(a[:, 0], a[:, 1]), _cells(b[:, 0], b[:, 1])
     edges = np.arange(len(a))
     same = cell_a == cell_b  # a segment between two points of a cell stays in it

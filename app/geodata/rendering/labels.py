@@ -105,6 +105,10 @@ def overlaps(a: Box, b: Box) -> bool:
 
 
 def world_copies(view: View) -> range:
+    """The world copies (shifts in whole worlds) the view shows: one when the world is
+    narrower than the image (View.whole_world)."""
+    if view.whole_world:
+        return range(0, 1)
     x0, _y0, x1, _y1 = view.world_bounds()
     return range(int(np.floor(x0)), int(np.floor(x1)) + 1)
 

@@ -36,6 +36,7 @@ from app.geodata.rendering.mercator import world_x, world_y
 from app.geodata.rendering.view import Reach, View, path_xs
 
 OCEAN = (170, 211, 223)
+BEYOND = (255, 255, 255)  # past the world's edges
 LAND = (242, 239, 233)
 COUNTRY_BORDER = (150, 130, 150)
 STATE_BORDER = (190, 180, 190)
@@ -82,6 +83,7 @@ def render(
     names drawn."""
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
+    _blank_beyond_the_world(draw, view)
     # Up to zoom 8 Natural Earth's countries, their outlines the borders (and the coast);
     # from zoom 9 GSHHG's land in pieces, with the borders as lines clipped to it.
     for shift in world_copies(view):
@@ -113,6 +115,25 @@ def render(
         _draw_marker(draw, view, marker)
     _draw_attribution(draw, view, attribution)
     return png.encode_rgb(image)
+
+
+def _blank_beyond_the_world(draw: ImageDraw.ImageDraw, view: View) -> None:
+    """Where the image reaches past the world's edges (zoom 0 and 1 at large sizes: the
+    world drawn once), a plain colour that is not the sea's."""
+    left, top = view.to_pixel(0.0, 0.0)
+    right, bottom = view.to_pixel(1.0, 1.0)
+    boxes = [
+        (0, 0, view.width, math.floor(top) - 1),
+        (0, math.ceil(bottom), view.width, view.height),
+    ]
+    if view.whole_world:
+        boxes += [
+            (0, 0, math.floor(left) - 1, view.height),
+            (math.ceil(right), 0, view.width, view.height),
+        ]
+    for x0, y0, x1, y1 in boxes:
+        if x1 >= max(x0, 0) and y1 >= max(y0, 0) and x0 < view.width and y0 < view.height:
+            draw.rectangle((x0, y0, x1, y1), fill=BEYOND)
 
 
 def _draw_water(draw: ImageDraw.ImageDraw, basemap: Basemap, view: View) -> None:
@@ -204,7 +225,8 @@ def _path_copies(view: View, path: MapPath) -> list[list[tuple[float, float]]]:
     ys = [world_y(lat) for lat, _lon in path.points]
     x0, _y0, x1, _y1 = view.world_bounds()
     copies = []
-    for shift in range(math.floor(x0 - max(xs)), math.ceil(x1 - min(xs)) + 1):
+    shifts = range(math.floor(x0 - max(xs)), math.ceil(x1 - min(xs)) + 1)
+    for shift in [0] if view.whole_world else shifts:
         if max(xs) + shift < x0 or min(xs) + shift > x1:
             continue
         copies.append([view.to_pixel(x + shift, y) for x, y in zip(xs, ys, strict=True)])

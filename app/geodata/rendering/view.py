@@ -14,10 +14,9 @@ from app.geodata.rendering.mercator import (
     world_y,
 )
 
-# A fit stops where the basemap runs out of detail: the 1:10m coastline's median segment
-# is 17 px long at zoom 10, 34 px at 11 (docs/DATA.md); past it two close markers would
-# sit on an empty, angular canvas. An explicit zoom may still go to MAX_MAP_ZOOM.
-FIT_MAX_ZOOM = 10
+# A fit goes as far as the basemap's detail: from zoom 11 the coast, lakes and their
+# islands are GSHHG's full resolution (0.1 km), built for zoom 12 (docs/DATA.md).
+FIT_MAX_ZOOM = 12
 DEFAULT_ZOOM = 12  # a centre alone: a town-sized view
 FIT_MARGIN_PX = 10  # between the edges and the nearest symbol (marker, label, path)
 ATTRIBUTION_PX = 14  # the credit line's strip along the bottom
@@ -60,6 +59,12 @@ class View:
         south = world_to_lat(min(1.0, y1))
         north = world_to_lat(max(0.0, y0))
         return west, south, east, north
+
+    @property
+    def whole_world(self) -> bool:
+        """Whether the world is narrower than the image: it is drawn once, in the middle
+        (a copy each side would show every place two or three times)."""
+        return self.scale < self.width
 
     def center_lonlat(self) -> tuple[float, float]:
         return world_to_lon(self.cx - math.floor(self.cx)), world_to_lat(self.cy)
@@ -123,6 +128,8 @@ def fit(
         zoom = _fit_zoom(xs, ys, reaches, width, height, (cx, cy) if center else None)
     if center is None:
         cx, cy = _middle(xs, ys, reaches, world_pixels(zoom))
+    if world_pixels(zoom) < width:
+        cx = 0.5  # the whole world, once: see View.whole_world
     return View(cx=cx, cy=_clamp_cy(cy, zoom, height), zoom=zoom, width=width, height=height)
 
 

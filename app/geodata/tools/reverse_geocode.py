@@ -11,8 +11,12 @@ from app.geodata.tools.spec import Example, ToolSpec
 
 
 def summary(result: dict[str, Any]) -> str:
+    nearest = f"the nearest place is {result['label']}, {result['distanceKm']:g} km away"
     if result.get("atSea"):  # in no country: the nearest place only, said as such
-        text = f"At sea; the nearest place is {result['label']}, {result['distanceKm']:g} km away"
+        text = f"At sea; {nearest}"
+    elif result.get("nearestOnly"):  # in a country, in no town: never "In <town>"
+        where = {"lake": "On a lake", "sea": "On the sea"}.get(result.get("water") or "")
+        text = f"{where or 'On land'} in {result.get('country')}, in no town; {nearest}"
     else:
         text = f"In {result['label']} ({result['distanceKm']:g} km from its centre)"
     if result.get("countyFips"):
@@ -91,6 +95,9 @@ EXAMPLE = Example(
         "warnings": [],
         "distanceKm": 4.162,
         "atSea": False,
+        "onWater": False,
+        "water": None,
+        "nearestOnly": False,
         "source": f"{PLACES}, Natural Earth, US Census counties, "
         "© OpenStreetMap contributors (ODbL)",
         "dataset": "places+borders@v12-5f26c172",
@@ -101,8 +108,9 @@ SPEC = ToolSpec(
     "reverse_geocode",
     "Name the place at a point",
     "The place a point is in: country by border, the place covering it best; US: state "
-    "and county by Census polygons. ZIP: likeliest, never claimed offline. At sea: "
-    "`atSea`. NOT_FOUND: no place within 300 km." + CREDIT,
+    "and county by Census polygons. ZIP: likeliest, never claimed offline. On a lake or "
+    "the sea: `onWater`, the place only the nearest (`nearestOnly`); beyond a country's "
+    "22 km: `atSea`. NOT_FOUND: no place within 300 km and on no country's land." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
@@ -122,7 +130,13 @@ SPEC = ToolSpec(
         "and more than 22 km (12 nautical miles) from it and from any populated place "
         "is at sea (`atSea`): no country, admin1 or admin2, the nearest place and its "
         "distance, said in `warnings`; waters a country holds beyond that (archipelagic "
-        "waters, Lake Maracaibo) count as sea too. ZIP codes: never claimed by "
+        "waters, Lake Maracaibo) count as sea too. A point on a lake or the sea more than "
+        "300 m from GSHHG's 0.2 km shoreline (a bay, Lake Michigan, Lake Geneva, the "
+        "Caspian) is `onWater` (`water` lake or sea; the data names no water body): its "
+        "country, admin1 and county as on land, the place only the nearest "
+        "(`nearestOnly`). A point on a country's land with no place within 300 km "
+        "(Antarctica, Greenland's ice) answers its country and the nearest place or "
+        "station's airfield, `nearestOnly`. ZIP codes: never claimed by "
         "area offline (no ZIP polygons ship): the up to 4 ZIPs of the point's state "
         "likeliest to hold it (`postalCodeCandidates`, `postalCodeBasis` estimate), "
         "ranked by distance relative to each ZCTA's size (its land area), those whose "

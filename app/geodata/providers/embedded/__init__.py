@@ -147,7 +147,7 @@ class EmbeddedProvider:
             zoom=view.zoom,
             bbox=BBox(west=west, south=south, east=east, north=north),
             markers=drawn,
-            warnings=maps.label_warnings(args) + left_out,
+            warnings=maps.label_warnings(args) + left_out + maps.world_warnings(view),
             bytes=len(png),
             attribution=attribution.MAP_ATTRIBUTION,
             source=attribution.MAP_ATTRIBUTION,

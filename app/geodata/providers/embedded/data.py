@@ -57,6 +57,16 @@ def _view(array: npt.NDArray[Any]) -> memoryview:
 
 
 @dataclass(frozen=True)
+class WaterGrid:
+    """water_grid.py's arrays: land, lake or sea at a point."""
+
+    cell: npt.NDArray[np.uint8]
+    off: npt.NDArray[np.int32]
+    edge: npt.NDArray[np.float32]  # (n, 4)
+    edge_class: npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
 class FastViews:
     grid_off: memoryview
     grid_cand: memoryview
@@ -184,6 +194,12 @@ class GeoData:
         self.airport_scheduled = np.asarray(a["airport_scheduled"])
         self.airport_prominence = airport_prominence(self.airport_type, self.airport_scheduled)
         self.basemap = {k: np.asarray(v) for k, v in a.items() if k.startswith("bm_")}
+        self.water = WaterGrid(
+            np.asarray(a["wg_cell"]),
+            np.asarray(a["wg_off"]),
+            np.asarray(a["wg_edge"]),
+            np.asarray(a["wg_edge_class"]),
+        )
 
     # -- naming -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.geodata.rendering.labels import drawable, missing_glyphs
+from app.geodata.rendering.mercator import TILE_SIZE
 from app.geodata.rendering.static_map import MapMarker, MapPath, marker_drawn, path_drawn
 from app.geodata.rendering.view import View
 from app.geodata.schemas import Marker, StaticMapArgs
@@ -76,3 +77,16 @@ def _how_to_include(args: StaticMapArgs, what: str) -> str:
         return "make the image larger"
     lower = ", or lower the zoom" if args.zoom else ""  # zoom 0 is the lowest
     return f"leave out {' and '.join(given)} to fit the map to {what}{lower}"
+
+
+def world_warnings(view: View) -> list[str]:
+    """A warning when the whole world is narrower than the image (drawn once, the sides
+    blank), naming the zoom that fills the width."""
+    if not view.whole_world:
+        return []
+    filling = next(z for z in range(view.zoom, 13) if TILE_SIZE * 2**z >= view.width)
+    return [
+        f"At zoom {view.zoom} the whole world is {int(view.scale)} px wide, narrower than "
+        f"the {view.width} px image: it is drawn once, the sides left blank; zoom "
+        f"{filling} fills the width, or ask for an image at most {int(view.scale)} px wide"
+    ]

@@ -31,10 +31,18 @@ from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution, postal_codes
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
+from app.geodata.providers.embedded.no_town import (
+    MAX_REVERSE_KM,
+    at_sea_answer,
+    on_water_answer,
+    place_fields,
+    remote,
+)
 from app.geodata.providers.embedded.prominence import nearby_order
 from app.geodata.providers.embedded.regions import place_in_region
-from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM, at_sea
+from app.geodata.providers.embedded.shore import at_sea
 from app.geodata.providers.embedded.us_reverse import place_in_state
+from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
 from app.geodata.providers.embedded.zip_estimate import (
     MAX_ZIP_KM,
     ZIP_OFFERED,
@@ -50,9 +58,6 @@ from app.geodata.results import (
 )
 from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
-# Countries whose addresses use US ZIP codes.
-# Farther than this from every known place (open ocean, polar ice) there is nothing to name.
-MAX_REVERSE_KM = 300.0
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)
 # a sub-cell's list up to this long is compared in plain Python: below it one numpy pass
@@ -194,14 +199,22 @@ def _best_many(
 
 def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
     feature, km = nearest_locality(data, args.lat, args.lon)
+    on_water = water_kind(data, args.lat, args.lon)
     if km > MAX_REVERSE_KM:
-        raise NotFound(
-            f"No place within {MAX_REVERSE_KM:.0f} km of ({args.lat}, {args.lon}) "
-            "(open sea or uninhabited land)"
-        )
+        return remote(data, args.lat, args.lon, on_water)
     nearest_at_sea = at_sea(data, args.lat, args.lon, km)
-    if nearest_at_sea is not None:
-        return _at_sea(data, *nearest_at_sea)
+    if nearest_at_sea is not None and (on_water or not on_land(data, args.lat, args.lon)):
+        return at_sea_answer(data, *nearest_at_sea, on_water)
+    answer = _in_country(data, args, feature, km)
+    if on_water is None or lacks_the_land(data, answer.lat, answer.lon, answer.distance_km):
+        return answer
+    return on_water_answer(answer, on_water)
+
+
+def _in_country(
+    data: GeoData, args: ReverseGeocodeArgs, feature: int, km: float
+) -> ReverseGeocodeResult:
+    """The answer for a point in a country: its place, admin1, county, postal codes."""
     country_code = data.country_code(feature)
     county = data.counties.at(args.lat, args.lon) if country_code == "US" else None
     warnings: list[str] = []
@@ -225,7 +238,7 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         zips = ZipAnswer(codes, uncertain, "nearest_centre")
         warnings += town_only
     return ReverseGeocodeResult(
-        **_place(data, feature, km),
+        **place_fields(data, feature, km),
         country_code=country_code,
         country=data.country_name(feature),
         admin1=admin1,
@@ -236,33 +249,6 @@ def reverse(data: GeoData, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
         postal_code_candidates=zips.candidates if zips else [],
         postal_code_uncertain=zips.uncertain if zips else None,
         warnings=warnings,
-    )
-
-
-def _place(data: GeoData, feature: int, km: float) -> dict[str, Any]:
-    """The fields of every reverse_geocode answer: the place named, how far, the sources."""
-    return {
-        "name": data.names[feature],
-        "label": data.label(feature),
-        "kind": "city",
-        "lat": float(data.lat[feature]),
-        "lon": float(data.lon[feature]),
-        "distance_km": round(km, 3),
-        "source": attribution.REVERSE,
-        "dataset": attribution.reverse_dataset(data.meta),
-    }
-
-
-def _at_sea(data: GeoData, feature: int, km: float) -> ReverseGeocodeResult:
-    """A point in no country (shore.py): the nearest place, and nothing the point is in."""
-    return ReverseGeocodeResult(
-        **_place(data, feature, km),
-        warnings=[
-            f"The point is at sea: no country's land or populated place within "
-            f"{TERRITORIAL_SEA_KM:.0f} km (12 nautical miles), so no country, admin1 or "
-            f"admin2; the nearest place is {data.label(feature)}, {km:.1f} km away"
-        ],
-        at_sea=True,
     )
 
 
