@@ -374,11 +374,6 @@ def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     except DevServerRefused as exc:
         console.print(f"[red]geosvc dev:[/] {exc}", soft_wrap=True)
         raise SystemExit(1) from None
-    except KeyboardInterrupt:
-        # Ctrl-C or SIGTERM (uvicorn re-raises the signal once it has shut down): the
-        # children, the embedded Redis and the lock were let go on the way out, so this is
-        # a clean stop, exit 0 (`make run` then ends without "Error 130").
-        console.print("geosvc dev: stopped")
 
 
 register_geodata_commands(cli)
