@@ -286,6 +286,28 @@ class TestTheDemoKey:
             second.stop()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_on_a_running_server_is_a_clean_stop_with_exit_0(
+    dev_data_dir: Path, signum: signal.Signals
+) -> None:
+    """Issue 55, item 5: Ctrl-C on `make run` ended in `make: *** Error 130`."""
+    dev = DevServer(dev_data_dir)
+    try:
+        dev.wait_for_announcement()
+
+        os.kill(dev.process.pid, signum)  # to the main process alone, as for a kill
+        returncode = dev.process.wait(timeout=30)
+
+        assert returncode == 0, "\n".join(dev.lines)
+        deadline = time.monotonic() + 10
+        while processes_in_group(dev.process.pid):  # workers, beat, the embedded Redis
+            assert time.monotonic() < deadline, processes_in_group(dev.process.pid)
+            time.sleep(0.05)
+        assert port_is_free(dev.port)
+    finally:
+        dev.stop()
+
+
 def test_a_local_client_cannot_choose_its_address_or_a_free_repeat(dev_data_dir: Path) -> None:
     """Issue 51, item 2: `geosvc dev` trusts no proxy. X-Forwarded-For does not move a
     local client to another address (the per-address limit of /register still counts it),

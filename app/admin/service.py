@@ -30,6 +30,7 @@ from app.billing.service import set_plan
 from app.clock import period_of, utcnow
 from app.errors import InvalidArgument, NotFound
 from app.metering.keys import counter_key
+from app.metering.ledger import GRANT_TOOL, granted_in_period
 from app.metering.schemas import UsageResponse
 from app.metering.service import usage_for
 from app.models import AdminAction, ApiKey, Subscription, UsageEvent, User
@@ -38,7 +39,6 @@ from app.plans import Plan, get_subscription, plan_of
 
 logger = logging.getLogger("geosvc.admin")
 
-GRANT_TOOL = "admin_grant"
 MAX_GRANT = 1_000_000
 REASON_MAX = 500
 ACTOR_MAX = 200
@@ -96,14 +96,7 @@ def account_report(session: Session, user_id: str, *, now: datetime | None = Non
 
 
 def granted(session: Session, user_id: str, period: str) -> int:
-    rows = session.exec(
-        select(UsageEvent.credits).where(
-            col(UsageEvent.user_id) == user_id,
-            col(UsageEvent.period) == period,
-            col(UsageEvent.tool) == GRANT_TOOL,
-        )
-    ).all()
-    return -sum(rows)
+    return granted_in_period(session, user_id, period)
 
 
 def _checked_reason(reason: str) -> str:

@@ -1,5 +1,5 @@
-"""The data plane's view of an account: its plan, its own credit cap and whether its
-e-mail is confirmed, cached per process.
+"""The data plane's view of an account: its plan, its own credit cap, whether its
+e-mail is confirmed and the credits granted this month, cached per process.
 
 A metered call needs them before it reserves a credit. They are read in a worker thread
 and kept `ENTITLEMENTS_CACHE_TTL_S`, so a subscription or cap change, or a confirmed
@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
+from app.clock import period_of, utcnow
 from app.config import get_settings
 from app.db import new_session
 from app.errors import unavailable_for
+from app.metering.ledger import granted_in_period
 from app.models import User
 from app.plans import Plan, plan_of
 from app.ttl_cache import SingleFlight, TTLCache
@@ -29,6 +31,12 @@ class Entitlements:
     plan: Plan
     credit_cap: int | None  # the account's own monthly cap (None: none)
     email_verified: bool = True
+    granted: int = 0  # credits an operator granted in `granted_period` (the ledger's)
+    granted_period: str = ""
+
+    def granted_now(self) -> int:
+        """Credits granted for this month (0 when this read was of the month before)."""
+        return self.granted if period_of(utcnow()) == self.granted_period else 0
 
 
 _entitlements: TTLCache[str, Entitlements] = TTLCache(ENTITLEMENTS_CACHE_TTL_S)
@@ -40,10 +48,13 @@ def _read(user_id: str) -> Entitlements:
     try:
         with new_session() as session:
             user = session.get(User, user_id)
+            period = period_of(utcnow())
             found = Entitlements(
                 plan=plan_of(session, user_id),
                 credit_cap=user.monthly_credit_cap if user is not None else None,
                 email_verified=user is not None and user.email_verified_at is not None,
+                granted=granted_in_period(session, user_id, period),
+                granted_period=period,
             )
     except Exception as exc:
         unavailable = unavailable_for(exc)

@@ -34,6 +34,7 @@ class GaugeView:
     period: str
     mode: str
     used: int
+    granted: int
     quota: int
     percent: str
     state: str  # ok, warning, over, or blocked (a free account at its cap)
@@ -45,15 +46,18 @@ class GaugeView:
 
 
 def gauge_view(usage: UsageResponse) -> GaugeView:
-    blocked = usage.mode == "free" and usage.used >= usage.quota
+    blocked = usage.mode == "free" and usage.remaining == 0
     state = "blocked" if blocked else usage.state
-    overage = max(0, usage.used - usage.quota) if usage.mode == "standard" else 0
+    # Granted credits are not billed: overage starts past the quota plus them.
+    billable = usage.used - usage.granted - usage.quota
+    overage = max(0, billable) if usage.mode == "standard" else 0
     price = get_settings().overage_price_per_1000
     cost = (Decimal(overage) * price / 1000).quantize(Decimal("0.01"), ROUND_HALF_UP)
     return GaugeView(
         period=usage.period,
         mode=usage.mode,
         used=usage.used,
+        granted=usage.granted,
         quota=usage.quota,
         percent=percent(usage.percent),
         state=state,

@@ -219,6 +219,11 @@ def serve(*, host: str, port: int, console: Console) -> None:
     threading.Thread(target=announce, name="announce", daemon=True).start()
     try:
         server.run()
+    except KeyboardInterrupt:
+        # uvicorn re-raises Ctrl-C or SIGTERM once it has shut down: after the children
+        # (below), the embedded Redis and the lock (the caller's) are let go, that is a
+        # clean stop, exit 0 (`make run` then ends without "Error 130").
+        console.print("geosvc dev: stopped")
     finally:
         for child in children:
             child.terminate()

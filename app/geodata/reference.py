@@ -72,8 +72,10 @@ def tool_reference() -> str:
         "call's included: the count admission read plus this call's charge (the answer does "
         "not wait for Redis to confirm the commit), exact for calls made one at a time; with "
         "calls of the account running at once, an answer does not count those that finished "
-        "while it ran (the next one does). `state` is `ok` below 80 % of `quota`, `warning` "
-        "up to 100 %, `over` past it (standard plan); `resetsAt` is when the month's credits "
+        "while it ran (the next one does); credits an operator granted this month are not "
+        "taken off it. `state` is `ok` below 80 % of `quota` (or of the account's own cap "
+        "when lower, credits granted this month added), `warning` up to 100 %, `over` past "
+        "it (standard plan); `resetsAt` is when the month's credits "
         "come back. A call refused before it reached the meter (invalid arguments, an outage) "
         'has only `{"charged": 0}`. Over HTTP the same are headers: `Credits-Charged`, '
         "`Credits-Used` (the commit's count), `Credits-Quota`, `Credits-Period`, "

@@ -63,6 +63,7 @@ async def reserve_batch(
     *,
     key_id: str | None = None,
     credit_cap: int | None = None,
+    granted: int = 0,
     now: datetime | None = None,
 ) -> BatchReservation:
     """Admit up to `items` calls of cost 1 in one Lua call (see `RESERVE_BATCH`)."""
@@ -93,6 +94,7 @@ async def reserve_batch(
             period,
             cost=1,
             calls=items - count,
+            granted=granted,
         )
     admitted = [
         Reservation(
@@ -104,6 +106,7 @@ async def reserve_batch(
             credit_limit=limit,
             key_tokens=key_tokens,
             account_tokens=account_tokens,
+            granted=granted,
         )
         for index in range(1, count + 1)
     ]

@@ -67,6 +67,20 @@ def ledger_total(session: Session, user_id: str, period: str) -> int:
     return int(session.exec(statement).one())
 
 
+# The tool of an operator's grant: a ledger row of negative credits (`app.admin.service`).
+GRANT_TOOL = "admin_grant"
+
+
+def granted_in_period(session: Session, user_id: str, period: str) -> int:
+    """Credits granted to the account in `period` (a positive number)."""
+    statement = select(func.coalesce(func.sum(UsageEvent.credits), 0)).where(
+        UsageEvent.user_id == user_id,
+        UsageEvent.period == period,
+        UsageEvent.tool == GRANT_TOOL,
+    )
+    return -int(session.exec(statement).one())
+
+
 def ledger_totals(session: Session, period: str, *, before: datetime) -> dict[str, tuple[int, int]]:
     """Per account with events in `period`: (total, total of events created before `before`)."""
     is_early = col(UsageEvent.created_at) < as_utc(before)

@@ -7,6 +7,13 @@ the answer waited for it (/v1, batches); else (an /mcp call, answered while Redi
 the commit) the count admission read plus this call's charge. The two agree for calls
 made one at a time; with calls of one account running at once, an answer does not count
 those that finished while it ran (the next answer does).
+
+Credits an operator granted (`geosvc admin grant`) are negative rows of the ledger, so the
+counter holds the credits used less those granted (`net_used`, what admission compares
+with the limit). An answer shows them apart: `used` counts the calls (never negative),
+`granted` the credits given this month, and the state is where `net_used` stands against
+the limit that refuses calls (the quota, or the account's own cap when lower), so a
+refusal by the spend cap never says `ok`.
 """
 
 from __future__ import annotations
@@ -20,6 +27,16 @@ from app.plans import Plan, quota_for
 USAGE_META_KEY = "geosvc/usage"
 
 UsageState = Literal["ok", "warning", "over"]
+
+
+def state_limit(quota: int, credit_limit: int | None) -> int:
+    """What the state is measured against: the quota, or the credit limit when lower."""
+    return quota if credit_limit is None else min(quota, credit_limit)
+
+
+def calls_used(net_used: int, granted: int) -> int:
+    """Credits the calls used: the counter (less what was granted) plus the grants."""
+    return max(0, net_used + granted)
 
 
 def usage_state(used: int, quota: int) -> UsageState:
@@ -39,17 +56,23 @@ class MeterReading:
     """A call's charge and the account's credits after it (see the module's note)."""
 
     charged: int
-    used: int
+    used: int  # the counter: credits used less those granted this month (may be < 0)
     plan: Plan
     period: str
+    granted: int = 0
+    credit_limit: int | None = None  # the limit in force (free quota or own cap)
 
     @property
     def quota(self) -> int:
         return quota_for(self.plan)
 
     @property
+    def calls_used(self) -> int:
+        return calls_used(self.used, self.granted)
+
+    @property
     def state(self) -> UsageState:
-        return usage_state(self.used, self.quota)
+        return usage_state(self.used, state_limit(self.quota, self.credit_limit))
 
     @property
     def resets_at(self) -> str:
@@ -58,7 +81,7 @@ class MeterReading:
     def as_meta(self) -> dict[str, Any]:
         return {
             "charged": self.charged,
-            "used": self.used,
+            "used": self.calls_used,
             "quota": self.quota,
             "period": self.period,
             "state": self.state,

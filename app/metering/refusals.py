@@ -103,6 +103,7 @@ def refusal(
     *,
     cost: int,
     calls: int = 1,
+    granted: int = 0,
 ) -> RateLimited | QuotaExceeded:
     """The error of a refused admission (`calls` refused, counted in the metrics), with
     the account's credits as admission read them (`reading`)."""
@@ -120,5 +121,12 @@ def refusal(
     else:
         metrics.call_refused(plan.value, "quota", calls)
         error = quota_exceeded(quota=quota, used=used, in_flight=in_flight, period=period)
-    error.reading = MeterReading(charged=0, used=used, plan=plan, period=period)
+    error.reading = MeterReading(
+        charged=0,
+        used=used,
+        plan=plan,
+        period=period,
+        granted=granted,
+        credit_limit=credit_limit(plan, credit_cap),
+    )
     return error

@@ -27,9 +27,17 @@ class UsageLimits(BaseModel):
 
 class UsageResponse(BaseModel):
     period: str = Field(description="Calendar month in UTC, YYYY-MM")
-    used: int = Field(description="Credits consumed in the period")
+    used: int = Field(description="Credits the period's calls consumed (never negative)")
+    granted: int = Field(description="Credits an operator granted for the period")
     quota: int = Field(description="Monthly credit allotment of the plan")
-    percent: float = Field(description="used as a percentage of quota, rounded to 2 decimals")
+    remaining: int = Field(
+        description="Credits left before calls are refused (quota or creditCap, whichever "
+        "is lower, plus granted, less used); without a limit (standard plan, no cap), left "
+        "of the monthly allotment (past it is overage)"
+    )
+    percent: float = Field(
+        description="used as a percentage of quota plus granted, rounded to 2 decimals"
+    )
     state: UsageState
     mode: Literal["free", "standard"] = Field(description="The account's plan")
     limits: UsageLimits

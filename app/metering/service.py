@@ -41,8 +41,8 @@ from app.metering.keys import (
     outbox_key,
     reservations_key,
 )
-from app.metering.ledger import ledger_total
-from app.metering.readings import MeterReading, usage_state
+from app.metering.ledger import granted_in_period, ledger_total
+from app.metering.readings import MeterReading, calls_used, state_limit, usage_state
 from app.metering.refusals import credit_limit, refusal
 from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import (
@@ -80,12 +80,20 @@ class Reservation:
     credit_limit: int | None = None
     key_tokens: int = 0
     account_tokens: int = 0
+    granted: int = 0  # credits granted this month (the counter already holds them)
 
     def reading(self, *, charged: int, used: int | None = None) -> MeterReading:
         """The answer's credits (`app.metering.readings`): `used` as the commit counted
         it, else as admission did plus `charged`."""
         counted = used if used is not None else self.used + charged
-        return MeterReading(charged=charged, used=counted, plan=self.plan, period=self.period)
+        return MeterReading(
+            charged=charged,
+            used=counted,
+            plan=self.plan,
+            period=self.period,
+            granted=self.granted,
+            credit_limit=self.credit_limit,
+        )
 
 
 def counter_ttl_s(period: str) -> int:
@@ -101,6 +109,7 @@ async def reserve(
     key_id: str | None = None,
     cost: int = 1,
     credit_cap: int | None = None,
+    granted: int = 0,
     now: datetime | None = None,
 ) -> Reservation:
     """Admit one call and hold its credit, in one Lua call: the key's and the account's
@@ -120,7 +129,18 @@ async def reserve(
     if status != GRANTED:
         if key_id is not None:
             recent_refusals.remember(user_id, key_id, status, wait_ms, cost)
-        raise refusal(status, plan, limits, credit_cap, used, in_flight, wait_ms, period, cost=cost)
+        raise refusal(
+            status,
+            plan,
+            limits,
+            credit_cap,
+            used,
+            in_flight,
+            wait_ms,
+            period,
+            cost=cost,
+            granted=granted,
+        )
     metrics.reservation_opened()
     return Reservation(
         reservation_id=reservation_id,
@@ -131,6 +151,7 @@ async def reserve(
         credit_limit=limit,
         key_tokens=int(reply[4]),
         account_tokens=int(reply[5]),
+        granted=granted,
     )
 
 
@@ -327,19 +348,27 @@ def usage_limits(plan: Plan) -> UsageLimits:
 
 
 def usage_for(session: Session, user_id: str, *, now: datetime | None = None) -> UsageResponse:
+    """The month's credits: calls' credits (`used`) and grants apart, since the counter
+    holds their difference (`app.metering.readings`)."""
     plan = plan_of(session, user_id)
     quota = quota_for(plan)
     period = period_of(now or utcnow())
-    used = used_in_period(session, user_id, period)
+    net_used = used_in_period(session, user_id, period)
+    granted = granted_in_period(session, user_id, period)
+    cap = credit_cap_of(session, user_id)
+    limit = credit_limit(plan, cap)
+    used = calls_used(net_used, granted)
     return UsageResponse(
         period=period,
         used=used,
+        granted=granted,
         quota=quota,
-        percent=round(used * 100 / quota, 2),
-        state=usage_state(used, quota),
+        remaining=max(0, (limit if limit is not None else quota) - net_used),
+        percent=round(used * 100 / (quota + granted), 2),
+        state=usage_state(net_used, state_limit(quota, limit)),
         mode=plan.value,
         limits=usage_limits(plan),
-        creditCap=credit_cap_of(session, user_id),
+        creditCap=cap,
     )
 
 

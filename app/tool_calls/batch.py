@@ -137,6 +137,7 @@ async def _call_tool_batch(
             len(valid),
             key_id=principal.key_id,
             credit_cap=account.credit_cap,
+            granted=account.granted_now(),
         )
         for index, _ in valid[len(batch.admitted) :]:
             answers[index] = ItemAnswer(error=batch.refused)

@@ -97,6 +97,7 @@ async def admit(
         key_id=principal.key_id,
         cost=weight,
         credit_cap=account.credit_cap,
+        granted=account.granted_now(),
     )
     return Admission(name, args, account.plan, weight, reservation, started=started)
 

@@ -83,6 +83,7 @@ def _metering(
         account_tokens=reservation.account_tokens if reservation else None,
         refused=refused,
         reading=reading,
+        granted=account.granted_now(),
     )
 
 

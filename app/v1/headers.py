@@ -54,6 +54,7 @@ class Metering:
     account_tokens: int | None = None
     refused: AppError | None = None
     reading: MeterReading | None = None
+    granted: int = 0  # credits an operator granted this month (`used` is net of them)
 
 
 def credit_headers(reading: MeterReading | None) -> dict[str, str]:
@@ -62,7 +63,7 @@ def credit_headers(reading: MeterReading | None) -> dict[str, str]:
         return {"Credits-Charged": "0"}
     return {
         "Credits-Charged": str(reading.charged),
-        "Credits-Used": str(reading.used),
+        "Credits-Used": str(reading.calls_used),
         "Credits-Quota": str(reading.quota),
         "Credits-Period": reading.period,
         "Credits-State": reading.state,
@@ -87,8 +88,9 @@ def limit_headers(state: Metering) -> dict[str, str]:
     limit = credit_limit(state.plan, state.credit_cap)
     start, end = period_start(state.period), period_end(state.period)
     to_reset = max(0, math.ceil((end - utcnow()).total_seconds()))
-    if limit is not None:
-        policies.append(f'"credits";q={limit};w={int((end - start).total_seconds())}')
+    if limit is not None:  # a grant adds to the month's credits before the limit
+        quota = limit + state.granted
+        policies.append(f'"credits";q={quota};w={int((end - start).total_seconds())}')
     # One entry per policy: a bucket that refused (a batch's later items) says r=0 and
     # the wait, in place of what admission saw before it ran dry.
     entries: dict[str, str] = {}
@@ -175,8 +177,9 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "integer", "minimum": 0},
     },
     "Credits-Used": {
-        "description": "Credits used this month, this call's included (absent when the "
-        "call was refused before it was metered, e.g. invalid arguments)",
+        "description": "Credits used this month, this call's included; credits granted "
+        "this month are not taken off (they raise Credits-Remaining). Absent when the call "
+        "was refused before it was metered, e.g. invalid arguments",
         "schema": {"type": "integer", "minimum": 0},
     },
     "Credits-Quota": {
@@ -185,7 +188,8 @@ HEADERS: dict[str, dict[str, Any]] = {
     },
     "Credits-Period": {"description": "The month counted, YYYY-MM", "schema": {"type": "string"}},
     "Credits-State": {
-        "description": "ok below 80 % of the quota, warning up to 100 %, over above",
+        "description": "ok below 80 % of the quota (or of the account's own cap when "
+        "lower; credits granted this month added), warning up to 100 %, over above",
         "schema": {"type": "string", "enum": ["ok", "warning", "over"]},
     },
     "Credits-Reset": {

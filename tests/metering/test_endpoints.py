@@ -45,7 +45,9 @@ class TestGetUsage:
         assert body == {
             "period": period_of(utcnow()),
             "used": 0,
+            "granted": 0,
             "quota": 1000,
+            "remaining": 1000,
             "percent": 0,
             "state": "ok",
             "mode": "free",
