@@ -17,8 +17,8 @@ import httpx
 import pytest
 import redis
 
-from app.cli import DATA_NOT_READY_EXIT_STATUS
 from app.geodata.indices import store
+from app.worker_start import DATA_NOT_READY_EXIT_STATUS
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, start_celery_worker
 from tests.support.fixtures import Backend
 from tests.support.live_server import start_live_server

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from app.cli import worker_pool
 from app.config import Settings
 from app.queue.broker import TRANSPORT
 from app.queue.celery import celery_config
+from app.worker_start import worker_pool
 from tests.support.celery_worker import launch_celery_worker, wait_until_ready
 from tests.support.fixtures import Backend
 from tests.support.services import migrate

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import ALL_QUEUES, default_niceness
 from app.geodata.catalogue import validate_arguments
 from app.plans import Plan
 from app.queue.celery import QUEUES
 from app.tool_calls.routing import call_weight, queue_for
+from app.worker_start import ALL_QUEUES, default_niceness
 
 
 def weight(name: str, arguments: dict[str, object]) -> int:

@@ -1,0 +1,80 @@
+"""What `geosvc worker` decides before Celery starts: the pool, its niceness, and whether
+its geodata lets it take tool tasks (the command itself is in app/cli.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from app.config import Settings
+    from app.queue.liveness import Announcer
+
+
+def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
+    """The pool (and its size; None: Celery's default, one process per CPU) of a worker
+    taking `queues` when the command line names none.
+
+    `tools` with GEOSVC_TOOLS_POOL=auto: prefork while every tool is embedded (lookups
+    are CPU work, and one process per core uses every core; the memory-mapped indices
+    are loaded before the fork and shared), threads (GEOSVC_TOOLS_CONCURRENCY) once some
+    tool goes upstream (a call mostly waits, so many wait at once). Without `tools`:
+    prefork (the billing tasks keep their time limits).
+    """
+    from app.geodata.catalogue import some_tool_goes_upstream
+
+    if not any(queue.startswith("tools") for queue in queues.split(",")):
+        return "prefork", None
+    pool = settings.tools_pool
+    if pool == "auto":
+        pool = "threads" if some_tool_goes_upstream(settings) else "prefork"
+    return pool, settings.tools_concurrency if pool == "threads" else None
+
+
+ALL_QUEUES = "tools,tools.free,tools.heavy,billing"
+# sysexits' EX_CONFIG: a worker of the tool queues without usable geodata refuses to start
+DATA_NOT_READY_EXIT_STATUS = 78
+
+
+def default_niceness(queues: str) -> int:
+    """10 for a bulk pool (free or heavy calls, billing, but no paying calls): when it
+    shares cores with the paying pool, the kernel gives paying calls the CPU first."""
+    from app.queue.celery import BULK_TOOL_QUEUES, TOOLS_QUEUE
+
+    taken = set(queues.split(","))
+    return 10 if TOOLS_QUEUE not in taken and taken & set(BULK_TOOL_QUEUES) else 0
+
+
+def require_tool_data(queues: str, data_dir: Path) -> Announcer | None:
+    """A worker of a tool queue checks and loads its geodata before it consumes, or exits
+    with one line saying what is wrong and how to fix it (app.geodata.readiness)."""
+    from app.queue.celery import TOOL_QUEUES
+
+    consumed = [queue for queue in queues.split(",") if queue in TOOL_QUEUES]
+    if not consumed:
+        return None  # billing alone: no tool task, no data needed
+    from app.geodata.readiness import DataNotReady, announcer, require_data
+
+    try:
+        data = require_data(data_dir)
+    except DataNotReady as exc:
+        typer.echo(f"geosvc worker: {exc}", err=True)
+        raise typer.Exit(DATA_NOT_READY_EXIT_STATUS) from None
+    return announcer(consumed, data)
+
+
+def quiet_root_warning() -> None:
+    """Celery warns at every start when the worker runs as root. In development (`geosvc
+    dev` in a container or as root on a laptop) that is the person's choice: said once, at
+    debug. Production runs the worker as an unprivileged user (Dockerfile)."""
+    import logging
+    import warnings
+
+    from celery.exceptions import SecurityWarning
+
+    if os.geteuid() == 0:
+        logging.getLogger(__name__).debug("the worker runs as root (development)")
+    warnings.filterwarnings("ignore", category=SecurityWarning)
