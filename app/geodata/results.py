@@ -44,8 +44,11 @@ AREA_NAME = Field(None, description="The area matched")
 AREA_ID = Field(None, description="US-TX, county FIPS, ISO country, city label")
 AREA_COUNTRY = Field("US", description="ISO 3166-1 alpha-2 country code")
 MOE = Field(None, description="90% margin of error, where given")
+# a circle's (`around`) answer: how it was estimated, and how far off such answers run
+METHOD = Field(None, description="Circle: how estimated")
+WARNINGS: list[str] = Field(default_factory=list, description="Read them")
 
-AreaLevel = Literal["postal_code", "city", "county", "state", "country"]
+AreaLevel = Literal["postal_code", "city", "county", "state", "country", "circle"]
 
 
 def area_candidate(level: str, name: str, area_id: str) -> dict[str, str]:
@@ -75,6 +78,8 @@ class PopulationResult(Result):
     state: str | None = Field(None, description="US state code")
     county: str | None = Field(None, description="The ZIP's county")
     candidates: list[dict[str, str]] = CANDIDATES
+    method: str | None = METHOD
+    warnings: list[str] = WARNINGS
     source: str = SOURCE
     dataset: str = DATASET
 
@@ -88,9 +93,11 @@ class IncomeResult(Result):
     amount: int = Field(description="Household income in `currency` per year")
     margin_of_error: int | None = MOE
     currency: Literal["USD"] = Field("USD", description="Currency of `amount`")
-    measure: Literal["median_household_income", "mean_household_income"] = Field(
-        description="Which statistic `amount` is"
-    )
+    measure: Literal[
+        "median_household_income",
+        "mean_household_income",
+        "household_weighted_mean_of_zip_medians",
+    ] = Field(description="Which statistic `amount` is")
     year: int = Field(description="Last year of the survey period")
     period: str | None = Field(None, description='Survey period, e.g. "2020-2024"')
     lower_bound: bool = Field(
@@ -98,6 +105,8 @@ class IncomeResult(Result):
         description="Top-coded (e.g. 250,000+): the median is at least `amount`",
     )
     candidates: list[dict[str, str]] = CANDIDATES
+    method: str | None = METHOD
+    warnings: list[str] = WARNINGS
     source: str = SOURCE
     dataset: str = DATASET
 

@@ -64,8 +64,19 @@ class Arguments(BaseModel):
 AREA_EXAMPLES = "'Texas', 'TX', 'Travis County, Texas', '48453', 'Vietnam', 'Lyon, France'"
 
 
+# a ring study's circle: 1 m up to 100 km (providers/embedded/rings.py answers it)
+MAX_RADIUS_M = 100_000
+
+
+class Circle(Arguments):
+    lat: Latitude
+    lon: Longitude
+    radius_m: float = Field(strict=True, ge=1, le=MAX_RADIUS_M, allow_inf_nan=False)
+
+
 class ZipArguments(Arguments):
-    """A US ZIP code or a named area: exactly one of `postal_code` and `area`."""
+    """A US ZIP code, a named area or a circle: exactly one of `postal_code`, `area` and
+    `around`."""
 
     postal_code: Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 16})] = Field(
         None,
@@ -128,20 +139,31 @@ class ZipArguments(Arguments):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ZipArguments:
-        if (self.postal_code is None) == (self.area is None):
+        circles = "around" in type(self).model_fields  # the tools that answer circles
+        given = [self.postal_code, self.area, getattr(self, "around", None)]
+        if sum(value is not None for value in given) != 1:
+            also = " and around (a circle: lat, lon, radius_m)" if circles else ""
             raise ValueError(
-                "give exactly one of postal_code (a US ZIP code) and area (a state, county, "
-                f"country or city, e.g. {AREA_EXAMPLES})"
+                f"give exactly one of postal_code (a US ZIP code){',' if circles else ' and'} "
+                f"area (a state, county, country or city, e.g. {AREA_EXAMPLES}){also}"
             )
         return self
 
 
+AROUND = Field(None, description="Or: a circle {lat, lon, radius_m}, 1 m-100 km")
+# listed compactly (tools/list is context an agent pays for): the model checks the rest
+CircleArgument = Annotated[
+    Circle | None,
+    WithJsonSchema({"type": "object", "required": ["lat", "lon", "radius_m"]}),
+]
+
+
 class PopulationArgs(ZipArguments):
-    pass
+    around: CircleArgument = AROUND
 
 
 class IncomeArgs(ZipArguments):
-    pass
+    around: CircleArgument = AROUND
 
 
 Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]

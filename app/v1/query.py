@@ -3,8 +3,10 @@ read as the argument's JSON type (the catalogue's strict models then check it ex
 they check an MCP call's JSON). A list (`topics`) is the parameter repeated, as OpenAPI's
 default form has it (`topics=age&topics=housing`), or one comma-separated value.
 
-`static_map`'s structured arguments take compact forms:
+Structured arguments take compact forms:
 
+- `around=LAT,LON,RADIUS_M` (get_population, get_average_income: a circle, e.g.
+  `around=40.71,-74.0,5000`)
 - `center=LAT,LON` (e.g. `center=40.71,-74.0`)
 - `bbox=WEST,SOUTH,EAST,NORTH` (e.g. `bbox=-74.3,40.5,-73.7,40.9`)
 - `markers=LAT,LON[,COLOR[,LABEL]]`, repeated for each marker (e.g.
@@ -41,6 +43,7 @@ MAX_PATH_QUERY_CHARS = 6000
 COMPACT_FORMS = {
     "center": ("lat", "lon"),
     "bbox": ("west", "south", "east", "north"),
+    "around": ("lat", "lon", "radius_m"),
 }
 
 
@@ -134,6 +137,10 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
         "description": "Map centre as LAT,LON (e.g. 40.71,-74.0); fitted to markers/path/bbox "
         "if absent",
         "schema": {"type": "string", "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*$"},
+    },
+    "around": {
+        "description": "Or: a circle as LAT,LON,RADIUS_M (e.g. 40.71,-74.0,5000; 1 m to 100 km)",
+        "schema": {"type": "string", "pattern": r"^(\s*-?[0-9.]+\s*,){2}\s*-?[0-9.]+\s*$"},
     },
     "bbox": {
         "description": "Area to show as WEST,SOUTH,EAST,NORTH (degrees)",

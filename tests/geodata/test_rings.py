@@ -1,0 +1,113 @@
+"""Ring studies (issue 54): get_population and get_average_income of a circle (`around`),
+estimated by area share (providers/embedded/rings.py), the method and its measured error
+stated in every answer, and bad circles refused by rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.errors import InvalidArgument, Unsupported
+from app.geodata.catalogue import summarize
+from app.geodata.providers.embedded.rings import lens_area, share_inside
+from app.geodata.service import execute
+
+
+@pytest.fixture(autouse=True)
+def _indices(geodata_dir: Path) -> None:
+    pass
+
+
+def population(lat: float, lon: float, radius_m: float) -> dict[str, Any]:
+    around = {"lat": lat, "lon": lon, "radius_m": radius_m}
+    return execute("get_population", {"around": around}).structured
+
+
+class TestTheDiscs:
+    def test_a_disc_inside_counts_whole_one_outside_not_at_all(self) -> None:
+        shares = share_inside(np.array([1.0, 1.0, 2.0]), 5.0, np.array([0.0, 10.0, 5.0]))
+        assert shares[0] == pytest.approx(1.0)
+        assert shares[1] == 0.0
+        assert 0.4 < shares[2] < 0.6  # a disc on the circle's edge: about half inside
+
+    def test_the_lens_of_two_equal_discs_a_radius_apart(self) -> None:
+        # two unit discs one apart share 2pi/3 - sqrt(3)/2 (a textbook figure)
+        area = lens_area(np.array([1.0]), 1.0, np.array([1.0]))[0]
+        assert area == pytest.approx(2 * np.pi / 3 - np.sqrt(3) / 2)
+
+
+class TestPopulation:
+    def test_malta_against_the_world_banks_total(self) -> None:
+        # bench/rings.py: the whole island country, no other land within 25 km
+        answer = population(35.92, 14.40, 25_000)
+        assert answer["level"] == "circle"
+        assert answer["method"] == "populated_places"
+        assert answer["countryCode"] == "MT"
+        assert abs(answer["population"] - 502_653) / 502_653 < 0.1
+        assert any("NOT counted" in w for w in answer["warnings"])
+        assert any("Typical error in the world outside the US" in w for w in answer["warnings"])
+
+    def test_a_us_circle_apportions_zip_areas_and_grows_with_the_radius(self) -> None:
+        small, large = population(39.7392, -104.9903, 2_000), population(39.7392, -104.9903, 10_000)
+        assert small["method"] == large["method"] == "zcta_area_share"
+        assert 10_000 < small["population"] < large["population"]
+        # Denver's own county is ~715,000 and the 10 km circle holds most of it
+        assert 400_000 < large["population"] < 1_200_000
+        assert any("Typical error in the US" in w for w in large["warnings"])
+
+    def test_open_ocean_is_zero_with_a_warning_never_an_error(self) -> None:
+        answer = population(30.0, -40.0, 50_000)
+        assert answer["population"] == 0
+        assert answer["method"] == "none"
+        assert "open water" in answer["warnings"][0]
+
+    def test_the_text_block_says_the_method_and_its_error(self) -> None:
+        answer = population(48.8566, 2.3522, 5_000)
+        text = summarize("get_population", answer)
+        assert "populated_places" in text
+        assert "NOT counted" in text
+        assert "Typical error" in text
+        assert "%" in text
+
+
+class TestIncome:
+    def test_a_weighted_mean_of_medians_named_as_such(self) -> None:
+        around = {"lat": 39.7392, "lon": -104.9903, "radius_m": 5_000}
+        answer = execute("get_average_income", {"around": around}).structured
+        assert answer["measure"] == "household_weighted_mean_of_zip_medians"
+        assert 30_000 < answer["amount"] < 250_000
+        assert "Not a median" in answer["warnings"][0]
+        assert "Not a median" in summarize("get_average_income", answer)
+
+    def test_outside_the_us_is_unsupported(self) -> None:
+        around = {"lat": 48.8566, "lon": 2.3522, "radius_m": 5_000}
+        with pytest.raises(Unsupported, match="US ZIP codes only"):
+            execute("get_average_income", {"around": around})
+
+
+class TestBadCircles:
+    @pytest.mark.parametrize(
+        ("around", "rule"),
+        [
+            ({"lat": 40.0, "lon": -74.0, "radius_m": 0}, "around.radius_m: must be at least 1"),
+            ({"lat": 40.0, "lon": -74.0, "radius_m": -5}, "around.radius_m: must be at least 1"),
+            (
+                {"lat": 40.0, "lon": -74.0, "radius_m": 100_001},
+                "around.radius_m: must be at most 100000",
+            ),
+            ({"lat": 91.0, "lon": -74.0, "radius_m": 10}, "around.lat: must be at most 90"),
+            ({"lat": 40.0, "lon": 181.0, "radius_m": 10}, "around.lon: must be at most 180"),
+            ({"lat": 40.0, "lon": -74.0}, "around.radius_m: is required"),
+        ],
+    )
+    def test_refused_naming_the_rule(self, around: dict[str, Any], rule: str) -> None:
+        with pytest.raises(InvalidArgument, match=rule):
+            execute("get_population", {"around": around})
+
+    def test_a_circle_and_a_zip_together_are_refused(self) -> None:
+        around = {"lat": 40.0, "lon": -74.0, "radius_m": 10}
+        with pytest.raises(InvalidArgument, match="exactly one of postal_code"):
+            execute("get_population", {"around": around, "postal_code": "10001"})

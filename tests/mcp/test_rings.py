@@ -1,0 +1,49 @@
+"""Ring studies over MCP (issue 54), as an agent reads them: the text block alone of a
+circle's answer says how it was estimated and how far off it may be."""
+
+from __future__ import annotations
+
+import re
+
+from tests.mcp.conftest import Account, Stack, connect, structured
+
+
+class TestRingsOverMcp:
+    async def test_the_text_block_carries_the_method_and_its_uncertainty(
+        self, stack: Stack, account: Account
+    ) -> None:
+        around = {"lat": 35.92, "lon": 14.40, "radius_m": 25_000}
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("get_population", {"around": around})
+
+        assert not result.is_error
+        text = result.content[0].text  # what a host may show the model, alone
+        assert "population about" in text
+        assert "Method: populated_places" in text
+        assert "NOT counted" in text  # people outside places of 500+
+        assert re.search(r"off by [0-9.]+% \(median\) and up to [0-9.]+%", text), text
+
+    async def test_income_around_a_point_is_answered_offline_whatever_the_policy(
+        self, stack: Stack, account: Account
+    ) -> None:
+        # this stack sends get_average_income upstream; a circle is estimated offline
+        around = {"lat": 39.7392, "lon": -104.9903, "radius_m": 5_000}
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("get_average_income", {"around": around})
+
+        answer = structured(result)
+        assert answer["measure"] == "household_weighted_mean_of_zip_medians"
+        assert "Not a median" in result.content[0].text
+
+    async def test_arounds_is_a_batch_of_circles(self, stack: Stack, account: Account) -> None:
+        arounds = [
+            {"lat": 35.92, "lon": 14.40, "radius_m": 25_000},
+            {"lat": 30.0, "lon": -40.0, "radius_m": -1},
+        ]
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("get_population", {"arounds": arounds})
+
+        answer = structured(result)
+        assert answer["results"][0]["result"]["population"] > 400_000
+        assert answer["results"][1]["error"]["code"] == "INVALID_ARGUMENT"
+        assert answer["credits"] == 1

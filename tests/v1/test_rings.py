@@ -1,0 +1,46 @@
+"""Ring studies over /v1 (issue 54): `around=LAT,LON,RADIUS_M` on /v1/population and
+/v1/average-income, circles in a batch, and a bad circle refused by rule, free."""
+
+from __future__ import annotations
+
+from tests.v1.conftest import Client, assert_documented
+
+
+class TestRingsOverV1:
+    def test_population_around_a_point_states_its_method(self, client: Client) -> None:
+        response = client.api.get("/v1/population", params={"around": "39.7392,-104.9903,5000"})
+
+        assert response.status_code == 200, response.text
+        assert_documented(response)
+        answer = response.json()
+        assert (answer["level"], answer["method"]) == ("circle", "zcta_area_share")
+        assert answer["population"] > 100_000
+        assert any("Typical error in the US" in w for w in answer["warnings"])
+
+    def test_income_around_a_point_is_not_called_a_median(self, client: Client) -> None:
+        response = client.api.get("/v1/average-income", params={"around": "39.7392,-104.9903,5000"})
+
+        assert response.status_code == 200, response.text
+        assert response.json()["measure"] == "household_weighted_mean_of_zip_medians"
+
+    def test_a_radius_over_the_limit_is_refused_by_rule(self, client: Client) -> None:
+        response = client.api.get("/v1/population", params={"around": "39.7,-104.9,200000"})
+
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["code"] == "INVALID_ARGUMENT"
+        assert "around.radius_m: must be at most 100000" in error["message"]
+
+    def test_a_batch_of_circles_answers_each(self, client: Client) -> None:
+        items = [
+            {"around": {"lat": 39.7392, "lon": -104.9903, "radius_m": 5000}},
+            {"around": {"lat": 30.0, "lon": -40.0, "radius_m": 5000}},
+            {"around": {"lat": 30.0, "lon": -40.0, "radius_m": 0}},
+        ]
+        response = client.api.post("/v1/population/batch", json={"items": items})
+
+        assert response.status_code == 200, response.text
+        results = response.json()["results"]
+        assert results[0]["result"]["population"] > 100_000
+        assert results[1]["result"]["population"] == 0  # open ocean: 0, not an error
+        assert results[2]["error"]["code"] == "INVALID_ARGUMENT"
