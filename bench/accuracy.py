@@ -42,7 +42,9 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   (`positionPrecision` "city", or a warning naming it); a code claimed "169 m" away that
   is kilometres off fails.
 
-Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose]
+With `--rings`, also the ring studies (`around`) against independent totals: bench/rings.py.
+
+Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose] [--rings]
 """
 
 from __future__ import annotations
@@ -297,6 +299,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--verbose", action="store_true", help="print every case that fails")
+    parser.add_argument(
+        "--rings", action="store_true", help="also the ring studies' error table (bench/rings.py)"
+    )
     options = parser.parse_args()
     service.configure(options.data_dir)
     table = run(options.verbose)
@@ -314,6 +319,10 @@ def main() -> None:
     if nearest:
         print(f"nearest ZIP centre = containing ZIP in {nearest[1]} of {nearest[0]} points")
     print_zip_grades(grades)
+    if options.rings:  # circles against independent totals (issue 54)
+        import rings  # bench/rings.py, beside this script
+
+        rings.report(service.provider().data, options.verbose)
 
 
 def print_zip_grades(grades: dict[str, int]) -> None:
