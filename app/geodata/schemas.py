@@ -74,9 +74,17 @@ class Circle(Arguments):
     radius_m: float = Field(strict=True, ge=1, le=MAX_RADIUS_M, allow_inf_nan=False)
 
 
+AROUND = Field(None, description="Or: a circle {lat, lon, radius_m}, 1 m-100 km")
+# listed compactly (tools/list is context an agent pays for): the model checks the rest
+CircleArgument = Annotated[
+    Circle | None,
+    WithJsonSchema({"type": "object", "required": ["lat", "lon", "radius_m"]}),
+]
+
+
 class ZipArguments(Arguments):
     """A US ZIP code, a named area or a circle: exactly one of `postal_code`, `area` and
-    `around`."""
+    `around` (each of the three demographic tools answers circles)."""
 
     postal_code: Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 16})] = Field(
         None,
@@ -91,6 +99,7 @@ class ZipArguments(Arguments):
         max_length=128,
         description="Or: US state, county, country or city",
     )
+    around: CircleArgument = AROUND
     # accepted (older clients send it), not listed: an area may be in any country
     country: SkipJsonSchema[Literal["US"]] = "US"
 
@@ -139,31 +148,22 @@ class ZipArguments(Arguments):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ZipArguments:
-        circles = "around" in type(self).model_fields  # the tools that answer circles
-        given = [self.postal_code, self.area, getattr(self, "around", None)]
+        given = [self.postal_code, self.area, self.around]
         if sum(value is not None for value in given) != 1:
-            also = " and around (a circle: lat, lon, radius_m)" if circles else ""
             raise ValueError(
-                f"give exactly one of postal_code (a US ZIP code){',' if circles else ' and'} "
-                f"area (a state, county, country or city, e.g. {AREA_EXAMPLES}){also}"
+                "give exactly one of postal_code (a US ZIP code), area (a state, county, "
+                f"country or city, e.g. {AREA_EXAMPLES}) and around (a circle: lat, lon, "
+                "radius_m)"
             )
         return self
 
 
-AROUND = Field(None, description="Or: a circle {lat, lon, radius_m}, 1 m-100 km")
-# listed compactly (tools/list is context an agent pays for): the model checks the rest
-CircleArgument = Annotated[
-    Circle | None,
-    WithJsonSchema({"type": "object", "required": ["lat", "lon", "radius_m"]}),
-]
-
-
 class PopulationArgs(ZipArguments):
-    around: CircleArgument = AROUND
+    pass
 
 
 class IncomeArgs(ZipArguments):
-    around: CircleArgument = AROUND
+    pass
 
 
 Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]

@@ -5,7 +5,7 @@ default form has it (`topics=age&topics=housing`), or one comma-separated value.
 
 Structured arguments take compact forms:
 
-- `around=LAT,LON,RADIUS_M` (get_population, get_average_income: a circle, e.g.
+- `around=LAT,LON,RADIUS_M` (the demographic tools: a circle, e.g.
   `around=40.71,-74.0,5000`)
 - `center=LAT,LON` (e.g. `center=40.71,-74.0`)
 - `bbox=WEST,SOUTH,EAST,NORTH` (e.g. `bbox=-74.3,40.5,-73.7,40.9`)

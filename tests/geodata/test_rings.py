@@ -111,3 +111,23 @@ class TestBadCircles:
         around = {"lat": 40.0, "lon": -74.0, "radius_m": 10}
         with pytest.raises(InvalidArgument, match="exactly one of postal_code"):
             execute("get_population", {"around": around, "postal_code": "10001"})
+
+
+class TestDemographics:
+    def test_counts_add_up_and_medians_are_renamed(self) -> None:
+        around = {"lat": 39.7392, "lon": -104.9903, "radius_m": 5_000}
+        answer = execute("get_demographics", {"around": around}).structured
+        by_name = {m["name"]: m for m in answer["measures"]}
+        assert answer["level"] == "circle"
+        assert "median_age" not in by_name  # a mean of medians is never called a median
+        assert 20 < by_name["weighted_mean_of_zip_median_age"]["value"] < 60
+        assert by_name["households"]["value"] > 50_000
+        assert by_name["housing_units"]["value"] >= by_name["households"]["value"]
+        assert 0 < by_name["share_under_18"]["value"] < 50
+        assert any("NOT medians" in w for w in answer["warnings"])
+        assert "NOT medians" in summarize("get_demographics", answer)
+
+    def test_outside_the_us_is_unsupported(self) -> None:
+        around = {"lat": 48.8566, "lon": 2.3522, "radius_m": 5_000}
+        with pytest.raises(Unsupported, match="US ZIP codes only"):
+            execute("get_demographics", {"around": around})

@@ -114,10 +114,6 @@ class TestZipArguments:
             "arguments: give exactly one of postal_code (a US ZIP code), area"
         )
         assert invalid("get_population", {}).endswith("and around (a circle: lat, lon, radius_m)")
-        # get_demographics answers no circle: its message offers none
-        assert invalid("get_demographics", {}).startswith(
-            "arguments: give exactly one of postal_code (a US ZIP code) and area"
-        )
         message = invalid("get_population", {"postal_code": "10001", "zip": "1"})
         assert message.startswith("zip: is not a known argument")
 

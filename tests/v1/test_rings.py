@@ -44,3 +44,12 @@ class TestRingsOverV1:
         assert results[0]["result"]["population"] > 100_000
         assert results[1]["result"]["population"] == 0  # open ocean: 0, not an error
         assert results[2]["error"]["code"] == "INVALID_ARGUMENT"
+
+    def test_demographics_around_a_point(self, client: Client) -> None:
+        response = client.api.get(
+            "/v1/demographics", params={"around": "39.7392,-104.9903,5000", "topics": "age"}
+        )
+
+        assert response.status_code == 200, response.text
+        names = [m["name"] for m in response.json()["measures"]]
+        assert names == ["weighted_mean_of_zip_median_age", "share_under_18", "share_65_and_over"]

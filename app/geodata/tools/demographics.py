@@ -38,6 +38,9 @@ def _figure(measure: dict[str, Any]) -> str:
 
 def summary(result: dict[str, Any]) -> str:
     figures = "; ".join(_figure(m) for m in result["measures"])
+    if result.get("level") == "circle":  # an estimate: its method and limits in the text
+        warnings = " ".join(result.get("warnings") or [])
+        return f"{result['name']}, ACS {result['period']}, estimated: {figures}. {warnings}"
     return f"{zip_place(result)}, ACS {result['period']}: {figures}." + other_readings(result)
 
 
@@ -84,7 +87,8 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "get_demographics",
     "Demographic profile of a US ZIP code or area",
-    "ACS 5-year profile of a US ZIP code or an `area` by "
+    "ACS 5-year profile of a US ZIP code, an `area` or an `around` circle (US; "
+    "an estimate: read `warnings`) by "
     "`topics`: measures with `unit`, `of` (universe). {coverage}" + CREDIT,
     schemas.DemographicsArgs,
     results.DemographicsResult,

@@ -14,6 +14,7 @@ from app.geodata.providers.embedded import (
     nearest,
     profiles,
     ring_answers,
+    ring_profiles,
 )
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData, load
@@ -103,6 +104,8 @@ class EmbeddedProvider:
         return demographics.income(self.data, args)
 
     def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:
+        if args.around is not None:
+            return ring_profiles.demographics(self.data, args)
         return profiles.demographics(self.data, args)
 
     def geocode(self, args: GeocodeArgs) -> GeocodeResult:

@@ -97,7 +97,7 @@ def table() -> Table:
         return _table
 
 
-def _measure(figure: Figure, raw: float) -> Measure:
+def as_measure(figure: Figure, raw: float) -> Measure:
     if math.isnan(raw):
         return Measure(
             topic=figure.topic, name=figure.name, value=None, unit=figure.unit, of=figure.of
@@ -141,7 +141,9 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
         raise NotFound(f"No ACS demographic profile is published for ZIP code {code}")
     topics = set(args.topics or TOPICS)
     measures = [
-        _measure(f, float(profiles.columns[f.column][index])) for f in FIGURES if f.topic in topics
+        as_measure(f, float(profiles.columns[f.column][index]))
+        for f in FIGURES
+        if f.topic in topics
     ]
     if all(m.value is None for m in measures):
         raise NotFound(

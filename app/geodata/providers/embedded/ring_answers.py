@@ -49,15 +49,15 @@ def _km(metres: float) -> str:
     return f"{metres / 1000:g} km" if metres >= 1000 else f"{metres:g} m"
 
 
-def _name(circle: Circle) -> str:
+def circle_name(circle: Circle) -> str:
     return f"{_km(circle.radius_m)} around {circle.lat:.5f}, {circle.lon:.5f}"
 
 
-def _area_id(circle: Circle) -> str:
+def circle_id(circle: Circle) -> str:
     return f"{circle.lat:.5f},{circle.lon:.5f},{circle.radius_m:g}"
 
 
-def _error_warning(where: str) -> str:
+def error_warning(where: str) -> str:
     if where not in EXPECTED_ERROR:
         where = "world"
     median, p90 = EXPECTED_ERROR[where]
@@ -81,7 +81,7 @@ def _warnings(us_part: RingPart, places: RingPart) -> list[str]:
         warnings.append(ZIP_WARNING)
     if places.areas:
         warnings.append(PLACES_WARNING)
-    warnings.append(_error_warning(region(us_part, places)))
+    warnings.append(error_warning(region(us_part, places)))
     return warnings
 
 
@@ -95,8 +95,8 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     return PopulationResult(
         postal_code=None,
         level="circle",
-        name=_name(circle),
-        area_id=_area_id(circle),
+        name=circle_name(circle),
+        area_id=circle_id(circle),
         country_code=("US" if where == "US" else places.top_country) if total > 0 else None,
         population=round(total),
         year=year,
@@ -119,7 +119,7 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
     us_part = zip_part(data, circle)
     if us_part.income_households <= 0:
         raise Unsupported(
-            f"No US ZIP area with a median household income reaches into {_name(circle)}: "
+            f"No US ZIP area with a median household income reaches into {circle_name(circle)}: "
             "incomes are shipped for US ZIP codes only (get_population answers circles "
             "worldwide)"
         )
@@ -136,12 +136,12 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
             f"{us_part.top_coded} ZIP median(s) top-coded at 250,000+ counted as 250,000: "
             "`amount` is a lower bound."
         )
-    warnings.append(_error_warning("US").replace("circles", "circles' residents"))
+    warnings.append(error_warning("US").replace("circles", "circles' residents"))
     return IncomeResult(
         postal_code=None,
         level="circle",
-        name=_name(circle),
-        area_id=_area_id(circle),
+        name=circle_name(circle),
+        area_id=circle_id(circle),
         country_code="US",
         amount=round(us_part.income_sum / us_part.income_households),
         measure="household_weighted_mean_of_zip_medians",

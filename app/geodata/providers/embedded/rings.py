@@ -140,14 +140,32 @@ def _ball(tree: cKDTree, circle: Circle, reach_km: float) -> npt.NDArray[np.int6
     return np.asarray(found, dtype=np.int64)
 
 
-def zip_part(data: GeoData, circle: Circle) -> RingPart:
+def zip_shares(data: GeoData, circle: Circle) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """The ZCTAs reaching into the circle (positions in `_zip_discs`) and the share of
+    each one's disc inside."""
     discs = _zip_discs(data)
     radius = circle.radius_m / 1000
     near = _ball(discs.tree, circle, radius + discs.max_radius_km)
     if len(near) == 0:
-        return RingPart(0.0, 0)
+        return near, np.zeros(0)
     distances = haversine_km_many(circle.lat, circle.lon, discs.lat[near], discs.lon[near])
     share = share_inside(discs.radius_km[near], radius, np.asarray(distances))
+    return near[share > 0], share[share > 0]
+
+
+def zip_codes(data: GeoData, near: npt.NDArray[np.int64]) -> list[str]:
+    return [f"{int(c):05d}" for c in np.asarray(data.zip_code)[_zip_discs(data).rows[near]]]
+
+
+def zip_population(data: GeoData, near: npt.NDArray[np.int64]) -> FloatArray:
+    return _zip_discs(data).population[near]
+
+
+def zip_part(data: GeoData, circle: Circle) -> RingPart:
+    discs = _zip_discs(data)
+    near, share = zip_shares(data, circle)
+    if len(near) == 0:
+        return RingPart(0.0, 0)
     inside = share > 0
     households = share * np.nan_to_num(discs.households[near])
     income = discs.income[near]
