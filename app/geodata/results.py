@@ -234,16 +234,14 @@ class ReverseGeocodeResult(Result):
     name: str = NAME
     label: str = LABEL
     kind: Kind = KIND
-    lat: float = Field(description="The place's centre, WGS84 degrees")
+    lat: float = Field(description="The place's centre")
     lon: float = LON
-    country_code: str | None = Field(
-        None, description="ISO 3166-1 alpha-2 code of the point's country"
-    )
+    country_code: str | None = Field(None, description="ISO alpha-2 of the point's country")
     country: str | None = Field(None, description="The point's country")
     admin1: str | None = ADMIN1
-    admin2: str | None = Field(None, description="Second-level subdivision (county, district)")
-    county_fips: str | None = Field(None, description="US: the county's 5-digit FIPS")
-    postal_code: str | None = Field(None, description="US ZIP (ZCTA) whose area holds the point")
+    admin2: str | None = Field(None, description="County or district")
+    county_fips: str | None = Field(None, description="US county FIPS")
+    postal_code: str | None = Field(None, description="US ZIP whose area holds the point")
     postal_code_basis: str | None = Field(
         None,
         description="containment, address, estimate or nearest_centre",
@@ -256,23 +254,20 @@ class ReverseGeocodeResult(Result):
         description="Not areas; US: likeliest first",
     )
     postal_code_uncertain: bool | None = Field(None, description="First may be wrong")
-    warnings: list[str] = Field(default_factory=list, description="What the answer cannot say")
-    distance_km: float = Field(description="From the point to the place's centre")
+    warnings: list[str] = Field(default_factory=list, description="What it cannot be sure of")
+    distance_km: float = Field(description="To the place's centre")
     at_sea: bool = Field(
         False,
-        description="No land within 22 km: country, admin null; the rest: nearest place",
+        description="Over 22 km from land: country and admin null",
     )
     on_water: bool = Field(
         False,
-        description="On a lake or the sea (also when atSea): the place is only the nearest",
+        description="On a lake or sea (atSea too)",
     )
-    water: Literal["lake", "sea"] | None = Field(
-        None, description="When onWater: which (the data names no water body)"
-    )
+    water: Literal["lake", "sea"] | None = None  # the shipped data names no water body
     nearest_only: bool = Field(
         False,
-        description="The point is not in the place named, only nearest it (on water, or "
-        "no place within 300 km)",
+        description="Not in the place named, only nearest it",
     )
     source: str = SOURCE
     dataset: str = DATASET

@@ -108,9 +108,9 @@ SPEC = ToolSpec(
     "reverse_geocode",
     "Name the place at a point",
     "The place a point is in: country by border, the place covering it best; US: state "
-    "and county by Census polygons. ZIP: likeliest, never claimed offline. On a lake or "
-    "the sea: `onWater`, the place only the nearest (`nearestOnly`); beyond a country's "
-    "22 km: `atSea`. NOT_FOUND: no place within 300 km and on no country's land." + CREDIT,
+    "and county by Census polygons. ZIP: likeliest, never claimed offline. On water: "
+    "`onWater`, the place only nearest (`nearestOnly`); past 22 km of land: `atSea`. "
+    "NOT_FOUND: off land, no place within 300 km." + CREDIT,
     schemas.ReverseGeocodeArgs,
     results.ReverseGeocodeResult,
     "reverse_geocode",
