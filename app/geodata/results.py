@@ -236,7 +236,7 @@ class ReverseGeocodeResult(Result):
     kind: Kind = KIND
     lat: float = Field(description="The place's centre")
     lon: float = LON
-    country_code: str | None = Field(None, description="ISO alpha-2 of the point's country")
+    country_code: str | None = Field(None, description="The point's, ISO alpha-2")
     country: str | None = Field(None, description="The point's country")
     admin1: str | None = ADMIN1
     admin2: str | None = Field(None, description="County or district")
@@ -246,9 +246,7 @@ class ReverseGeocodeResult(Result):
         None,
         description="containment, address, estimate or nearest_centre",
     )
-    nearest_postal_code: NearestPostalCode | None = Field(
-        None, description="First of postalCodeCandidates"
-    )
+    nearest_postal_code: NearestPostalCode | None = Field(None, description="First candidate")
     postal_code_candidates: list[NearestPostalCode] = Field(
         default_factory=list,
         description="Not areas; US: likeliest first",
@@ -258,16 +256,16 @@ class ReverseGeocodeResult(Result):
     distance_km: float = Field(description="To the place's centre")
     at_sea: bool = Field(
         False,
-        description="Over 22 km from land: country and admin null",
+        description="Past 22 km of land: no country or admin",
     )
     on_water: bool = Field(
         False,
         description="On a lake or sea (atSea too)",
     )
-    water: Literal["lake", "sea"] | None = None  # the shipped data names no water body
+    water: Literal["lake", "sea"] | None = Field(None, description="When onWater")
     nearest_only: bool = Field(
         False,
-        description="Not in the place named, only nearest it",
+        description="Not in the place, only nearest it",
     )
     source: str = SOURCE
     dataset: str = DATASET
