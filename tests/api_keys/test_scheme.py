@@ -12,7 +12,7 @@ import pytest
 
 from app.tool_calls.images import IMAGES_PATH
 from tests.api_keys.conftest import create_key
-from tests.support.factories import sign_up
+from tests.support.factories import mcp_initialize, sign_up
 from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -31,25 +31,6 @@ def key(http: httpx.Client) -> str:
     return str(create_key(http)["plaintext"])
 
 
-def mcp_initialize(url: str, authorization: str | bytes) -> httpx.Response:
-    headers = {"Authorization": authorization, "Accept": "application/json, text/event-stream"}
-    return httpx.post(
-        f"{url}/mcp",
-        headers=headers,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "tests", "version": "1"},
-            },
-        },
-        timeout=30,
-    )
-
-
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_every_spelling_of_the_scheme_signs_in(
     live_server: LiveServer, http: httpx.Client, key: str, spelling: str
@@ -57,7 +38,7 @@ def test_every_spelling_of_the_scheme_signs_in(
     authorization = spelling.format(key)
     v1 = http.get(NO_SUCH_IMAGE, headers={"Authorization": authorization})
     assert v1.status_code == 404, v1.text  # signed in: the image is what is missing
-    assert mcp_initialize(live_server.url, authorization).status_code == 200
+    assert mcp_initialize(live_server.url, authorization=authorization).status_code == 200
 
 
 @pytest.mark.parametrize("spelling", NOT_CREDENTIALS)
@@ -68,4 +49,4 @@ def test_whitespace_nginx_does_not_know_is_no_separator(
     v1 = http.get(NO_SUCH_IMAGE, headers={"Authorization": authorization})
     assert v1.status_code == 401, v1.text
     assert v1.json()["error"]["code"] == "UNAUTHENTICATED"
-    assert mcp_initialize(live_server.url, authorization).status_code == 401
+    assert mcp_initialize(live_server.url, authorization=authorization).status_code == 401

@@ -59,11 +59,15 @@ def record_calls(session: Session, user_id: str, calls: int, *, period: str | No
     session.commit()
 
 
-def mcp_initialize(base_url: str, key: str) -> httpx.Response:
-    """A bare MCP `initialize` with `key` as the bearer: 200 when the key verifies."""
+def mcp_initialize(
+    base_url: str, key: str = "", *, authorization: str | bytes | None = None
+) -> httpx.Response:
+    """A bare MCP `initialize` with `key` as the bearer (or the `Authorization` header as
+    given): 200 when the credential verifies."""
+    header = f"Bearer {key}" if authorization is None else authorization
     return httpx.post(
         f"{base_url}/mcp",
-        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+        headers={"Authorization": header, "Accept": "application/json, text/event-stream"},
         json={
             "jsonrpc": "2.0",
             "id": 1,
