@@ -3,7 +3,7 @@ documented command works from a fresh clone anywhere (issue 60: the multi-host d
 its indices from one machine's folder and answered INTERNAL to every call elsewhere).
 
 What is refused: an absolute path whose first component is not a system directory of the
-Filesystem Hierarchy Standard (`/work/...`, `/Users/...`), or is a directory of people's
+Filesystem Hierarchy Standard (`/build/...`, `/Users/...`), or is a directory of people's
 own files (`/home`, `/root`, `/mnt`, `/media`), and anything under the folder this
 checkout sits in. What stays: system paths (`/usr/bin/chromium`, `/etc/nginx/...`,
 `/var/...`, `/tmp`, `/proc/<pid>/stat`), the container's data volume (`/data`), and URL
@@ -114,7 +114,7 @@ def test_the_index_reader_sees_every_tracked_file() -> None:
 def test_the_rule_tells_a_machine_path_from_system_and_url_paths() -> None:
     parent = Path("/srv/checkouts")
     refused = [
-        "GEOSVC_DATA_DIR=/work/geodata-prebuilt make",
+        "GEOSVC_DATA_DIR=/build/geodata-prebuilt make",
         "see /home/alice/notes.md",
         "`/Users/bob/geosvc/.geosvc`",
         "(/root/.cache/x)",
@@ -125,7 +125,7 @@ def test_the_rule_tells_a_machine_path_from_system_and_url_paths() -> None:
         "/usr/bin/chromium and /usr/sbin/nginx",
         "/etc/nginx/tls/fullchain.pem; /var/lib/postgresql/data; /tmp/drill; /proc/1/stat",
         "GET /v1/geocode, /dashboard/keys, /auth/signin, /data/celerybeat-schedule",
-        "https://example.com/home/page and bench/work/x and ~/work/x and {base}/work/x",
+        "https://example.com/home/page and bench/build/x and ~/build/x and {base}/build/x",
         "#/components/schemas/Error",
     ]
     assert [text for text in refused if not machine_paths(text, parent)] == []
