@@ -191,21 +191,26 @@ def _crossed(
     return crossed
 
 
-def _crossed_many(
-    lat: float, lon: float, cell: int, start: int, end: int, edges: Any, countries: Any
-) -> dict[int, int]:
-    """_crossed with numpy, for cells with many edges (the same arithmetic, in float64)."""
+def walk_crosses(lat: float, lon: float, cell: int, x1: Any, y1: Any, x2: Any, y2: Any) -> Any:
+    """Which edges (arrays of their ends) the walk from the cell's centre to the point
+    crosses: a boolean array."""
     row, col = divmod(cell, COLS)
     cy, cx = -90.0 + (row + 0.5) * STEP_DEG, -180.0 + (col + 0.5) * STEP_DEG
     dx, dy = lon - cx, lat - cy
-    seg = np.frombuffer(edges, dtype=np.float32)[4 * start : 4 * end].astype(np.float64)
-    x1, y1, x2, y2 = seg[0::4], seg[1::4], seg[2::4], seg[3::4]
     d1 = dx * (y1 - cy) - dy * (x1 - cx)
     d2 = dx * (y2 - cy) - dy * (x2 - cx)
     ex, ey = x2 - x1, y2 - y1
     d3 = ex * (cy - y1) - ey * (cx - x1)
     d4 = ex * (lat - y1) - ey * (lon - x1)
-    hit = ((d1 > 0) != (d2 > 0)) & ((d3 > 0) != (d4 > 0))
+    return ((d1 > 0) != (d2 > 0)) & ((d3 > 0) != (d4 > 0))
+
+
+def _crossed_many(
+    lat: float, lon: float, cell: int, start: int, end: int, edges: Any, countries: Any
+) -> dict[int, int]:
+    """_crossed with numpy, for cells with many edges (the same arithmetic, in float64)."""
+    seg = np.frombuffer(edges, dtype=np.float32)[4 * start : 4 * end].astype(np.float64)
+    hit = walk_crosses(lat, lon, cell, seg[0::4], seg[1::4], seg[2::4], seg[3::4])
     crossed: dict[int, int] = {}
     for country in np.frombuffer(countries, dtype=np.int16)[start:end][hit].tolist():
         crossed[country] = crossed.get(country, 0) ^ 1

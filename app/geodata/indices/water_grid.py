@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.geodata.geometry import EARTH_RADIUS_KM
-from app.geodata.indices.country_grid import segment_cells
+from app.geodata.indices.country_grid import segment_cells, walk_crosses
 from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, ROWS, STEP_DEG
 from app.geodata.indices.wkb import Ring
 
@@ -110,17 +110,8 @@ def water_at(
     bits = int(centre[cell])
     start, end = int(offsets[cell]), int(offsets[cell + 1])
     if end > start:
-        row, col = divmod(cell, COLS)
-        cy, cx = -90.0 + (row + 0.5) * STEP_DEG, -180.0 + (col + 0.5) * STEP_DEG
         seg = edges[start:end].astype(np.float64)
-        x1, y1, x2, y2 = seg[:, 0], seg[:, 1], seg[:, 2], seg[:, 3]
-        dx, dy = lon - cx, lat - cy
-        d1 = dx * (y1 - cy) - dy * (x1 - cx)
-        d2 = dx * (y2 - cy) - dy * (x2 - cx)
-        ex, ey = x2 - x1, y2 - y1
-        d3 = ex * (cy - y1) - ey * (cx - x1)
-        d4 = ex * (lat - y1) - ey * (lon - x1)
-        hit = ((d1 > 0) != (d2 > 0)) & ((d3 > 0) != (d4 > 0))
+        hit = walk_crosses(lat, lon, cell, seg[:, 0], seg[:, 1], seg[:, 2], seg[:, 3])
         for water_class in np.asarray(classes[start:end])[hit].tolist():
             bits ^= 1 << water_class
     land, lake, island = (bool(bits >> c & 1) for c in (WATER_LAND, WATER_LAKE, WATER_ISLAND))
