@@ -19,7 +19,9 @@ from sqlmodel import SQLModel
 
 import app.db
 import app.models  # noqa: F401  (registers the tables)
-from tests.support.services import REQUIRE_SERVICES, ServiceUnavailable, fresh_postgres_database
+from tests.support.services import (
+    postgres_database_or_skip,
+)
 
 
 def migrated_to_head(url: str) -> sa.Engine:
@@ -47,13 +49,7 @@ def test_a_sqlite_database_at_head_matches_the_models(tmp_path: Path) -> None:
 
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    try:
-        with fresh_postgres_database() as url:
-            yield url
-    except ServiceUnavailable as exc:
-        if REQUIRE_SERVICES:
-            raise
-        pytest.skip(str(exc))
+    yield from postgres_database_or_skip()
 
 
 def test_a_postgresql_database_at_head_matches_the_models(postgres_url: str) -> None:

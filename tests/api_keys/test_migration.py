@@ -13,7 +13,9 @@ from alembic import command
 from alembic.config import Config
 
 import app.db
-from tests.support.services import REQUIRE_SERVICES, ServiceUnavailable, fresh_postgres_database
+from tests.support.services import (
+    postgres_database_or_skip,
+)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -21,13 +23,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'geosvc.db'}"
         return
-    try:
-        with fresh_postgres_database() as url:
-            yield url
-    except ServiceUnavailable as exc:
-        if REQUIRE_SERVICES:
-            raise
-        pytest.skip(str(exc))
+    yield from postgres_database_or_skip()
 
 
 def alembic(engine: sa.Engine) -> Config:

@@ -31,9 +31,7 @@ from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server
 from tests.support.services import (
     POSTGRES_ADMIN_URL,
-    REQUIRE_SERVICES,
-    ServiceUnavailable,
-    fresh_postgres_database,
+    postgres_database_or_skip,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,13 +58,7 @@ def geosvc(env: dict[str, str], *args: str) -> str:
 
 @pytest.fixture
 def database() -> Iterator[str]:
-    try:
-        with fresh_postgres_database() as url:
-            yield url
-    except ServiceUnavailable as exc:
-        if REQUIRE_SERVICES:
-            raise
-        pytest.skip(str(exc))
+    yield from postgres_database_or_skip()
 
 
 @pytest.fixture

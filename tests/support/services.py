@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+import pytest
 import redis
 
 from tests.support.zygote import start_command
@@ -117,6 +118,18 @@ def fresh_postgres_database() -> Iterator[str]:
     finally:
         with _psycopg_connect(POSTGRES_ADMIN_URL) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def postgres_database_or_skip() -> Iterator[str]:
+    """fresh_postgres_database for a fixture: skipped when PostgreSQL is unreachable,
+    failed under REQUIRE_SERVICES=1."""
+    try:
+        with fresh_postgres_database() as url:
+            yield url
+    except ServiceUnavailable as exc:
+        if REQUIRE_SERVICES:
+            raise
+        pytest.skip(str(exc))
 
 
 # The databases this test process has brought to the newest schema. A stack's server and
