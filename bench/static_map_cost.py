@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.geodata.catalogue import parse  # noqa: E402
 from app.geodata.providers.embedded import attribution  # noqa: E402
-from app.geodata.rendering.static_map import MapMarker, render  # noqa: E402
+from app.geodata.rendering.map_image import MapMarker, render  # noqa: E402
 from app.geodata.schemas import StaticMapArgs  # noqa: E402
 from app.geodata.service import provider  # noqa: E402
 from app.tool_calls.service import run_tool  # noqa: E402

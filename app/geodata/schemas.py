@@ -294,7 +294,7 @@ class Marker(Arguments):
     lon: Longitude
     # The map font (DejaVu Sans where installed: the image has it) has Latin, Greek and
     # Cyrillic, no CJK; characters it lacks are left out, with a warning
-    # (app.geodata.providers.embedded.maps).
+    # (app.geodata.tools.static_map.maps).
     label: str | None = Field(
         None,
         strict=True,

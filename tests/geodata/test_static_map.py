@@ -10,7 +10,7 @@ from PIL import Image
 
 from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
-from app.geodata.rendering.static_map import LAND, OCEAN
+from app.geodata.rendering.map_image import LAND, OCEAN
 from app.geodata.schemas import NAMED_COLORS, Marker, StaticMapArgs
 from app.geodata.service import execute
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pytest
 
 from app.geodata.providers.embedded import EmbeddedProvider
-from app.geodata.rendering.static_map import COUNTRY_BORDER, LAND, OCEAN
+from app.geodata.rendering.map_image import COUNTRY_BORDER, LAND, OCEAN
 from app.geodata.service import provider
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_water import draw_unlabelled

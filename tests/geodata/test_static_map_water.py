@@ -13,7 +13,7 @@ import pytest
 
 from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
-from app.geodata.rendering.static_map import LAND, OCEAN, render
+from app.geodata.rendering.map_image import LAND, OCEAN, render
 from app.geodata.schemas import StaticMapArgs
 from app.geodata.service import execute, provider
 from tests.geodata.test_static_map import mercator_pixel

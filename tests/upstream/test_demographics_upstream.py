@@ -14,7 +14,7 @@ import pytest
 
 from app.errors import NotFound, Unsupported
 from app.geodata.measures import BY_NAME, MEASURES
-from app.geodata.providers.upstream_profiles import measure
+from app.geodata.tools.demographics.upstream_profiles import measure
 from app.upstream.census_profile import VARIABLES, CensusProfileApi, ProfileFigure, margin_of
 from app.upstream.client import RetryPolicy, UpstreamClient
 from tests.fakes.upstream import FakeUpstream

@@ -17,9 +17,8 @@ from app.config import Settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
-from app.geodata.providers import upstream_areas, upstream_profiles
+from app.geodata.providers import upstream_areas
 from app.geodata.providers.embedded.areas import AreaMatch
-from app.geodata.providers.us_upstream import us_containment
 from app.geodata.results import (
     DemographicsResult,
     GeocodeMatch,
@@ -40,6 +39,8 @@ from app.geodata.schemas import (
     ReverseGeocodeArgs,
     SearchNearbyArgs,
 )
+from app.geodata.tools.demographics import upstream_profiles
+from app.geodata.tools.reverse_geocode.us_upstream import us_containment
 from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
 from app.upstream.census import AcsZcta, CensusAcsApi

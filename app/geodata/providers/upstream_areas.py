@@ -1,6 +1,7 @@
 """Population and median household income of a named US area from the Census ACS API:
 the nation, a state, a county or a place (a city), newest vintage, with margins of error;
-`geography` is the same reading for the demographic profile (`upstream_profiles`).
+`geography` is the same reading for the demographic profile
+(`app.geodata.tools.demographics.upstream_profiles`).
 
 The name is resolved offline (`app.geodata.areas.resolve_area`, the same reading the
 embedded answer uses); the Census then answers for its FIPS codes. A city is matched to

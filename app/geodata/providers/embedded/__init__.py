@@ -10,18 +10,16 @@ from app.geodata.providers.embedded import (
     attribution,
     capitals,
     demographics,
-    maps,
     nearest,
     profiles,
     ring_answers,
-    ring_profiles,
 )
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import Countries
-from app.geodata.rendering.static_map import MapPath, marker_reach, path_reach, render
+from app.geodata.rendering.map_image import MapPath, marker_reach, path_reach, render
 from app.geodata.rendering.view import View, fit
 from app.geodata.results import (
     DemographicsResult,
@@ -43,6 +41,8 @@ from app.geodata.schemas import (
     SearchNearbyArgs,
     StaticMapArgs,
 )
+from app.geodata.tools.demographics import ring_profiles
+from app.geodata.tools.static_map import maps
 
 # GeoNames still lists them; the map names what is there now.
 FORMER_COUNTRIES = frozenset({"CS", "AN"})  # Serbia and Montenegro, Netherlands Antilles

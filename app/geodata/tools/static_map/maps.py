@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.geodata.rendering.labels import drawable, missing_glyphs
+from app.geodata.rendering.map_image import MapMarker, MapPath, marker_drawn, path_drawn
 from app.geodata.rendering.mercator import TILE_SIZE
-from app.geodata.rendering.static_map import MapMarker, MapPath, marker_drawn, path_drawn
 from app.geodata.rendering.view import View
 from app.geodata.schemas import Marker, StaticMapArgs
 
