@@ -34,7 +34,8 @@ from app.geodata.geometry import haversine_km_many
 from app.geodata.providers.embedded import ring_answers, rings
 from app.geodata.providers.embedded.area_data import tables
 from app.geodata.providers.embedded.data import GeoData, load
-from app.geodata.schemas import Circle, PopulationArgs
+from app.geodata.schemas import Circle
+from app.geodata.tools.population.schemas import PopulationArgs
 
 MAX_COUNTY_KM = 60.0
 CUT_SHARE = 0.15

@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 from app.geodata.catalogue import parse  # noqa: E402
 from app.geodata.providers.embedded import attribution  # noqa: E402
 from app.geodata.rendering.map_image import MapMarker, render  # noqa: E402
-from app.geodata.schemas import StaticMapArgs  # noqa: E402
 from app.geodata.service import provider  # noqa: E402
+from app.geodata.tools.static_map.schemas import StaticMapArgs  # noqa: E402
 from app.tool_calls.service import run_tool  # noqa: E402
 from tests.geodata import reference_static_map as reference  # noqa: E402
 

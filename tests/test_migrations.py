@@ -19,9 +19,7 @@ from sqlmodel import SQLModel
 
 import app.db
 import app.models  # noqa: F401  (registers the tables)
-from tests.support.services import (
-    postgres_database_or_skip,
-)
+from tests.support.services import postgres_database_or_skip
 
 
 def migrated_to_head(url: str) -> sa.Engine:

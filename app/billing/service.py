@@ -30,13 +30,7 @@ from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcno
 from app.db import new_session
 from app.errors import Conflict, NotFound
 from app.models import Subscription
-from app.plans import (
-    ENTITLED_STATUSES,
-    Plan,
-    ended,
-    get_subscription,
-    in_force,
-)
+from app.plans import ENTITLED_STATUSES, Plan, ended, get_subscription, in_force
 
 
 def _set_period(subscription: Subscription, now: datetime) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.geodata.schemas import TOPICS, Topic
+from app.geodata.tools.demographics.schemas import TOPICS, Topic
 
 Unit = Literal["count", "percent", "dollars", "years", "minutes", "persons"]
 

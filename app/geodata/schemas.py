@@ -1,4 +1,6 @@
-"""Arguments of the tools (their results: `app.geodata.results`).
+"""What the tools' arguments share: the base model, coordinates, a ZIP, an area or a
+circle, a point, a box. Each tool's own arguments are in its folder
+(`app.geodata.tools.<tool>.schemas`); the shared parts of results: `app.geodata.results`.
 
 Arguments are snake_case and strict: unknown fields, JSON strings where numbers belong,
 NaN, Infinity and out-of-range values are rejected. ZIP codes take the forms agents send
@@ -9,7 +11,7 @@ suggest the ZIP when a leading zero looks lost.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,8 +23,6 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
-
-from app.validation import plain_text
 
 # --- shared argument types ---------------------------------------------------------------------
 
@@ -43,18 +43,6 @@ CountryCode = Annotated[
 # ZIP, ZIP+4 with a hyphen, a space or nothing between. ASCII only: \d matches "１２３４５"
 _ZIP = re.compile(r"^([0-9]{5})(?:[- ]?[0-9]{4})?$")
 _LOST_ZEROS = re.compile(r"^[0-9]{3,4}$|^[0-9]{7,8}$")  # a spreadsheet's "02139", "021391234"
-_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
-NAMED_COLORS = {
-    "red": "#d7263d",
-    "blue": "#1b4f9c",
-    "green": "#1e8c45",
-    "orange": "#f08a24",
-    "purple": "#7b3fa0",
-    "black": "#111111",
-    "white": "#ffffff",
-    "gray": "#6b6b6b",
-    "yellow": "#f2c500",
-}
 
 
 class Arguments(BaseModel):
@@ -158,106 +146,9 @@ class ZipArguments(Arguments):
         return self
 
 
-class PopulationArgs(ZipArguments):
-    pass
-
-
-class IncomeArgs(ZipArguments):
-    pass
-
-
-Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]
-TOPICS: tuple[Topic, ...] = get_args(Topic)
-
-
-class DemographicsArgs(ZipArguments):
-    topics: list[Topic] | None = Field(
-        None, min_length=1, max_length=len(TOPICS), description="Only these topics (default all)"
-    )
-
-    @field_validator("topics", mode="before")
-    @classmethod
-    def _comma_separated(cls, value: object) -> object:
-        """/v1 passes `topics=age,housing` as one string."""
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",")]
-        return value
-
-
-class GeocodeArgs(Arguments):
-    query: str = Field(
-        strict=True,
-        min_length=1,
-        max_length=256,
-        description="A place's name, postal code, airport code or address",
-    )
-    country: CountryCode | None = Field(
-        None, description="Only results in this country (ISO 3166-1 alpha-2 code)"
-    )
-    limit: int = Field(5, strict=True, ge=1, le=10, description="At most this many results")
-
-    @field_validator("query", mode="after")
-    @classmethod
-    def _printable(cls, value: str) -> str:
-        value = " ".join(value.split())
-        if not value:
-            raise ValueError("must not be blank")
-        if any(ord(ch) < 32 for ch in value):
-            raise ValueError("must not contain control characters")
-        return value
-
-
 class PointArgs(Arguments):
     lat: Latitude
     lon: Longitude
-
-
-class ReverseGeocodeArgs(PointArgs):
-    pass
-
-
-# What search_nearby finds. The first three are answered offline everywhere; the others
-# need the upstream provider (Overpass), except where a shipped dataset has them.
-NearbyCategory = Literal[
-    "city",
-    "airport",
-    "postal_code",
-    "hospital",
-    "pharmacy",
-    "school",
-    "cafe",
-    "restaurant",
-    "hotel",
-    "fuel",
-    "parking",
-    "police",
-    "supermarket",
-]
-NEARBY_CATEGORIES: tuple[str, ...] = get_args(NearbyCategory)
-
-
-class SearchNearbyArgs(PointArgs):
-    radius_m: float = Field(
-        5000,
-        strict=True,
-        ge=1,
-        le=50_000,
-        allow_inf_nan=False,
-        description="Metres",
-    )
-    category: NearbyCategory = Field("city", description="What to find")
-    limit: int = Field(10, strict=True, ge=1, le=50, description="At most this many results")
-    order: Literal["prominence", "distance"] = Field(
-        "prominence",
-        description="Sort: most prominent first, or nearest first",
-    )
-    cursor: str | None = Field(
-        None,
-        strict=True,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_-]+$",
-        description="`nextCursor` of the previous page",
-    )
 
 
 class LatLon(Arguments):
@@ -286,94 +177,4 @@ class BBox(Arguments):
             raise ValueError("south must be less than north")
         if self.west == self.east:
             raise ValueError("west and east must differ (west > east crosses the antimeridian)")
-        return self
-
-
-class Marker(Arguments):
-    lat: Latitude
-    lon: Longitude
-    # The map font (DejaVu Sans where installed: the image has it) has Latin, Greek and
-    # Cyrillic, no CJK; characters it lacks are left out, with a warning
-    # (app.geodata.tools.static_map.maps).
-    label: str | None = Field(
-        None,
-        strict=True,
-        max_length=32,
-        description="Short text beside it; Latin, Greek, Cyrillic (not CJK)",
-    )
-    color: str = Field(
-        "red",
-        strict=True,
-        max_length=16,
-        validate_default=True,  # the default too is drawn in the palette's red
-        description="#RRGGBB or one of " + ", ".join(NAMED_COLORS),
-    )
-
-    @field_validator("color", mode="after")
-    @classmethod
-    def _color(cls, value: str) -> str:
-        return color(value)
-
-    @field_validator("label", mode="after")
-    @classmethod
-    def _plain_label(cls, value: str | None) -> str | None:
-        return None if value is None else plain_text(value)  # drawn on the map as it is
-
-
-def color(value: str) -> str:
-    """#rrggbb of a colour given as #RRGGBB or by name."""
-    value = value.strip().lower()
-    if value in NAMED_COLORS:
-        return NAMED_COLORS[value]
-    if _COLOR.match(value):
-        return value
-    raise ValueError("must be #RRGGBB or one of " + ", ".join(NAMED_COLORS))
-
-
-# The embedded basemap has country and state borders and place labels, no streets: past a
-# town-sized view it would draw markers on an empty background.
-MAX_MAP_ZOOM = 12
-MAX_PATH_POINTS = 500
-MAX_PATH_WIDTH = 12
-
-
-class StaticMapArgs(Arguments):
-    center: LatLon | None = Field(None, description="Fitted if absent")
-    zoom: int | None = Field(
-        None,
-        strict=True,
-        ge=0,
-        le=MAX_MAP_ZOOM,
-        description="Fitted if absent",
-    )
-    bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
-    markers: list[Marker] = Field(default_factory=list, max_length=50, description="Points to mark")
-    path: list[LatLon] = Field(
-        default_factory=list,
-        max_length=MAX_PATH_POINTS,
-        description="Points drawn as a line; included in a fit",
-    )
-    path_color: str = Field(
-        "blue", strict=True, max_length=16, validate_default=True, description="#RRGGBB or a name"
-    )
-    path_width: int = Field(3, strict=True, ge=1, le=MAX_PATH_WIDTH, description="Pixels")
-    width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
-    height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
-
-    @field_validator("path_color", mode="after")
-    @classmethod
-    def _path_color(cls, value: str) -> str:
-        return color(value)
-
-    @field_validator("path", mode="after")
-    @classmethod
-    def _a_line(cls, value: list[LatLon]) -> list[LatLon]:
-        if len(value) == 1:
-            raise ValueError("a path needs at least 2 points (a single point: use markers)")
-        return value
-
-    @model_validator(mode="after")
-    def _something_to_show(self) -> StaticMapArgs:
-        if self.center is None and self.bbox is None and not self.markers and not self.path:
-            raise ValueError("give center (with zoom), markers, path or bbox")
         return self

@@ -34,6 +34,7 @@ from app.geodata.catalogue import (
     validate_arguments,
 )
 from app.geodata.loading import provider, use_data_dir
+from app.geodata.tools.geocode.schemas import GeocodeResult
 
 if TYPE_CHECKING:
     from app.geodata.providers.base import GeodataProvider
@@ -104,7 +105,7 @@ def _call(source: GeodataProvider, spec: ToolSpec, args: BaseModel) -> BaseModel
 
 def _incomplete(result: BaseModel) -> bool:
     """An embedded answer the upstream may improve on: an address found only as its town."""
-    if isinstance(result, results.GeocodeResult):
+    if isinstance(result, GeocodeResult):
         matched = result.results[0].matched
         return bool(result.warnings) or (matched is not None and matched != result.query)
     return False

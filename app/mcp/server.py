@@ -17,10 +17,7 @@ from urllib.parse import urlsplit
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.streamable_http_manager import (
-    StreamableHTTPASGIApp,
-    StreamableHTTPSessionManager,
-)
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel

@@ -20,11 +20,7 @@ import redis
 from app.clock import period_of, utcnow
 from app.errors import AppError
 from app.metering import alerts, outbox, recent_refusals
-from app.metering.keys import (
-    counter_key,
-    outbox_key,
-    reservations_key,
-)
+from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.refusals import credit_limit, refusal
 from app.metering.schemas import UsageEventIn
 from app.metering.scripts import (

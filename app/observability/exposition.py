@@ -31,13 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer, make_server
 
-from prometheus_client import (
-    REGISTRY,
-    CollectorRegistry,
-    make_wsgi_app,
-    multiprocess,
-    values,
-)
+from prometheus_client import REGISTRY, CollectorRegistry, make_wsgi_app, multiprocess, values
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 

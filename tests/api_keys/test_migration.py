@@ -13,9 +13,7 @@ from alembic import command
 from alembic.config import Config
 
 import app.db
-from tests.support.services import (
-    postgres_database_or_skip,
-)
+from tests.support.services import postgres_database_or_skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -10,12 +10,7 @@ from sqlalchemy import create_engine
 from sqlmodel import Session
 
 from app.models import Subscription
-from tests.billing.conftest import (
-    session_id_of,
-    start_checkout,
-    subscribed,
-    user_id_of,
-)
+from tests.billing.conftest import session_id_of, start_checkout, subscribed, user_id_of
 from tests.fakes.stripe import FakeStripe
 from tests.support.factories import PASSWORD, sign_up
 from tests.support.live_server import LiveServer

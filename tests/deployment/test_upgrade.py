@@ -29,10 +29,7 @@ from app.ids import random_base62, random_lower_alnum
 from tests.support.factories import mcp_initialize
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server
-from tests.support.services import (
-    POSTGRES_ADMIN_URL,
-    postgres_database_or_skip,
-)
+from tests.support.services import POSTGRES_ADMIN_URL, postgres_database_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "an upgrade survives this password"

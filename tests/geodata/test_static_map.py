@@ -11,8 +11,8 @@ from PIL import Image
 from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
 from app.geodata.rendering.map_image import LAND, OCEAN
-from app.geodata.schemas import NAMED_COLORS, Marker, StaticMapArgs
 from app.geodata.service import execute
+from app.geodata.tools.static_map.schemas import NAMED_COLORS, Marker, StaticMapArgs
 
 
 @pytest.fixture(autouse=True)

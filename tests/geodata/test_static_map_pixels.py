@@ -17,8 +17,8 @@ from PIL import Image
 from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering import png
-from app.geodata.schemas import StaticMapArgs
 from app.geodata.service import provider
+from app.geodata.tools.static_map.schemas import StaticMapArgs
 from tests.geodata import reference_static_map as reference
 
 WORLD = {"center": {"lat": 0.0, "lon": 0.0}, "zoom": 2, "width": 1280, "height": 1280}

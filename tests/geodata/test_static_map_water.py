@@ -14,8 +14,8 @@ import pytest
 from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import LAND, OCEAN, render
-from app.geodata.schemas import StaticMapArgs
 from app.geodata.service import execute, provider
+from app.geodata.tools.static_map.schemas import StaticMapArgs
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_pixels import pixels
 

@@ -12,7 +12,7 @@ from app.errors import InvalidArgument, NotFound
 from app.geodata import service
 from app.geodata.catalogue import TOOL_SPECS
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.schemas import NEARBY_CATEGORIES
+from app.geodata.tools.search_nearby.schemas import NEARBY_CATEGORIES
 
 
 def reverse(lat: float, lon: float) -> dict[str, Any]:

@@ -21,14 +21,7 @@ from PIL import Image
 from app.geodata.catalogue import TOOL_SPECS
 from tests.billing.conftest import subscribe
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import (
-    FREE_QUOTA,
-    STANDARD_QUOTA,
-    Account,
-    Stack,
-    connect,
-    structured,
-)
+from tests.mcp.conftest import FREE_QUOTA, STANDARD_QUOTA, Account, Stack, connect, structured
 
 TOOL_NAMES = {
     "get_population",

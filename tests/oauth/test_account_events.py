@@ -23,12 +23,7 @@ from tests.mcp.conftest import Stack
 from tests.oauth.conftest import Host, approve, call_mcp, refused_within, tokens_for
 from tests.support.factories import PASSWORD
 from tests.support.live_server import LiveServer, launch_live_server, wait_until_healthy
-from tests.support.mail_stack import (
-    RESET_PATH,
-    confirmed_account,
-    sign_in,
-    sign_up_unconfirmed,
-)
+from tests.support.mail_stack import RESET_PATH, confirmed_account, sign_in, sign_up_unconfirmed
 
 
 @pytest.fixture

@@ -30,12 +30,7 @@ from app.cli import cli
 from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, reap_stopping_workers, start_celery_worker
-from tests.support.live_server import (
-    TEST_RUN_PREFIX,
-    LiveServer,
-    service_env,
-    start_live_server,
-)
+from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, service_env, start_live_server
 from tests.support.services import (
     REQUIRE_SERVICES,
     ServiceUnavailable,

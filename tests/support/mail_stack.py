@@ -12,9 +12,7 @@ from tests.fakes.smtp import FakeSmtp, Received
 from tests.mcp.conftest import Stack, running_stack
 from tests.support.factories import PASSWORD, poll, unique_email
 from tests.support.fixtures import Backend, PerBackend
-from tests.support.live_server import (
-    TEST_RUN_PREFIX,
-)
+from tests.support.live_server import TEST_RUN_PREFIX
 
 # Small quotas: a few calls reach the usage alerts (warning at 80 %: 4 of 5, 8 of 10).
 FREE_QUOTA = 5

@@ -19,7 +19,7 @@ from app.breaker import CircuitBreaker
 from app.config import Settings
 from app.errors import UpstreamUnavailable
 from app.geodata.providers.upstream import UpstreamProvider
-from app.geodata.schemas import GeocodeArgs
+from app.geodata.tools.geocode.schemas import GeocodeArgs
 from app.upstream.client import RetryPolicy, UpstreamClient, user_agent
 from app.upstream.overpass import OverpassApi
 from app.upstream.ratelimit import RateLimiter

@@ -25,13 +25,7 @@ import pytest
 
 from app.embedded_redis import free_port
 from tests.mcp.conftest import Stack
-from tests.test_proxy import (
-    Proxy,
-    deployed_config,
-    require_nginx,
-    running_nginx,
-    self_signed,
-)
+from tests.test_proxy import Proxy, deployed_config, require_nginx, running_nginx, self_signed
 from tests.v1.conftest import Client, ledger_rows
 
 # One backend is enough: what is checked is Redis's counter and the ledger's unique call id.

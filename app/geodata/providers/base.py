@@ -11,22 +11,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from app.geodata.results import (
-    DemographicsResult,
-    GeocodeResult,
-    IncomeResult,
-    PopulationResult,
-    ReverseGeocodeResult,
-    SearchNearbyResult,
-)
-from app.geodata.schemas import (
-    DemographicsArgs,
-    GeocodeArgs,
-    IncomeArgs,
-    PopulationArgs,
-    ReverseGeocodeArgs,
-    SearchNearbyArgs,
-)
+from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
+from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeResult
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
+from app.geodata.tools.search_nearby.schemas import SearchNearbyArgs, SearchNearbyResult
 
 
 class GeodataProvider(Protocol):

@@ -19,28 +19,19 @@ from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers import upstream_areas
 from app.geodata.providers.embedded.areas import AreaMatch
-from app.geodata.results import (
-    DemographicsResult,
-    GeocodeMatch,
-    GeocodeResult,
-    IncomeResult,
-    Kind,
-    NearbyPlace,
-    PopulationResult,
-    ReverseGeocodeResult,
-    SearchNearbyResult,
-    area_candidate,
-)
-from app.geodata.schemas import (
-    DemographicsArgs,
-    GeocodeArgs,
-    IncomeArgs,
-    PopulationArgs,
-    ReverseGeocodeArgs,
-    SearchNearbyArgs,
-)
+from app.geodata.results import Kind, area_candidate
 from app.geodata.tools.demographics import upstream_profiles
+from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
+from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeMatch, GeocodeResult
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
 from app.geodata.tools.reverse_geocode.us_upstream import us_containment
+from app.geodata.tools.search_nearby.schemas import (
+    NearbyPlace,
+    SearchNearbyArgs,
+    SearchNearbyResult,
+)
 from app.redis_client import sync_redis, sync_redis_bytes
 from app.upstream import nominatim, overpass
 from app.upstream.census import AcsZcta, CensusAcsApi

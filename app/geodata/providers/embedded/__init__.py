@@ -21,28 +21,16 @@ from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import Countries
 from app.geodata.rendering.map_image import MapPath, marker_reach, path_reach, render
 from app.geodata.rendering.view import View, fit
-from app.geodata.results import (
-    DemographicsResult,
-    GeocodeResult,
-    IncomeResult,
-    PopulationResult,
-    ReverseGeocodeResult,
-    SearchNearbyResult,
-    StaticMapResult,
-)
-from app.geodata.schemas import (
-    BBox,
-    DemographicsArgs,
-    GeocodeArgs,
-    IncomeArgs,
-    LatLon,
-    PopulationArgs,
-    ReverseGeocodeArgs,
-    SearchNearbyArgs,
-    StaticMapArgs,
-)
+from app.geodata.schemas import BBox, LatLon
 from app.geodata.tools.demographics import ring_profiles
+from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
+from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeResult
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
+from app.geodata.tools.search_nearby.schemas import SearchNearbyArgs, SearchNearbyResult
 from app.geodata.tools.static_map import maps
+from app.geodata.tools.static_map.schemas import StaticMapArgs, StaticMapResult
 
 # GeoNames still lists them; the map names what is there now.
 FORMER_COUNTRIES = frozenset({"CS", "AN"})  # Serbia and Montenegro, Netherlands Antilles

@@ -21,8 +21,8 @@ from app.geodata.providers.embedded import area_data
 from app.geodata.providers.embedded.area_data import AreaTables, UsArea
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.geocoder import Geocoder
-from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import normalize
+from app.geodata.tools.geocode.schemas import GeocodeArgs
 
 Level = Literal["postal_code", "city", "county", "state", "country"]
 AreaLevel = Literal["city", "county", "state", "country"]

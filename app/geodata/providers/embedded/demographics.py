@@ -7,8 +7,9 @@ from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import IncomeResult, PopulationResult, area_candidate
-from app.geodata.schemas import IncomeArgs, PopulationArgs
+from app.geodata.results import area_candidate
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
 
 
 def _row(data: GeoData, code: str | None) -> int:

@@ -16,8 +16,9 @@ from app.geodata.indices.store import (
 )
 from app.geodata.providers.embedded import ambiguity
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import GeocodeMatch, Kind
+from app.geodata.results import Kind
 from app.geodata.text import normalize
+from app.geodata.tools.geocode.schemas import GeocodeMatch
 
 
 class Offer(Protocol):

@@ -55,9 +55,13 @@ from app.geodata.providers.embedded.query_kinds import (
     partial_warning,
     unsupported_message,
 )
-from app.geodata.results import GeocodeCandidate, GeocodeMatch, GeocodeResult
-from app.geodata.schemas import GeocodeArgs
 from app.geodata.text import key_hash, normalize
+from app.geodata.tools.geocode.schemas import (
+    GeocodeArgs,
+    GeocodeCandidate,
+    GeocodeMatch,
+    GeocodeResult,
+)
 
 _ZIP = re.compile(r"(?<!\d)(\d{5})(?:-\d{4})?(?!\d)")
 MAX_WORDS = 8  # longest place name tried, in words

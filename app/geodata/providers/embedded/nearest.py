@@ -12,21 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from app.errors import NotFound, Unsupported
-from app.geodata.geometry import (
-    EARTH_RADIUS_KM,
-    haversine_km_many,
-    km_to_chord,
-    unit_vector,
-)
+from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, km_to_chord, unit_vector
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.country_lists import KEY_STRIDE
-from app.geodata.indices.nearest_grid import (
-    CELLS_PER_DEG,
-    COLS,
-    COUNTRY_FALLBACK,
-    REACH_KM,
-    ROWS,
-)
+from app.geodata.indices.nearest_grid import CELLS_PER_DEG, COLS, COUNTRY_FALLBACK, REACH_KM, ROWS
 from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution, postal_codes
@@ -50,13 +39,16 @@ from app.geodata.providers.embedded.zip_estimate import (
     comparably_close,
     estimate,
 )
-from app.geodata.results import (
+from app.geodata.tools.reverse_geocode.schemas import (
     ZIP_COUNTRIES,
-    NearbyPlace,
+    ReverseGeocodeArgs,
     ReverseGeocodeResult,
+)
+from app.geodata.tools.search_nearby.schemas import (
+    NearbyPlace,
+    SearchNearbyArgs,
     SearchNearbyResult,
 )
-from app.geodata.schemas import ReverseGeocodeArgs, SearchNearbyArgs
 
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)

@@ -15,7 +15,7 @@ from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM
 from app.geodata.providers.embedded.water import SHORE_MARGIN_KM, on_land
-from app.geodata.results import ReverseGeocodeResult
+from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeResult
 
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
 MAX_REVERSE_KM = 300.0

@@ -24,8 +24,8 @@ from app.geodata.geometry import haversine_km, haversine_km_many
 from app.geodata.indices.postal_build import CELL_DEG, GRID_COLS, GRID_ROWS, postal_key
 from app.geodata.indices.store import KIND_ADMIN1, KIND_COUNTRY
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import NearestPostalCode
 from app.geodata.text import key_hash
+from app.geodata.tools.reverse_geocode.schemas import NearestPostalCode
 
 _FULL_FORMS = (
     re.compile(r"\b([A-Z]{1,2}\d[A-Z\d]?)\s?\d[A-Z]{2}\b"),  # GB: SW1A 1AA

@@ -19,8 +19,12 @@ from app.geodata.indices.sources import package_dir, read_parquet
 from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, Unit
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.demographics import island_area
-from app.geodata.results import DemographicsResult, Measure
-from app.geodata.schemas import TOPICS, DemographicsArgs
+from app.geodata.tools.demographics.schemas import (
+    TOPICS,
+    DemographicsArgs,
+    DemographicsResult,
+    Measure,
+)
 
 SOURCE = (
     "U.S. Census Bureau, American Community Survey 5-Year Estimates 2018-2022, by ZIP Code "

@@ -14,8 +14,9 @@ from app.geodata.providers.embedded.rings import (
     source,
     zip_part,
 )
-from app.geodata.results import IncomeResult, PopulationResult
-from app.geodata.schemas import Circle, IncomeArgs, PopulationArgs
+from app.geodata.schemas import Circle
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
 
 # |error| of such answers against independent totals: (median %, 90th percentile %) on
 # the "check" half of bench/rings.py (docs/DATA.md, Ring studies): the US (23 counties

@@ -34,7 +34,7 @@ import numpy as np
 from app.geodata.geometry import haversine_km_many, unit_vector
 from app.geodata.providers.embedded.counties import County
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.results import NearestPostalCode
+from app.geodata.tools.reverse_geocode.schemas import NearestPostalCode
 
 # ZIP centres searched, how many are offered (US: one more, as a downtown's ZIPs are many
 # and small: the Ryman Auditorium's 37219 is the fourth likeliest), and how far one may be

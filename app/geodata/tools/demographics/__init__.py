@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
 from app.geodata.measures import BY_NAME
 from app.geodata.tools.common import (
@@ -14,6 +13,7 @@ from app.geodata.tools.common import (
     other_readings,
     zip_place,
 )
+from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -90,8 +90,8 @@ SPEC = ToolSpec(
     "ACS 5-year profile of a US ZIP code, an `area` or an `around` circle (US; "
     "an estimate: read `warnings`) by "
     "`topics`: measures with `unit`, `of` (universe). {coverage}" + CREDIT,
-    schemas.DemographicsArgs,
-    results.DemographicsResult,
+    DemographicsArgs,
+    DemographicsResult,
     "get_demographics",
     summary,
     "/v1/demographics",
@@ -104,6 +104,6 @@ SPEC = ToolSpec(
         "states, counties and places (cities)",
     ),
     # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
-    batch=BatchForm(ZIP_LISTS[:1], ("topics", "country"), batch_result(results.DemographicsResult)),
+    batch=BatchForm(ZIP_LISTS[:1], ("topics", "country"), batch_result(DemographicsResult)),
     describe=coverage_by_policy(AREA_COVERAGE),
 )

@@ -24,8 +24,7 @@ from app.geodata.providers.embedded.ring_answers import (
     circle_name,
     error_warning,
 )
-from app.geodata.results import DemographicsResult
-from app.geodata.schemas import TOPICS, DemographicsArgs
+from app.geodata.tools.demographics.schemas import TOPICS, DemographicsArgs, DemographicsResult
 
 MEDIANS = frozenset({"median_age", "median_home_value"})
 

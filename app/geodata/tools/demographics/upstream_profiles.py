@@ -14,8 +14,13 @@ from collections import defaultdict
 from app.errors import NotFound
 from app.geodata import measures as profile
 from app.geodata.providers import upstream_areas
-from app.geodata.results import DemographicsResult, Measure, area_candidate
-from app.geodata.schemas import TOPICS, DemographicsArgs
+from app.geodata.results import area_candidate
+from app.geodata.tools.demographics.schemas import (
+    TOPICS,
+    DemographicsArgs,
+    DemographicsResult,
+    Measure,
+)
 from app.upstream.census import CensusAcsApi
 from app.upstream.census_profile import AcsProfile, CensusProfileApi, ProfileFigure
 from app.upstream.client import UpstreamStatusError

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.config import Settings
-from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, BatchList, batch_result
 from app.geodata.tools.common import CREDIT, PLACES, PLACES_DATASET, STRING, where
+from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeResult
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
@@ -83,8 +83,8 @@ SPEC = ToolSpec(
     "`confidence` (match, then prominence); `warnings` name query parts not used. "
     "Postal codes of 100 countries. "
     "Else NOT_FOUND.{coverage}" + CREDIT,
-    schemas.GeocodeArgs,
-    results.GeocodeResult,
+    GeocodeArgs,
+    GeocodeResult,
     "geocode",
     summary,
     "/v1/geocode",
@@ -101,7 +101,7 @@ SPEC = ToolSpec(
     batch=BatchForm(
         (BatchList("queries", ("query",), STRING),),
         ("country", "limit"),
-        batch_result(results.GeocodeResult),
+        batch_result(GeocodeResult),
     ),
     describe=describe,
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
@@ -14,6 +13,7 @@ from app.geodata.tools.common import (
     ring_notes,
     zip_place,
 )
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -58,8 +58,8 @@ SPEC = ToolSpec(
     "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
     "or an `area` or `around` circle (as in get_population). Top-coded: `lowerBound` true. "
     "{coverage}" + CREDIT,
-    schemas.IncomeArgs,
-    results.IncomeResult,
+    IncomeArgs,
+    IncomeResult,
     "get_average_income",
     summary,
     "/v1/average-income",
@@ -68,6 +68,6 @@ SPEC = ToolSpec(
         "US ZIP codes: ACS 5-year median household income, 2020-2024, else 2018-2022",
         "the Census Bureau's ACS API",
     ),
-    batch=BatchForm(RING_LISTS, ("country",), batch_result(results.IncomeResult)),
+    batch=BatchForm(RING_LISTS, ("country",), batch_result(IncomeResult)),
     describe=coverage_by_policy(AREA_COVERAGE),
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
@@ -14,6 +13,7 @@ from app.geodata.tools.common import (
     ring_notes,
     zip_place,
 )
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
 from app.geodata.tools.spec import Example, ToolSpec
 
 # What the area levels are answered from: offline (shipped data) and upstream (Census ACS).
@@ -66,8 +66,8 @@ SPEC = ToolSpec(
     "county ('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'), or "
     "`around` a circle (an estimate: read `warnings`); "
     "`level`, `name` say what matched, other readings `candidates`. {coverage}" + CREDIT,
-    schemas.PopulationArgs,
-    results.PopulationResult,
+    PopulationArgs,
+    PopulationResult,
     "get_population",
     summary,
     "/v1/population",
@@ -77,7 +77,7 @@ SPEC = ToolSpec(
         "where none is shipped",
         "the Census Bureau's ACS API (latest 5-year release)",
     ),
-    batch=BatchForm(RING_LISTS, ("country",), batch_result(results.PopulationResult)),
+    batch=BatchForm(RING_LISTS, ("country",), batch_result(PopulationResult)),
     # the shipped figures answer unless the upstream goes first
     describe=coverage_by_policy(AREA_COVERAGE, upstream_first=True),
 )

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.geodata import results, schemas
 from app.geodata.batch import BatchForm, BatchList, batch_result
+from app.geodata.schemas import LatLon
 from app.geodata.tools.common import CREDIT, PLACES, km
+from app.geodata.tools.reverse_geocode.schemas import (
+    ZIP_COUNTRIES,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
+)
 from app.geodata.tools.spec import Example, ToolSpec
 
 
@@ -36,7 +41,7 @@ BASES = {
 
 def _postal_code(result: dict[str, Any]) -> str:
     """The ZIP (postal code) part of the summary, with the basis it was found on."""
-    code = "ZIP" if result.get("countryCode") in results.ZIP_COUNTRIES else "postal code"
+    code = "ZIP" if result.get("countryCode") in ZIP_COUNTRIES else "postal code"
     basis = result.get("postalCodeBasis")
     if result.get("postalCode"):
         return f", {code} {result['postalCode']} ({BASES.get(basis or '', basis)})"
@@ -111,8 +116,8 @@ SPEC = ToolSpec(
     "and county by Census polygons. ZIP: likeliest, never claimed offline. On water: "
     "`onWater`, the place only nearest (`nearestOnly`); past 22 km of land: `atSea`. "
     "NOT_FOUND: off land, no place within 300 km." + CREDIT,
-    schemas.ReverseGeocodeArgs,
-    results.ReverseGeocodeResult,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
     "reverse_geocode",
     summary,
     "/v1/reverse-geocode",
@@ -153,8 +158,8 @@ SPEC = ToolSpec(
         "`atSea` stays false",
     ),
     batch=BatchForm(
-        (BatchList("points", ("lat", "lon"), schemas.LatLon.model_json_schema()),),
+        (BatchList("points", ("lat", "lon"), LatLon.model_json_schema()),),
         (),
-        batch_result(results.ReverseGeocodeResult),
+        batch_result(ReverseGeocodeResult),
     ),
 )

@@ -8,8 +8,12 @@ from pydantic import BaseModel
 
 from app.config import Settings
 from app.errors import Unsupported
-from app.geodata import results, schemas
 from app.geodata.tools.common import CREDIT, PLACES, PLACES_DATASET, km
+from app.geodata.tools.search_nearby.schemas import (
+    NEARBY_CATEGORIES,
+    SearchNearbyArgs,
+    SearchNearbyResult,
+)
 from app.geodata.tools.spec import Example, ToolSpec
 
 # search_nearby's categories in the shipped datasets; the others need the place search.
@@ -21,7 +25,7 @@ def nearby_categories(settings: Settings) -> tuple[str, ...]:
     """The categories search_nearby answers under this deployment's policy."""
     if SPEC.policy(settings) == "embedded":
         return OFFLINE_CATEGORIES
-    return schemas.NEARBY_CATEGORIES
+    return NEARBY_CATEGORIES
 
 
 def describe(spec: ToolSpec, settings: Settings) -> str:
@@ -37,7 +41,7 @@ def arguments_schema(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
 
 
 def check(args: BaseModel, settings: Settings) -> None:
-    assert isinstance(args, schemas.SearchNearbyArgs)
+    assert isinstance(args, SearchNearbyArgs)
     covered = nearby_categories(settings)
     if args.category not in covered:
         raise Unsupported(
@@ -114,8 +118,8 @@ SPEC = ToolSpec(
     "Places of one `category` within `radius_m` of a point, with `distanceM`, most "
     'prominent first (`order` "distance": nearest first). {categories} NOT_FOUND when '
     "none is in range." + CREDIT,
-    schemas.SearchNearbyArgs,
-    results.SearchNearbyResult,
+    SearchNearbyArgs,
+    SearchNearbyResult,
     "search_nearby",
     summary,
     "/v1/nearby",
@@ -124,7 +128,7 @@ SPEC = ToolSpec(
         f"categories {', '.join(OFFLINE_CATEGORIES)} (postal codes: the countries "
         "listed for geocode)",
         "OpenStreetMap Overpass: also "
-        + ", ".join(c for c in schemas.NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
+        + ", ".join(c for c in NEARBY_CATEGORIES if c not in OFFLINE_CATEGORIES),
     ),
     cacheable=False,
     describe=describe,

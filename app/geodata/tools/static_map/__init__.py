@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.geodata import results, schemas
 from app.geodata.tools.common import CREDIT
 from app.geodata.tools.spec import Example, ToolSpec
+from app.geodata.tools.static_map.schemas import MAX_MAP_ZOOM, StaticMapArgs, StaticMapResult
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -47,10 +47,10 @@ SPEC = ToolSpec(
     "static_map",
     "Draw a map",
     "A PNG map image (Web Mercator) with place labels and markers. Give "
-    f"`center` and `zoom` (0 world - {schemas.MAX_MAP_ZOOM} town: the basemap draws "
+    f"`center` and `zoom` (0 world - {MAX_MAP_ZOOM} town: the basemap draws "
     "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
-    schemas.StaticMapArgs,
-    results.StaticMapResult,
+    StaticMapArgs,
+    StaticMapResult,
     "static_map",
     summary,
     "/v1/static-map",

@@ -9,7 +9,7 @@ from app.geodata.rendering.labels import drawable, missing_glyphs
 from app.geodata.rendering.map_image import MapMarker, MapPath, marker_drawn, path_drawn
 from app.geodata.rendering.mercator import TILE_SIZE
 from app.geodata.rendering.view import View
-from app.geodata.schemas import Marker, StaticMapArgs
+from app.geodata.tools.static_map.schemas import Marker, StaticMapArgs
 
 NAMED_MAX = 5  # markers a warning names; it counts the rest
 
