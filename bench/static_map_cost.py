@@ -37,6 +37,7 @@ from app.geodata.catalogue import parse  # noqa: E402
 from app.geodata.providers.embedded import attribution  # noqa: E402
 from app.geodata.rendering.map_image import MapMarker, render  # noqa: E402
 from app.geodata.service import provider  # noqa: E402
+from app.geodata.tools.static_map.embedded import map_view  # noqa: E402
 from app.geodata.tools.static_map.schemas import StaticMapArgs  # noqa: E402
 from app.tool_calls.service import run_tool  # noqa: E402
 from tests.geodata import reference_static_map as reference  # noqa: E402
@@ -85,7 +86,7 @@ def renderers(request: dict[str, Any]) -> tuple[Callable[[], bytes], Callable[[]
     embedded = provider()
     args = parse("static_map", request)
     assert isinstance(args, StaticMapArgs)
-    view = embedded.map_view(args)
+    view = map_view(embedded, args)
     names, credit = embedded.place_names, attribution.MAP_ATTRIBUTION
     old_markers = [reference.MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
     new_markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from importlib.util import find_spec
 from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -18,7 +19,6 @@ from pydantic import BaseModel, ValidationError
 from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
 from app.errors import InvalidArgument, NotFound
 from app.geodata.batch import BatchForm
-from app.geodata.providers.base import GeodataProvider
 from app.geodata.tools import (
     demographics,
     geocode,
@@ -56,10 +56,12 @@ if {s.name for s in TOOL_SPECS.values() if s.upstream_capable} != set(get_args(U
     raise RuntimeError("app.config.UpstreamTool must list the catalogue's upstream-capable tools")
 
 
-_PROVIDED = {name for name in dir(GeodataProvider) if not name.startswith("_")}
+# Each tool's folder answers it: `embedded`, and `upstream` exactly when it is
+# upstream-capable (found, not imported: they load numpy and the HTTP clients).
 for _spec in TOOL_SPECS.values():
-    if _spec.upstream_capable and _spec.method not in _PROVIDED:
-        raise RuntimeError(f"{_spec.name}: GeodataProvider declares no method {_spec.method!r}")
+    for _source, _needed in (("embedded", True), ("upstream", _spec.upstream_capable)):
+        if (find_spec(f"{_spec.package}.{_source}") is not None) != _needed:
+            raise RuntimeError(f"{_spec.name}: {_spec.package}.{_source} present: {not _needed}")
 
 
 def spec_for(name: str) -> ToolSpec:
@@ -126,7 +128,7 @@ def input_schema_for(spec: ToolSpec, settings: Settings) -> dict[str, Any]:
 def summarize(tool: str, result: dict[str, Any]) -> str:
     """One line with the gist of the tool's (dumped) result, or of a batch of its calls."""
     if "credits" in result:  # a batch (app.geodata.batch)
-        return batch_summary(tool, result)
+        return batch_summary(spec_for(tool), result)
     return spec_for(tool).summary(result)
 
 
@@ -139,6 +141,12 @@ def policy(name: str, settings: Settings) -> ToolPolicy:
     """Who answers `name`: GEOSVC_TOOL_PROVIDERS, else GEOSVC_UPSTREAM_TOOLS ("upstream"),
     else the embedded datasets."""
     return spec_for(name).policy(settings)
+
+
+def policies(settings: Settings) -> tuple[ToolPolicy, ...]:
+    """Every tool's policy: what the descriptions, schemas and categories this deployment
+    shows depend on (a key for documents written once per process)."""
+    return tuple(policy(name, settings) for name in TOOL_SPECS)
 
 
 def some_tool_goes_upstream(settings: Settings) -> bool:

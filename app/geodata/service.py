@@ -14,11 +14,13 @@ embedded answer when the upstream is unavailable, said in `source`).
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -34,10 +36,8 @@ from app.geodata.catalogue import (
     validate_arguments,
 )
 from app.geodata.loading import provider, use_data_dir
-from app.geodata.tools.geocode.schemas import GeocodeResult
 
 if TYPE_CHECKING:
-    from app.geodata.providers.base import GeodataProvider
     from app.geodata.providers.upstream import UpstreamProvider
 
 __all__ = ["TOOL_SPECS", "ToolResult", "ToolSpec", "execute", "validate_arguments", "warm_up"]
@@ -85,6 +85,8 @@ def warm_up() -> None:
     from app.geodata.providers.embedded import profiles
 
     profiles.table()
+    for spec in TOOL_SPECS.values():  # each tool's embedded answer, imported once here
+        answerer(spec.package, "embedded")
     warm_up_upstream()
 
 
@@ -94,46 +96,55 @@ def warm_up_upstream() -> None:
     them on its event loop (app.tool_calls.cached)."""
     if some_tool_goes_upstream(get_settings()):
         upstream_provider()
+        for spec in TOOL_SPECS.values():
+            if spec.upstream_capable:
+                answerer(spec.package, "upstream")
 
 
-def _call(source: GeodataProvider, spec: ToolSpec, args: BaseModel) -> BaseModel:
-    # mypy checks both providers against the Protocol here; the catalogue checks at import
-    # that each upstream-capable tool's method is one the Protocol declares.
-    result: BaseModel = getattr(source, spec.method)(args)
-    return result
+# `answer(provider, args)` of a tool folder's `embedded` or `upstream` module
+Answer = Callable[[Any, Any], BaseModel]
 
 
-def _incomplete(result: BaseModel) -> bool:
-    """An embedded answer the upstream may improve on: an address found only as its town."""
-    if isinstance(result, GeocodeResult):
-        matched = result.results[0].matched
-        return bool(result.warnings) or (matched is not None and matched != result.query)
-    return False
+@cache
+def answerer(package: str, source: Literal["embedded", "upstream"]) -> Answer:
+    """The tool's answer from one source, its module imported on the first call (the
+    embedded ones load numpy and the indices' readers; the catalogue checks at import that
+    each tool has the modules its spec says)."""
+    answer: Answer = importlib.import_module(f"{package}.{source}").answer
+    return answer
+
+
+def _from_embedded(spec: ToolSpec, args: BaseModel) -> BaseModel:
+    return answerer(spec.package, "embedded")(provider(), args)
+
+
+def _from_upstream(spec: ToolSpec, args: BaseModel) -> BaseModel:
+    return answerer(spec.package, "upstream")(upstream_provider(), args)
 
 
 def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
     chosen = policy(spec.name, get_settings())
     # a circle (`around`) is estimated from the shipped data only, whoever answers the rest
     if chosen == "embedded" or getattr(args, "around", None) is not None:
-        return _call(provider(), spec, args)
+        return _from_embedded(spec, args)
     if chosen == "upstream":
-        return _call(upstream_provider(), spec, args)
+        return _from_upstream(spec, args)
     if chosen == "embedded-then-upstream":
         try:
-            local = _call(provider(), spec, args)
+            local = _from_embedded(spec, args)
         except (NotFound, Unsupported):
-            return _call(upstream_provider(), spec, args)
-        if not _incomplete(local):
+            return _from_upstream(spec, args)
+        if not spec.incomplete(local):
             return local
         try:
-            return _call(upstream_provider(), spec, args)
+            return _from_upstream(spec, args)
         except NotFound:
             return local
     try:
-        return _call(upstream_provider(), spec, args)
+        return _from_upstream(spec, args)
     except UpstreamUnavailable as outage:
         try:
-            local = _call(provider(), spec, args)
+            local = _from_embedded(spec, args)
         except Unsupported:  # nothing offline to fall back on: the outage is the answer
             raise outage from None
 

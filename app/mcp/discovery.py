@@ -13,9 +13,8 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from app.config import Settings, get_settings
-from app.geodata.catalogue import TOOL_SPECS
+from app.geodata.catalogue import TOOL_SPECS, policies
 from app.geodata.reference import tool_reference
-from app.geodata.tools.search_nearby import nearby_categories
 from app.mcp.cards import TITLE, server_card
 
 router = APIRouter(include_in_schema=False)
@@ -74,7 +73,7 @@ def llms_txt(settings: Settings) -> str:
 
 
 @cache
-def _card(base_url: str, categories: tuple[str, ...]) -> bytes:
+def _card(base_url: str, policies: tuple[str, ...]) -> bytes:
     """Written once per process (the arguments, what it depends on, key the cache)."""
     return json.dumps(server_card(get_settings()), ensure_ascii=False).encode()
 
@@ -98,7 +97,7 @@ def tools_reference() -> Response:
 
 def _server_card() -> Response:
     settings = get_settings()
-    card = _card(settings.base_url, nearby_categories(settings))
+    card = _card(settings.base_url, policies(settings))
     return Response(card, media_type="application/json", headers=CARD_HEADERS)
 
 

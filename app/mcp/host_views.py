@@ -16,20 +16,14 @@ from typing import Any
 import mcp_types as types
 
 from app.geodata import service
+from app.geodata.catalogue import TOOL_SPECS
 from app.geodata.reference import tool_reference
 from app.mcp.results import success_result
-from app.v1 import examples
 
-# The OpenAPI document's example calls; static_map's with its arguments as MCP takes them.
+# The OpenAPI document's example calls, with their arguments as MCP takes them where /v1's
+# query form differs (static_map's).
 EXAMPLES: dict[str, dict[str, Any]] = {
-    **examples.ARGUMENTS,
-    "static_map": {
-        "center": {"lat": 40.71, "lon": -74.0},
-        "zoom": 10,
-        "markers": [{"lat": 40.71, "lon": -74.0, "label": "Office"}],
-        "width": 320,
-        "height": 200,
-    },
+    name: spec.example.mcp_arguments or spec.example.arguments for name, spec in TOOL_SPECS.items()
 }
 # Of an inline image, the docs show the start of its base64.
 IMAGE_PREFIX = 40

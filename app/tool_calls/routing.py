@@ -11,21 +11,18 @@ big maps never delays a paying call.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from app.config import get_settings
+from app.geodata.catalogue import spec_for
 from app.plans import Plan
 from app.queue.celery import FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE, TOOLS_QUEUE
 
 
 def call_weight(name: str, arguments: Mapping[str, Any]) -> int:
-    """Rate tokens one call takes (its arguments already validated)."""
-    if name != "static_map":
-        return 1
-    pixels = int(arguments["width"]) * int(arguments["height"])
-    return max(1, math.ceil(pixels / get_settings().heavy_map_pixels))
+    """Rate tokens one call takes (its arguments already validated): the tool's `weight`."""
+    return spec_for(name).weight(arguments, get_settings())
 
 
 def queue_for(plan: Plan, weight: int) -> str:

@@ -11,67 +11,23 @@ from app.geodata.catalogue import TOOL_SPECS
 ARGUMENTS: dict[str, dict[str, Any]] = {n: s.example.arguments for n, s in TOOL_SPECS.items()}
 RESULTS: dict[str, dict[str, Any]] = {n: s.example.result for n, s in TOOL_SPECS.items()}
 
-# An item that is no ZIP code of the US: a demographic batch's item error.
-_UNKNOWN_ZIP = {
-    "status": 404,
-    "error": {"code": "NOT_FOUND", "message": "ZIP code 00000 is not a known US ZIP code"},
-}
-_BAD_ZIP = {
-    "status": 400,
-    "error": {
-        "code": "INVALID_ARGUMENT",
-        "message": 'postal_code: must be a US ZIP code of 5 digits; did you mean "02139"? '
-        "(leading zeros may have been lost)",
-    },
-}
-_DEMOGRAPHIC = ("get_population", "get_average_income", "get_demographics")
-
+# Each batch's example: the tool's example call, then the items its example adds, each
+# with its outcome (`Example.batch`).
 BATCH_BODIES: dict[str, dict[str, Any]] = {
-    **{
-        tool: {"items": [ARGUMENTS[tool], {"postal_code": "00000"}, {"postal_code": "2139"}]}
-        for tool in _DEMOGRAPHIC
-    },
-    "geocode": {"items": [{"query": "Austin, TX", "limit": 1}, {"query": "zzzzqqqq"}]},
-    "reverse_geocode": {"items": [{"lat": 40.7484, "lon": -73.9857}, {"lat": 0, "lon": -140}]},
+    name: {"items": [spec.example.arguments, *(items for items, _ in spec.example.batch)]}
+    for name, spec in TOOL_SPECS.items()
+    if spec.example.batch
 }
-
 BATCH_RESULTS: dict[str, dict[str, Any]] = {
-    **{
-        tool: {
-            "results": [{"status": 200, "result": RESULTS[tool]}, _UNKNOWN_ZIP, _BAD_ZIP],
-            "credits": 1,
-        }
-        for tool in _DEMOGRAPHIC
-    },
-    "geocode": {
+    name: {
         "results": [
-            {"status": 200, "result": RESULTS["geocode"]},
-            {
-                "status": 404,
-                "error": {
-                    "code": "NOT_FOUND",
-                    "message": "No city, region, country, postal code or airport "
-                    "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
-                    "need the upstream geocoder).",
-                },
-            },
+            {"status": 200, "result": spec.example.result},
+            *(outcome for _, outcome in spec.example.batch),
         ],
         "credits": 1,
-    },
-    "reverse_geocode": {
-        "results": [
-            {"status": 200, "result": RESULTS["reverse_geocode"]},
-            {
-                "status": 404,
-                "error": {
-                    "code": "NOT_FOUND",
-                    "message": "No place within 300 km of (0.0, -140.0) (open sea or "
-                    "uninhabited land)",
-                },
-            },
-        ],
-        "credits": 1,
-    },
+    }
+    for name, spec in TOOL_SPECS.items()
+    if spec.example.batch
 }
 
 ERRORS: dict[int, dict[str, Any]] = {

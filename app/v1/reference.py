@@ -17,7 +17,7 @@ from fastapi.responses import Response
 
 from app.config import Settings, get_settings
 from app.dashboard.rendering import render
-from app.geodata.tools.search_nearby import nearby_categories
+from app.geodata.catalogue import policies
 from app.v1 import examples
 from app.v1.openapi import openapi_document
 from app.v1.routes import ROUTES
@@ -26,7 +26,7 @@ router = APIRouter(include_in_schema=False)
 
 
 @cache
-def _document(base_url: str, categories: tuple[str, ...]) -> bytes:
+def _document(base_url: str, policies: tuple[str, ...]) -> bytes:
     """The document as this deployment describes it, written once per process (the
     arguments, what it depends on, key the cache)."""
     settings = get_settings()
@@ -34,8 +34,8 @@ def _document(base_url: str, categories: tuple[str, ...]) -> bytes:
 
 
 def _key(settings: Settings) -> tuple[str, tuple[str, ...]]:
-    """What the document depends on: the public address, the categories answered."""
-    return settings.base_url, nearby_categories(settings)
+    """What the document depends on: the public address, each tool's policy."""
+    return settings.base_url, policies(settings)
 
 
 @router.get("/v1/openapi.json")
@@ -72,7 +72,7 @@ def _type(schema: dict[str, Any]) -> str:
 
 
 @cache
-def _page(base_url: str, categories: tuple[str, ...]) -> dict[str, Any]:
+def _page(base_url: str, policies: tuple[str, ...]) -> dict[str, Any]:
     settings = get_settings()
     document = openapi_document(settings)
     base = settings.base_url.rstrip("/")

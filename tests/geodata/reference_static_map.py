@@ -32,7 +32,7 @@ from app.geodata.indices.store import (
     LAYER_STATE_LINE,
     level_for_zoom,
 )
-from app.geodata.rendering import labels, static_map
+from app.geodata.rendering import labels, map_image
 from app.geodata.rendering.labels import font
 from app.geodata.rendering.mercator import lonlat_to_world, world_x, world_y
 from app.geodata.rendering.view import View
@@ -229,7 +229,7 @@ def marker_pixel(view: View, lat: float, lon: float) -> tuple[int, int]:
 
 
 def _marker_box(view: View, marker: MapMarker) -> tuple[float, float, float, float]:
-    return static_map.marker_box(view, static_map.MapMarker(*dataclasses.astuple(marker)))
+    return map_image.marker_box(view, map_image.MapMarker(*dataclasses.astuple(marker)))
 
 
 def _draw_marker(draw: ImageDraw.ImageDraw, view: View, marker: MapMarker) -> None:

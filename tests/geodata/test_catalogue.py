@@ -1,6 +1,7 @@
-"""Every catalogue entry is complete: a tool is its module in `app.geodata.tools` (its
-spec, summary, /v1 path and example), its argument and result models and its provider
-method; nothing else names it. Needs no index and no server (the fast tier)."""
+"""Every catalogue entry is complete: a tool is its folder in `app.geodata.tools` (its
+spec, summary, /v1 path and example, its argument and result models, its embedded and
+upstream answers); nothing else names it (tests/geodata/test_tool_units.py). Needs no
+index and no server (the fast tier)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import pytest
 from app.config import UpstreamTool
 from app.geodata import tools
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, summarize, validate_arguments
-from app.geodata.providers.base import GeodataProvider
 from app.geodata.providers.embedded import EmbeddedProvider
 from app.geodata.providers.upstream import UpstreamProvider
 from app.v1.routes import ROUTES
@@ -43,16 +43,17 @@ def test_the_summary_of_the_example_is_one_line(spec: ToolSpec) -> None:
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
-def test_the_providers_answer_it_with_its_models(spec: ToolSpec) -> None:
-    providers: list[type] = [EmbeddedProvider]
+def test_its_folder_answers_it_with_its_models(spec: ToolSpec) -> None:
+    sources = {"embedded": EmbeddedProvider}
     if spec.upstream_capable:
-        providers += [UpstreamProvider, GeodataProvider]
-    for provider in providers:
-        method = getattr(provider, spec.method)
-        hints = get_type_hints(method)
-        (argument,) = (n for n in inspect.signature(method).parameters if n != "self")
-        assert hints[argument] is spec.args_model, (provider, spec.name)
-        assert hints["return"] is spec.result_model, (provider, spec.name)
+        sources["upstream"] = UpstreamProvider
+    for source, provider in sources.items():
+        answer = importlib.import_module(f"{spec.package}.{source}").answer
+        hints = get_type_hints(answer)
+        (first, argument) = inspect.signature(answer).parameters
+        assert hints[first] is provider, (source, spec.name)
+        assert hints[argument] is spec.args_model, (source, spec.name)
+        assert hints["return"] is spec.result_model, (source, spec.name)
 
 
 def test_each_tool_has_its_own_v1_path_and_its_route() -> None:

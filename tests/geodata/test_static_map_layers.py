@@ -17,6 +17,7 @@ from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import MapMarker, render
 from app.geodata.service import execute, provider
+from app.geodata.tools.static_map.embedded import map_view
 from app.geodata.tools.static_map.schemas import StaticMapArgs
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_pixels import FIXED, pixels
@@ -144,7 +145,7 @@ def label_pixels(
     result = execute("static_map", request_args).structured
     args = parse("static_map", request_args)
     assert isinstance(args, StaticMapArgs)
-    view = embedded.map_view(args)
+    view = map_view(embedded, args)
     markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
     credit = attribution.MAP_ATTRIBUTION
     with_markers = pixels(render(embedded.basemap, view, markers, None, credit))
@@ -216,7 +217,7 @@ def placed_boxes(
     assert isinstance(args, StaticMapArgs)
     taken: list[tuple[float, float, float, float]] = []
     markers = [MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
-    view = embedded.map_view(args)
+    view = map_view(embedded, args)
     names, credit = embedded.place_names, attribution.MAP_ATTRIBUTION
     render(embedded.basemap, view, markers, names, credit, None, embedded.countries, taken)
     return taken, len(markers)

@@ -18,6 +18,7 @@ from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering import png
 from app.geodata.service import provider
+from app.geodata.tools.static_map.embedded import answer, map_view
 from app.geodata.tools.static_map.schemas import StaticMapArgs
 from tests.geodata import reference_static_map as reference
 
@@ -139,7 +140,7 @@ def reference_png(
     embedded: EmbeddedProvider, basemap: reference.Basemap, args: StaticMapArgs
 ) -> bytes:
     markers = [reference.MapMarker(m.lat, m.lon, m.color, m.label) for m in args.markers]
-    view = embedded.map_view(args)
+    view = map_view(embedded, args)
     return reference.render(
         basemap,
         view,
@@ -162,7 +163,7 @@ def test_the_map_is_pixel_for_pixel_what_it_was(
 ) -> None:
     args = parse("static_map", request_args)
     assert isinstance(args, StaticMapArgs)
-    png = embedded.static_map(args).png
+    png = answer(embedded, args).png
     assert png is not None
     now, before = pixels(png), pixels(reference_png(embedded, reference_basemap, args))
     assert now.shape == before.shape

@@ -15,6 +15,7 @@ from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import LAND, OCEAN, render
 from app.geodata.service import execute, provider
+from app.geodata.tools.static_map.embedded import map_view
 from app.geodata.tools.static_map.schemas import StaticMapArgs
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_pixels import pixels
@@ -37,7 +38,7 @@ def draw_unlabelled(
     """The map without place names (whose halos are near-white): the basemap alone."""
     args = parse("static_map", request_args)
     assert isinstance(args, StaticMapArgs)
-    view = embedded.map_view(args)
+    view = map_view(embedded, args)
     png = render(embedded.basemap, view, [], None, attribution.MAP_ATTRIBUTION)
     lon, lat = view.center_lonlat()
     where = {"zoom": view.zoom, "width": view.width, "height": view.height}

@@ -19,6 +19,7 @@ from app.breaker import CircuitBreaker
 from app.config import Settings
 from app.errors import UpstreamUnavailable
 from app.geodata.providers.upstream import UpstreamProvider
+from app.geodata.tools.geocode import upstream as geocode_upstream
 from app.geodata.tools.geocode.schemas import GeocodeArgs
 from app.upstream.client import RetryPolicy, UpstreamClient, user_agent
 from app.upstream.overpass import OverpassApi
@@ -61,7 +62,7 @@ class TestUserAgent:
             base_url="https://geo.example.com",
             nominatim_rate_per_s=0,
         )
-        UpstreamProvider(settings).geocode(GeocodeArgs(query="Austin, TX"))
+        geocode_upstream.answer(UpstreamProvider(settings), GeocodeArgs(query="Austin, TX"))
         [agent] = upstream.user_agents("nominatim")
         assert agent.startswith("geosvc/")
         assert "geo-ops@example.com" in agent

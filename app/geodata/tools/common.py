@@ -1,6 +1,6 @@
 """What several tools share: the credit note of their descriptions, the places dataset
-their examples name, the pieces of their summaries, the demographic tools' batch lists
-and describe hook, and the one-line summary of a batch."""
+their examples name, the pieces of their summaries, the demographic tools' batch lists,
+describe hook and batch examples, and the one-line summary of a batch."""
 
 from __future__ import annotations
 
@@ -21,6 +21,27 @@ STRING = {"type": "string"}
 ZIP_LISTS = (
     BatchList("postal_codes", ("postal_code",), STRING),
     BatchList("areas", ("area",), STRING),
+)
+# Items of a demographic batch's example: no ZIP code of the US, a ZIP that lost its zero
+ZIP_BATCH_ERRORS = (
+    (
+        {"postal_code": "00000"},
+        {
+            "status": 404,
+            "error": {"code": "NOT_FOUND", "message": "ZIP code 00000 is not a known US ZIP code"},
+        },
+    ),
+    (
+        {"postal_code": "2139"},
+        {
+            "status": 400,
+            "error": {
+                "code": "INVALID_ARGUMENT",
+                "message": 'postal_code: must be a US ZIP code of 5 digits; did you mean "02139"? '
+                "(leading zeros may have been lost)",
+            },
+        },
+    ),
 )
 # get_population's and get_average_income's: circles too
 RING_LISTS = (*ZIP_LISTS, BatchList("arounds", ("around",), {"type": "object"}))
@@ -74,57 +95,19 @@ def other_readings(result: dict[str, Any]) -> str:
     return f" Also read as: {named}{more} (see candidates)."
 
 
-def _item(tool: str, result: dict[str, Any]) -> str:
-    if tool == "geocode":
-        best = result["results"][0]
-        ambiguous = " (ambiguous: see candidates)" if result.get("ambiguous") else ""
-        return f"{result['query']!r}: {where(best)}{ambiguous}"
-    if tool == "reverse_geocode":
-        return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
-    if tool == "get_population":
-        return f"{zip_place(result)} {result['population']:,}"
-    if tool == "get_average_income":
-        return f"{zip_place(result)} ${result['amount']:,}" + ("+" if result["lowerBound"] else "")
-    return zip_place(result)
-
-
-def _population_total(answered: list[dict[str, Any]]) -> str:
-    """The population of the answered items, each area counted once; areas of different
-    levels may hold one another (a county in its state), which the sum would not see."""
-    distinct = {(r.get("level"), r.get("postalCode") or r.get("areaId")): r for r in answered}
-    total = sum(r["population"] for r in distinct.values())
-    levels = {r.get("level") for r in distinct.values()}
-    years = {r.get("year") for r in distinct.values()}
-    text = f"; total population {total:,} ({len(distinct)} distinct"
-    if len(levels) > 1:
-        text += ", mixed levels: one area may hold another"
-    if len(years) > 1:  # an ACS 5-year figure, a one-year estimate, GeoNames' undated one
-        text += ", figures of different years or none stated"
-    return text + ")"
-
-
-def _income_range(answered: list[dict[str, Any]]) -> str:
-    """Medians do not add: the lowest and the highest."""
-    low = min(answered, key=lambda r: r["amount"])
-    high = max(answered, key=lambda r: r["amount"])
-    return f"; median household income from {_item('get_average_income', low)} to " + _item(
-        "get_average_income", high
-    )
-
-
-def batch_summary(tool: str, body: dict[str, Any]) -> str:
+def batch_summary(spec: ToolSpec, body: dict[str, Any]) -> str:
     """A batch (`app.geodata.batch.BatchResult`): the count by outcome, then the gist of
-    the answers (a population's total, an income's range), else the first answer."""
+    the answers (`batch_gist`: a population's total, an income's range), else the first
+    answer (`batch_item`)."""
     items = body["results"]
     answered = [item["result"] for item in items if item.get("result")]
     errors = Counter(item["error"]["code"] for item in items if item.get("error"))
     text = f"{len(items)} items: {len(answered)} answered ({body['credits']} credits)"
     if errors:
         text += ", " + ", ".join(f"{n} {code}" for code, n in errors.most_common())
-    if answered and tool == "get_population":
-        text += _population_total(answered)
-    elif len(answered) > 1 and tool == "get_average_income":
-        text += _income_range(answered)
+    gist = spec.batch_gist(answered) if answered else ""
+    if gist:
+        text += gist
     elif answered:
-        text += f"; first: {_item(tool, answered[0])}"
+        text += f"; first: {(spec.batch_item or spec.summary)(answered[0])}"
     return text + "."

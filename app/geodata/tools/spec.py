@@ -3,7 +3,7 @@ and the catalogue can import it. Light: no index is loaded from here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,13 @@ Describe = Callable[["ToolSpec", Settings], str]
 ArgumentsSchema = Callable[["ToolSpec", Settings], dict[str, Any]]
 # A check of valid arguments against what this deployment answers (raises an AppError)
 Check = Callable[[BaseModel, Settings], None]
+# An embedded answer that a policy embedded-then-upstream asks the upstream to improve on
+Incomplete = Callable[[BaseModel], bool]
+# Rate tokens one call takes, from its validated arguments (app.tool_calls.routing)
+Weight = Callable[[Mapping[str, Any], Settings], int]
+# A batch's answered items (dumped results): what the batch summary says of them all
+# ("" for nothing: the summary then names the first item)
+BatchGist = Callable[[list[dict[str, Any]]], str]
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,10 @@ class Example:
 
     arguments: dict[str, Any]
     result: dict[str, Any]
+    # the arguments as MCP takes them, where /v1's query form differs (docs/TOOLS.md)
+    mcp_arguments: dict[str, Any] | None = None
+    # a batch's further items after this call, each with its outcome (/v1's OpenAPI)
+    batch: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = ()
 
 
 def as_written(spec: ToolSpec, settings: Settings) -> str:
@@ -43,6 +54,18 @@ def no_check(args: BaseModel, settings: Settings) -> None:
     return None
 
 
+def never_incomplete(result: BaseModel) -> bool:
+    return False
+
+
+def one_token(arguments: Mapping[str, Any], settings: Settings) -> int:
+    return 1
+
+
+def no_gist(answered: list[dict[str, Any]]) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -50,8 +73,10 @@ class ToolSpec:
     description: str
     args_model: type[BaseModel]
     result_model: type[BaseModel]
-    # the GeodataProvider method that answers it (called with the validated arguments)
-    method: str
+    # its folder, `app.geodata.tools.<tool>` (`__name__` of its __init__): `answer(provider,
+    # args)` in its `embedded` module answers it from the shipped data, in its `upstream`
+    # module (upstream-capable tools only) from the upstream provider
+    package: str
     # the first line of the MCP text block: the gist of a (dumped, camelCase) result
     summary: Summary
     # GET <http_path> on the HTTP data API (POST <http_path>/batch where it has a batch)
@@ -73,6 +98,13 @@ class ToolSpec:
     describe: Describe = as_written
     arguments_schema: ArgumentsSchema = model_schema
     check: Check = no_check
+    # an embedded answer the upstream may improve on (policy embedded-then-upstream)
+    incomplete: Incomplete = never_incomplete
+    # rate tokens one call takes (static_map: by its pixels)
+    weight: Weight = one_token
+    # in a batch's summary: one answered item, and what is said of all of them
+    batch_item: Summary | None = None
+    batch_gist: BatchGist = no_gist
 
     def policy(self, settings: Settings) -> ToolPolicy:
         """Who answers it: GEOSVC_TOOL_PROVIDERS, else GEOSVC_UPSTREAM_TOOLS ("upstream"),

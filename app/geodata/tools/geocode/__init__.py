@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from app.config import Settings
 from app.geodata.batch import BatchForm, BatchList, batch_result
 from app.geodata.tools.common import CREDIT, PLACES, PLACES_DATASET, STRING, where
@@ -40,6 +42,19 @@ def summary(result: dict[str, Any]) -> str:
     return text + "."
 
 
+def batch_item(result: dict[str, Any]) -> str:
+    best = result["results"][0]
+    ambiguous = " (ambiguous: see candidates)" if result.get("ambiguous") else ""
+    return f"{result['query']!r}: {where(best)}{ambiguous}"
+
+
+def incomplete(result: BaseModel) -> bool:
+    """An address found only as its town: the upstream geocoder may know it."""
+    assert isinstance(result, GeocodeResult)
+    matched = result.results[0].matched
+    return bool(result.warnings) or (matched is not None and matched != result.query)
+
+
 def describe(spec: ToolSpec, settings: Settings) -> str:
     coverage = ""
     if spec.policy(settings) == "embedded":
@@ -71,6 +86,20 @@ EXAMPLE = Example(
         "source": PLACES,
         "dataset": PLACES_DATASET,
     },
+    batch=(
+        (
+            {"query": "zzzzqqqq"},
+            {
+                "status": 404,
+                "error": {
+                    "code": "NOT_FOUND",
+                    "message": "No city, region, country, postal code or airport "
+                    "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
+                    "need the upstream geocoder).",
+                },
+            },
+        ),
+    ),
 )
 
 SPEC = ToolSpec(
@@ -85,7 +114,7 @@ SPEC = ToolSpec(
     "Else NOT_FOUND.{coverage}" + CREDIT,
     GeocodeArgs,
     GeocodeResult,
-    "geocode",
+    __name__,
     summary,
     "/v1/geocode",
     EXAMPLE,
@@ -104,4 +133,6 @@ SPEC = ToolSpec(
         batch_result(GeocodeResult),
     ),
     describe=describe,
+    incomplete=incomplete,
+    batch_item=batch_item,
 )

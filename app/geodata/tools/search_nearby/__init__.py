@@ -120,7 +120,7 @@ SPEC = ToolSpec(
     "none is in range." + CREDIT,
     SearchNearbyArgs,
     SearchNearbyResult,
-    "search_nearby",
+    __name__,
     summary,
     "/v1/nearby",
     EXAMPLE,

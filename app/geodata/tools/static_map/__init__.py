@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
+from app.config import Settings
 from app.geodata.tools.common import CREDIT
 from app.geodata.tools.spec import Example, ToolSpec
 from app.geodata.tools.static_map.schemas import MAX_MAP_ZOOM, StaticMapArgs, StaticMapResult
+
+
+def weight(arguments: Mapping[str, Any], settings: Settings) -> int:
+    """One rate token per `heavy_map_pixels` (600x400 by default): a 1280x1280 map takes 7
+    (app.tool_calls.routing)."""
+    pixels = int(arguments["width"]) * int(arguments["height"])
+    return max(1, math.ceil(pixels / settings.heavy_map_pixels))
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -41,6 +51,13 @@ EXAMPLE = Example(
         "dataset": "basemap@v7-89dedc34",
         "pngBase64": "iVBORw0KGgoAAAANSUhEUgAAAUAAAADICAIAAAAW...",
     },
+    mcp_arguments={
+        "center": {"lat": 40.71, "lon": -74.0},
+        "zoom": 10,
+        "markers": [{"lat": 40.71, "lon": -74.0, "label": "Office"}],
+        "width": 320,
+        "height": 200,
+    },
 )
 
 SPEC = ToolSpec(
@@ -51,7 +68,7 @@ SPEC = ToolSpec(
     "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
     StaticMapArgs,
     StaticMapResult,
-    "static_map",
+    __name__,
     summary,
     "/v1/static-map",
     EXAMPLE,
@@ -61,4 +78,5 @@ SPEC = ToolSpec(
     ),
     upstream_capable=False,
     cacheable=False,
+    weight=weight,
 )

@@ -1,0 +1,14 @@
+"""get_average_income from the shipped data: a ZIP, an area or a circle."""
+
+from __future__ import annotations
+
+from app.geodata.providers.embedded import EmbeddedProvider, demographics, ring_answers
+from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+
+
+def answer(provider: EmbeddedProvider, args: IncomeArgs) -> IncomeResult:
+    if args.around is not None:
+        return ring_answers.income(provider.data, args)
+    if args.area is not None:
+        return demographics.area_income(provider.areas, args)
+    return demographics.income(provider.data, args)

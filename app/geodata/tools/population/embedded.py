@@ -1,0 +1,14 @@
+"""get_population from the shipped data: a ZIP, an area or a circle."""
+
+from __future__ import annotations
+
+from app.geodata.providers.embedded import EmbeddedProvider, demographics, ring_answers
+from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+
+
+def answer(provider: EmbeddedProvider, args: PopulationArgs) -> PopulationResult:
+    if args.around is not None:
+        return ring_answers.population(provider.data, args)
+    if args.area is not None:
+        return demographics.area_population(provider.data, provider.areas, args)
+    return demographics.population(provider.data, args)
