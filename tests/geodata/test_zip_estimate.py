@@ -1,4 +1,4 @@
-"""reverse_geocode's US ZIP offline (providers/embedded/zip_estimate.py, issue 52 item 1):
+"""reverse_geocode's US ZIP offline (tools/reverse_geocode/zip_estimate.py, issue 52 item 1):
 the ZIPs likeliest to hold the point, by ZCTA centre, land area and bounding box, never a
 one-building or PO box ZIP as the point's ZIP with no doubt said."""
 

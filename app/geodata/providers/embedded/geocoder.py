@@ -40,22 +40,22 @@ from app.geodata.indices.store import (
 from app.geodata.providers.embedded import (
     ambiguity,
     attribution,
-    geocode_output,
     postal_codes,
     spelling,
     town_context,
 )
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.providers.embedded.geocode_output import Offer
 from app.geodata.providers.embedded.prominence import airport_rank
-from app.geodata.providers.embedded.query_kinds import (
+from app.geodata.text import key_hash, normalize
+from app.geodata.tools.geocode import geocode_output
+from app.geodata.tools.geocode.geocode_output import Offer
+from app.geodata.tools.geocode.query_kinds import (
     Dropped,
     beyond_gazetteer,
     not_found_message,
     partial_warning,
     unsupported_message,
 )
-from app.geodata.text import key_hash, normalize
 from app.geodata.tools.geocode.schemas import (
     GeocodeArgs,
     GeocodeCandidate,

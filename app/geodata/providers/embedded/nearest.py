@@ -20,29 +20,29 @@ from app.geodata.indices.reverse_build import GENERAL, SHORT_LIST, SPLIT
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.embedded import attribution, postal_codes
 from app.geodata.providers.embedded.data import FastViews, GeoData, PointSet
-from app.geodata.providers.embedded.no_town import (
+from app.geodata.providers.embedded.prominence import nearby_order
+from app.geodata.providers.embedded.regions import place_in_region
+from app.geodata.providers.embedded.shore import at_sea
+from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
+from app.geodata.tools.reverse_geocode.no_town import (
     MAX_REVERSE_KM,
     at_sea_answer,
     on_water_answer,
     place_fields,
     remote,
 )
-from app.geodata.providers.embedded.prominence import nearby_order
-from app.geodata.providers.embedded.regions import place_in_region
-from app.geodata.providers.embedded.shore import at_sea
-from app.geodata.providers.embedded.us_reverse import place_in_state
-from app.geodata.providers.embedded.water import lacks_the_land, on_land, water_kind
-from app.geodata.providers.embedded.zip_estimate import (
+from app.geodata.tools.reverse_geocode.schemas import (
+    ZIP_COUNTRIES,
+    ReverseGeocodeArgs,
+    ReverseGeocodeResult,
+)
+from app.geodata.tools.reverse_geocode.us_reverse import place_in_state
+from app.geodata.tools.reverse_geocode.zip_estimate import (
     MAX_ZIP_KM,
     ZIP_OFFERED,
     ZipAnswer,
     comparably_close,
     estimate,
-)
-from app.geodata.tools.reverse_geocode.schemas import (
-    ZIP_COUNTRIES,
-    ReverseGeocodeArgs,
-    ReverseGeocodeResult,
 )
 from app.geodata.tools.search_nearby.schemas import (
     NearbyPlace,
