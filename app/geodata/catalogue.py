@@ -1,5 +1,5 @@
-"""The tool catalogue: the tools in order (each one's spec, summary, example and hooks
-live in its module of `app.geodata.tools`), and argument validation. MCP's tools/list,
+"""The tool catalogue: the tools in order (each one is its folder of `app.geodata.tools`:
+spec, summary, example, hooks, models and answers), and argument validation. MCP's tools/list,
 the /v1 routes and OpenAPI, the summaries and docs/TOOLS.md are all derived from
 `TOOL_SPECS` (docs/CONTRIBUTING.md: a new tool).
 
