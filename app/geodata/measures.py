@@ -5,9 +5,10 @@ profiles (upstream) gave it. Light: no numpy here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
-from app.geodata.tools.demographics.schemas import TOPICS, Topic
+Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]
+TOPICS: tuple[Topic, ...] = get_args(Topic)
 
 Unit = Literal["count", "percent", "dollars", "years", "minutes", "persons"]
 

@@ -15,7 +15,7 @@ from importlib.metadata import version
 import numpy as np
 
 from app.errors import Unsupported
-from app.geodata.measures import HOME_VALUE_TOP_CODE, OCCUPIED
+from app.geodata.measures import HOME_VALUE_TOP_CODE, OCCUPIED, TOPICS
 from app.geodata.providers.embedded import profiles, rings
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.ring_answers import (
@@ -24,7 +24,7 @@ from app.geodata.providers.embedded.ring_answers import (
     circle_name,
     error_warning,
 )
-from app.geodata.tools.demographics.schemas import TOPICS, DemographicsArgs, DemographicsResult
+from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
 
 MEDIANS = frozenset({"median_age", "median_home_value"})
 

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema, field_validator
 
+from app.geodata.measures import TOPICS, Topic
 from app.geodata.results import AREA_ID, AREA_NAME, DATASET, SOURCE, ZIP_ECHO, AreaLevel, Result
 from app.geodata.schemas import ZipArguments
-
-Topic = Literal["age", "households", "education", "employment", "poverty", "housing", "race"]
-
-
-TOPICS: tuple[Topic, ...] = get_args(Topic)
 
 
 class DemographicsArgs(ZipArguments):

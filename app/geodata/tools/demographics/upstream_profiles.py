@@ -13,10 +13,10 @@ from collections import defaultdict
 
 from app.errors import NotFound
 from app.geodata import measures as profile
+from app.geodata.measures import TOPICS
 from app.geodata.providers import upstream_areas
 from app.geodata.results import area_candidate
 from app.geodata.tools.demographics.schemas import (
-    TOPICS,
     DemographicsArgs,
     DemographicsResult,
     Measure,
