@@ -26,6 +26,10 @@ class BorderRefiner:
         """tzdb zone -> country index, for the zones trusted to stand for one country."""
         return self._zone_countries
 
+    @property
+    def opened(self) -> bool:
+        return self._finder is not None
+
     def _open(self) -> Any:
         with self._lock:
             if self._finder is None:
