@@ -75,7 +75,7 @@ class TestFailures:
     async def test_the_deadline_releases_the_credit(
         self, meter: Meter, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setenv("GEOSVC_TOOL_DEADLINE_S", "1")
+        monkeypatch.setenv("GEOSVC_TOOL_DEADLINE_S", "0.5")
         reload_settings()
 
         with pytest.raises(DeadlineExceeded):
