@@ -119,7 +119,7 @@ async def meter(
     prefix = f"{TEST_RUN_PREFIX}calls-{secrets.token_hex(4)}:"
     monkeypatch.setenv("GEOSVC_REDIS_KEY_PREFIX", prefix)
     reload_settings()
-    geodata.configure(calls_env)
+    geodata.configure(calls_env)  # the upstream provider anew, on these keys
     user_id = new_user_id()
     with new_session() as session:
         session.add(
