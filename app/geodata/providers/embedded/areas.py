@@ -24,7 +24,6 @@ from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.text import normalize
 from app.geodata.tools.geocode.schemas import GeocodeArgs
 
-Level = Literal["postal_code", "city", "county", "state", "country"]
 AreaLevel = Literal["city", "county", "state", "country"]
 
 CITY_SOURCE = "GeoNames (CC BY 4.0), city proper; GeoNames states no year"

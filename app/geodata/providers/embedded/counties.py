@@ -61,10 +61,6 @@ class CountyIndex:
                 self._tree = RingIndex(self._arrays["cty_xy"], self._arrays["cty_ring_off"])
         return self._tree
 
-    def warm(self) -> None:
-        if self.available:
-            self._open()
-
     def at(self, lat: float, lon: float) -> County | None:
         """The county whose polygon holds (lat, lon); else the nearest within NEAR_DEG;
         None when there is none (outside the US, or out at sea)."""

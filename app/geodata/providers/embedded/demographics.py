@@ -112,7 +112,6 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
 
 
 # What answers an area's figures offline, and what needs the upstream provider.
-OFFLINE_POPULATION = "US ZIP codes, US states and counties, countries, cities"
 OFFLINE_INCOME = "US ZIP codes"
 UPSTREAM_INCOME = (
     "US states, counties and places need the upstream Census ACS provider "
