@@ -135,7 +135,8 @@ def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GEOSVC_DATABASE_URL", "postgresql://geosvc:x@127.0.0.1:9/geosvc")
     reload_settings()
     try:
-        [sample] = SharedStateCollector(outbox_stats)._database().samples
+        [up] = SharedStateCollector(outbox_stats)._database()
+        [sample] = up.samples
     finally:
         monkeypatch.delenv("GEOSVC_DATABASE_URL")
         reload_settings()
