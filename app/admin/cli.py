@@ -270,8 +270,10 @@ def _logging(context: typer.Context) -> None:
     from app.observability.logs import configure_logging
     from app.production import serving_as
 
-    # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets.
-    context.with_resource(serving_as("api"))
+    # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets;
+    # `backup` also runs on its own (the CronJob geosvc-backup) with the two it reads.
+    process = "backup" if context.invoked_subcommand == "backup" else "api"
+    context.with_resource(serving_as(process))
     context.call_on_close(get_settings.cache_clear)
     get_settings.cache_clear()
     settings = get_settings()
