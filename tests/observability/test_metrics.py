@@ -141,3 +141,60 @@ def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.delenv("GEOSVC_DATABASE_URL")
         reload_settings()
     assert (sample.name, sample.value) == ("geosvc_database_up", 0)
+
+
+def test_the_series_of_the_operations_alerts_read_what_they_say(
+    observed: ObservedStack, redis_url: str
+) -> None:
+    """Issue 55, item 2: what GeosvcBackupTooOld, GeosvcRedisMemoryHigh/Full and
+    GeosvcMeterReportsFailing read (deploy/alerts.yml): the newest backup's time as the
+    backup recorded it, Redis's memory and maxmemory as INFO gives them, and the meter
+    batches not yet sent to Stripe with the age of the oldest."""
+    from datetime import timedelta
+
+    import redis
+    from sqlmodel import Session, delete
+
+    from app.db import engine_for
+    from app.models import StripeMeterReport
+    from app.observability.exposition import BACKUP_STATUS_KEY
+
+    store = redis.Redis.from_url(redis_url)
+    prefix = observed.server.env["GEOSVC_REDIS_KEY_PREFIX"]
+    assert observed.api_metrics().get("geosvc_backup_last_success_timestamp_seconds") == 0
+    store.set(f"{prefix}{BACKUP_STATUS_KEY}", "1765000000")
+    engine = engine_for(observed.database_url)
+    identifier = f"metrics-test-{utcnow().timestamp()}"
+    with Session(engine) as session:
+        session.add(
+            StripeMeterReport(
+                user_id="usr_metrics",
+                customer_id="cus_metrics",
+                period=period_of(utcnow()),
+                overage_from=0,
+                overage_to=3,
+                identifier=identifier,
+                created_at=utcnow() - timedelta(minutes=45),
+            )
+        )
+        session.commit()
+    try:
+        api = observed.api_metrics()
+        memory = store.info("memory")
+    finally:
+        store.delete(f"{prefix}{BACKUP_STATUS_KEY}")
+        with Session(engine) as session:
+            session.exec(
+                delete(StripeMeterReport).where(StripeMeterReport.identifier == identifier)
+            )  # type: ignore[call-overload, arg-type]
+            session.commit()
+        engine.dispose()
+    assert api.get("geosvc_backup_last_success_timestamp_seconds") == 1765000000
+    assert api.get("geosvc_redis_memory_used_bytes") > 0
+    assert api.get("geosvc_redis_memory_max_bytes") == memory["maxmemory"]
+    assert api.get("geosvc_meter_reports_unsent") >= 1
+    assert 45 * 60 <= api.get("geosvc_meter_report_oldest_unsent_age_seconds") < 50 * 60
+    assert (
+        observed.api_metrics().get("geosvc_meter_reports_unsent")
+        == api.get("geosvc_meter_reports_unsent") - 1
+    )
