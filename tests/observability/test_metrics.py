@@ -4,16 +4,29 @@ other tests on the same stack do not matter)."""
 
 from __future__ import annotations
 
+import secrets
+from pathlib import Path
+
 import httpx
 import pytest
 
 from app.clock import period_of, utcnow
+from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import FREE_QUOTA, connect
-from tests.observability.conftest import AUTH, ObservedStack, Samples, poll
-from tests.support.factories import sign_up
+from tests.mcp.conftest import FREE_QUOTA, connect, stop_stack
+from tests.observability.conftest import (
+    AUTH,
+    ObservedStack,
+    Samples,
+    observed_env,
+    poll,
+    start_observed_stack,
+)
+from tests.support.factories import PASSWORD, sign_up, unique_email
+from tests.support.fixtures import Backend
 
 TOOL_CALLS = "geosvc_tool_calls_total"
+FAILURES = "geosvc_mail_failures_total"
 
 
 def new_key(stack: ObservedStack) -> tuple[str, str]:
@@ -198,3 +211,44 @@ def test_the_series_of_the_operations_alerts_read_what_they_say(
         observed.api_metrics().get("geosvc_meter_reports_unsent")
         == api.get("geosvc_meter_reports_unsent") - 1
     )
+
+
+def test_the_worker_counts_mail_the_server_defers_or_refuses(
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    fake_smtp: FakeSmtp,
+    tmp_path: Path,
+) -> None:
+    """Issue 55, item 2: what GeosvcMailDeferred and GeosvcMailBouncing read. A mail
+    server that answers 550 (refused: dropped) and then 451 (deferred: retried until it
+    takes the message) moves `geosvc_mail_failures_total` by reason, in the worker that
+    mails."""
+    if backend.name != "sqlite":
+        pytest.skip("the worker's mail counting does not depend on the database")
+    env = {
+        **observed_env(backend, fake_upstream, f"mail-{secrets.token_hex(3)}"),
+        **fake_smtp.env(),
+    }
+    stack = start_observed_stack(env, tmp_path)
+    try:
+        with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+            fake_smtp.fault = 550
+            refused = fake_smtp.refused
+            signup = {"email": unique_email("bounce"), "password": PASSWORD}
+            assert http.post("/auth/signup", json=signup).status_code == 202
+            poll(lambda: fake_smtp.refused > refused)
+            poll(lambda: stack.worker_metrics().get(FAILURES, reason="refused") == 1)
+            assert stack.worker_metrics().get(FAILURES, reason="deferred") == 0
+
+            fake_smtp.fault = 451
+            refused = fake_smtp.refused
+            email = unique_email("deferred")
+            assert http.post("/auth/signup", json={**signup, "email": email}).status_code == 202
+            poll(lambda: fake_smtp.refused > refused)
+            poll(lambda: stack.worker_metrics().get(FAILURES, reason="deferred") >= 1)
+            fake_smtp.fault = None
+            fake_smtp.wait_for(email, "Confirm your e-mail address", deadline_s=60)
+            assert stack.worker_metrics().get(FAILURES, reason="refused") == 1
+    finally:
+        fake_smtp.fault = None
+        stop_stack(stack)
