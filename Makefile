@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool image image-tag lock
+.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool amtool image image-tag lock
 
 # Every dependency from the lock, checked by hash (the `dev` and `otel` extras; the image
 # installs requirements.lock); then this project alone. `make lock` rewrites the locks.
@@ -32,7 +32,7 @@ run: $(STAMP)
 # and workers it starts, so three files keep two cores busy.
 # TEST_PROCESSES=0 runs in this process alone (pdb, -x).
 TEST_PROCESSES ?= 3
-test: $(STAMP) chromium nginx conformance-tools promtool
+test: $(STAMP) chromium nginx conformance-tools promtool amtool
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The tests that start no process and need no service (tests/support/tiers.py decides),
@@ -80,6 +80,15 @@ promtool:
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
 	  else echo "/usr/bin/promtool missing: run 'apt-get install prometheus' as root"; fi; }
+
+# Debian's prometheus-alertmanager package for amtool: tests/deployment/test_alerts.py
+# checks deploy/alertmanager.yml and its routes offline. Without root: those tests skip,
+# or fail under REQUIRE_SERVICES=1.
+amtool:
+	@test -x /usr/bin/amtool || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; \
+	  else echo "/usr/bin/amtool missing: run 'apt-get install prometheus-alertmanager' as root"; fi; }
 
 # The release's image tag: the package version and the git commit (-dirty with local
 # changes), e.g. 0.1.0-3c4b240a1f2e. `make image` builds geosvc:<tag> and prints the

@@ -51,6 +51,8 @@ SECRETS_READ_BY: dict[str, frozenset[str]] = {
     "flower": frozenset({"GEOSVC_REDIS_URL", "GEOSVC_BROKER_URL", "GEOSVC_FLOWER_AUTH"}),
     "migrate": frozenset({"GEOSVC_DATABASE_URL"}),
     "data": frozenset(),  # `geosvc data build`: the installed dataset packages only
+    # `geosvc admin backup`: pg_dump of the database, its time recorded in Redis
+    "backup": frozenset({"GEOSVC_DATABASE_URL", "GEOSVC_REDIS_URL"}),
 }
 
 # Read when given, never required: a rotation's previous value, an optional upstream key.

@@ -25,7 +25,6 @@ def compose() -> dict[str, Any]:
 def test_has_the_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {
         "migrate",
-        "geodata-build",
         "redis",
         "rabbitmq",
         "postgres",
@@ -35,6 +34,9 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "beat",
         "flower",
         "prometheus",
+        "alertmanager",
+        "node-exporter",
+        "backup",
         "proxy",
         "blackbox",
     }
@@ -51,15 +53,30 @@ def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any],
 
 
 @pytest.mark.parametrize("name", ["worker", "worker-bulk"])
-def test_workers_start_after_their_data_is_built(compose: dict[str, Any], name: str) -> None:
-    """A worker refuses to start without its indices: `geodata-build` builds them first."""
-    depends = compose["services"][name]["depends_on"]
-    assert depends["geodata-build"] == {"condition": "service_completed_successfully"}
-    build = compose["services"]["geodata-build"]
-    data_dir = build["environment"]["GEOSVC_DATA_DIR"]
-    assert build["command"] == ["geosvc", "data", "build", "--data-dir", data_dir]
-    assert build["restart"] == "no"
-    assert CliRunner().invoke(cli, [*build["command"][1:], "--help"]).exit_code == 0
+def test_workers_read_the_indices_built_into_the_image(compose: dict[str, Any], name: str) -> None:
+    """Issue 55, item 4: a worker refuses to start without its indices; the image has them
+    (the Dockerfile builds them where the workers' GEOSVC_DATA_DIR points), so no service
+    builds them at start and a scaled-up worker consumes within seconds."""
+    data_dir = compose["services"][name]["environment"]["GEOSVC_DATA_DIR"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert f"RUN geosvc data build --data-dir {data_dir}\n" in dockerfile
+    assert data_dir not in {v.split(":")[1] for v in compose["services"][name]["volumes"]}
+    assert "geodata-build" not in compose["services"][name]["depends_on"]
+    # the rest of the shared environment is kept (the merge, not a replacement)
+    assert compose["services"][name]["environment"]["GEOSVC_ENV"] == "production"
+
+
+def test_backups_run_on_a_schedule_with_retention(compose: dict[str, Any]) -> None:
+    """Issue 55, item 1: `geosvc admin backup --dir` in a loop into a volume of its own."""
+    backup = compose["services"]["backup"]
+    script = backup["command"][0]
+    assert backup["entrypoint"] == ["/bin/sh", "-c"]
+    assert "geosvc admin backup --dir /backups --keep-days" in script
+    assert "backups:/backups" in backup["volumes"]
+    assert "backups" in compose["volumes"]
+    argv = ["admin", "backup", "--dir", "/backups", "--keep-days", "30", "--help"]
+    assert CliRunner().invoke(cli, argv).exit_code == 0
+    subprocess.run(["sh", "-n", "-c", script.replace("$$", "$")], check=True)
 
 
 def test_paying_calls_have_a_worker_pool_of_their_own(compose: dict[str, Any]) -> None:

@@ -13,15 +13,19 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import typer
+import yaml
+from typer.testing import CliRunner
 
 from app.cli import cli
 from app.config import Settings
 from app.queue.celery import BULK_TOOL_QUEUES, QUEUES, TOOLS_QUEUE
 from tests.support.kubernetes import (
+    ALERTS,
     KUBECTL,
     MIGRATE,
     OVERLAYS,
     PRODUCTION,
+    PROMETHEUS_RULE,
     ROOT,
     SECRET_NAME,
     SECRETS_EXAMPLE,
@@ -32,6 +36,7 @@ from tests.support.kubernetes import (
     name_of,
     policy_findings,
     process_refusals,
+    prometheus_rule_text,
     render,
 )
 from tests.support.services import REQUIRE_SERVICES
@@ -39,9 +44,13 @@ from tests.support.services import REQUIRE_SERVICES
 # The oldest Kubernetes these manifests are for (autoscaling/v2, policy/v1 PDBs, Pod
 # Security Admission labels, PDB-safe topology spread) and the newest schemas shipped.
 KUBERNETES_VERSIONS = ("1.30.0", kubernetes_validate.latest_version())
-# Custom resources, which the Kubernetes schemas do not cover.
-CUSTOM_RESOURCE_GROUPS = ("keda.sh/",)
+# Custom resources, which the Kubernetes schemas do not cover (kubernetes-validate ships
+# none, and their CRDs are not vendored here): TestQueueScaling checks KEDA's objects and
+# TestMonitoring the Prometheus Operator's, by what they must select and carry.
+CUSTOM_RESOURCE_GROUPS = ("keda.sh/", "monitoring.coreos.com/")
 WORKER_COMPONENTS = ("worker", "worker-bulk", "worker-billing")
+# Where the Dockerfile builds the indices (read-only at run time)
+IMAGE_INDICES = "/opt/geosvc/geodata"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -220,8 +229,10 @@ class TestPolicy:
             mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
             assert "/tmp" in mounts, where
             data_dir = container_env(container, namespace, secrets)["GEOSVC_DATA_DIR"]
-            if container["args"][1] in ("api", "worker", "beat", "data"):
+            if container["args"][1] in ("api", "beat", "data"):
                 assert data_dir in mounts, where
+            if container["args"][1] == "worker":  # reads the image's indices, writes nothing
+                assert data_dir == IMAGE_INDICES, where
 
 
 class TestMigration:
@@ -283,24 +294,22 @@ class TestQueueScaling:
         assert targets == {"geosvc-api", *worker_queues(hpa_fallback)}
         assert not by_kind(hpa_fallback, "ScaledObject")
 
-    def test_every_worker_pod_builds_the_indices_before_its_worker_starts(
+    def test_every_worker_pod_reads_the_indices_built_into_the_image(
         self, namespace: list[Obj]
     ) -> None:
-        """Every `geosvc worker` loads the geodata indices at start (workers/tools.py):
-        built by an init container into the data volume, not in the worker's memory limit."""
+        """Issue 55, item 4: every `geosvc worker` loads the geodata indices at start
+        (workers/tools.py). They are built once per release into the image (Dockerfile),
+        not by an init container in every new pod: a scale-up waits for no build."""
         secrets = env_file(SECRETS_EXAMPLE)
+        dockerfile = (ROOT.parents[1] / "Dockerfile").read_text()
+        assert f"RUN geosvc data build --data-dir {IMAGE_INDICES}\n" in dockerfile
         for name in worker_queues(namespace):
             spec = by_kind(namespace, "Deployment")[name]["spec"]["template"]["spec"]
             worker = spec["containers"][0]
-            data_dir = container_env(worker, namespace, secrets)["GEOSVC_DATA_DIR"]
-            volume = next(m["name"] for m in worker["volumeMounts"] if m["mountPath"] == data_dir)
-            builds = [
-                c
-                for c in spec.get("initContainers", [])
-                if c["args"] == ["geosvc", "data", "build", "--data-dir", data_dir]
-                and {"name": volume, "mountPath": data_dir} in c["volumeMounts"]
-            ]
-            assert len(builds) == 1, name
+            assert container_env(worker, namespace, secrets)["GEOSVC_DATA_DIR"] == IMAGE_INDICES
+            mounted = {m["mountPath"] for m in worker["volumeMounts"]}
+            assert not any(IMAGE_INDICES.startswith(path) for path in mounted), name
+            assert spec.get("initContainers", []) == [], name
 
     def test_exactly_one_beat(self, namespace: list[Obj]) -> None:
         beats = [
@@ -386,3 +395,76 @@ class TestProductionSettings:
         for where, container in geosvc_containers(namespace):
             unknown = set(container_env(container, namespace, secrets)) - known
             assert unknown == set(), where
+
+
+class TestBackups:
+    """Issue 55, item 1: a daily CronJob runs `geosvc admin backup` into a claim of its own."""
+
+    def test_a_cronjob_dumps_daily_into_its_claim_with_retention(
+        self, namespace: list[Obj]
+    ) -> None:
+        cronjob = by_kind(namespace, "CronJob")["geosvc-backup"]
+        assert cronjob["spec"]["concurrencyPolicy"] == "Forbid"
+        minute, hour, *every_day = cronjob["spec"]["schedule"].split()
+        assert every_day == ["*", "*", "*"]
+        spec = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        [container] = spec["containers"]
+        args = container["args"]
+        assert args[:3] == ["geosvc", "admin", "backup"]
+        directory = args[args.index("--dir") + 1]
+        assert int(args[args.index("--keep-days") + 1]) >= 7
+        volume = next(m["name"] for m in container["volumeMounts"] if m["mountPath"] == directory)
+        claim = next(v for v in spec["volumes"] if v["name"] == volume)["persistentVolumeClaim"]
+        assert claim["claimName"] in by_kind(namespace, "PersistentVolumeClaim")
+        assert CliRunner().invoke(cli, [*args[1:], "--help"]).exit_code == 0
+
+
+class TestMonitoring:
+    """Issue 55, item 2: with the Prometheus Operator, the rules as a PrometheusRule and
+    the scrapes as a ServiceMonitor (api) and a PodMonitor (workers). Their CRDs are not
+    in kubernetes-validate: checked here by what they must carry and select."""
+
+    def test_the_prometheus_rule_is_alerts_yml(self, namespace: list[Obj]) -> None:
+        assert PROMETHEUS_RULE.read_text() == prometheus_rule_text(), (
+            "regenerate: .venv/bin/python -m tests.support.kubernetes"
+        )
+        [rule] = by_kind(namespace, "PrometheusRule").values()
+        assert rule["spec"]["groups"] == yaml.safe_load(ALERTS.read_text())["groups"]
+
+    def test_the_service_monitor_scrapes_the_api_service_with_the_token(
+        self, namespace: list[Obj]
+    ) -> None:
+        [monitor] = by_kind(namespace, "ServiceMonitor").values()
+        service = by_kind(namespace, "Service")["geosvc-api"]
+        selector = monitor["spec"]["selector"]["matchLabels"]
+        assert selector.items() <= service["metadata"]["labels"].items()
+        [endpoint] = monitor["spec"]["endpoints"]
+        assert endpoint["port"] in {port["name"] for port in service["spec"]["ports"]}
+        assert endpoint["path"] == "/metrics"
+        self.assert_token(endpoint)
+
+    def test_the_pod_monitor_scrapes_every_worker_pool_with_the_token(
+        self, namespace: list[Obj]
+    ) -> None:
+        [monitor] = by_kind(namespace, "PodMonitor").values()
+        selector = monitor["spec"]["selector"]
+        [endpoint] = monitor["spec"]["podMetricsEndpoints"]
+        scraped = set()
+        for name in worker_queues(namespace):
+            template = by_kind(namespace, "Deployment")[name]["spec"]["template"]
+            labels = template["metadata"]["labels"]
+            assert selector["matchLabels"].items() <= labels.items(), name
+            [expression] = selector["matchExpressions"]
+            assert labels[expression["key"]] in expression["values"], name
+            ports = {p["name"] for p in template["spec"]["containers"][0]["ports"]}
+            assert endpoint["port"] in ports, name
+            scraped.add(name)
+        assert len(scraped) == 3
+        self.assert_token(endpoint)
+
+    @staticmethod
+    def assert_token(endpoint: Obj) -> None:
+        authorization = endpoint["authorization"]
+        assert authorization["type"] == "Bearer"
+        assert authorization["credentials"]["name"] == SECRET_NAME
+        assert authorization["credentials"]["key"] in env_file(SECRETS_EXAMPLE)

@@ -18,6 +18,7 @@ from app.accounts.notices import NOTICE_TASK, send_notice
 from app.config import get_settings
 from app.mail.transport import MailDeferred, MailRefused, startup_line
 from app.metering.alerts import ALERT_TASK, send_alert
+from app.observability.metrics import mail_failed
 from app.queue import celery_app
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,11 @@ def say_where_mail_goes(**_kwargs: Any) -> None:
 def account_notice(kind: str, user_id: str | None, address: str | None) -> None:
     try:
         send_notice(kind, user_id, address)
+    except MailDeferred:
+        mail_failed("deferred")
+        raise  # retried with backoff (MAIL_RETRY_OPTIONS)
     except MailRefused as exc:
+        mail_failed("refused")
         logger.error("account notice dropped: %s", exc)
 
 
@@ -50,5 +55,9 @@ def account_notice(kind: str, user_id: str | None, address: str | None) -> None:
 def usage_alert(user_id: str, period: str, plan: str, kind: str, quota: int) -> None:
     try:
         send_alert(user_id, period, plan, kind, quota)
+    except MailDeferred:
+        mail_failed("deferred")
+        raise  # retried with backoff (MAIL_RETRY_OPTIONS)
     except MailRefused as exc:
+        mail_failed("refused")
         logger.error("usage alert dropped: %s", exc)

@@ -27,15 +27,23 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
 from app.db import engine_for
 from app.errors import Conflict, InvalidArgument
+from app.observability.exposition import BACKUP_STATUS_KEY
 
 TOOL_TIMEOUT_S = 3600
+# The names scheduled backups get in their directory (sorted by name = by time), the only
+# files retention ever deletes.
+SCHEDULED_NAME = "geosvc-{:%Y%m%dT%H%M%SZ}.dump"
+SCHEDULED_GLOB = "geosvc-*.dump"
 
 
 class BackupFailed(RuntimeError):
@@ -89,6 +97,25 @@ def backup(database_url: str, output: Path) -> None:
         raise
     # a dump that died half-way never looks like a backup
     partial.replace(output)
+
+
+def scheduled_backup(database_url: str, directory: Path, keep_days: int) -> Path:
+    """A backup named by its time in `directory`; then the scheduled backups older than
+    `keep_days` are deleted (never the newest: a clock jump cannot empty the directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    output = directory / SCHEDULED_NAME.format(datetime.now(UTC))
+    backup(database_url, output)
+    cutoff = time.time() - timedelta(days=keep_days).total_seconds()
+    for old in sorted(directory.glob(SCHEDULED_GLOB))[:-1]:
+        if old.stat().st_mtime < cutoff:
+            old.unlink()
+    return output
+
+
+def record_success(redis: Any, key_prefix: str, finished: float) -> None:
+    """What `geosvc_backup_last_success_timestamp_seconds` reads (the api's /metrics), so
+    an alert fires when the newest backup is older than its schedule."""
+    redis.set(f"{key_prefix}{BACKUP_STATUS_KEY}", f"{finished:.0f}")
 
 
 def table_count(database_url: str) -> int:

@@ -178,14 +178,44 @@ def revoke_keys_command(
 
 @admin_cli.command("backup")
 def backup_command(
-    output: Annotated[Path, typer.Option("--output", "-o", help="file to write (pg_dump custom)")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="file to write (pg_dump custom)")
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="write geosvc-<UTC time>.dump here (scheduled backups)"),
+    ] = None,
+    keep_days: Annotated[
+        int,
+        typer.Option("--keep-days", min=1, help="with --dir: delete backups older than this"),
+    ] = 30,
 ) -> None:
-    """Dump the PostgreSQL database (accounts, key hashes, subscriptions, ledger) to a file."""
-    from app.admin.backup import backup
-    from app.config import get_settings
+    """Dump the PostgreSQL database (accounts, key hashes, subscriptions, ledger) to a file,
+    and record the time in Redis (the backup-age alert reads it)."""
+    import time
 
-    _guarded(lambda: backup(get_settings().sqlalchemy_url, output))
-    typer.echo(f"backup written to {output} ({output.stat().st_size} bytes)")
+    from app.admin.backup import backup as dump_to
+    from app.admin.backup import record_success, scheduled_backup
+    from app.config import get_settings
+    from app.redis_client import sync_redis
+
+    if (output is None) == (directory is None):
+        typer.echo("error: give exactly one of --output FILE and --dir DIRECTORY", err=True)
+        raise typer.Exit(2)
+    settings = get_settings()
+    written: list[Path] = []
+    if directory is not None:
+        into = directory
+        _guarded(lambda: written.append(scheduled_backup(settings.sqlalchemy_url, into, keep_days)))
+    else:
+        assert output is not None
+        _guarded(lambda: dump_to(settings.sqlalchemy_url, output))
+        written.append(output)
+    typer.echo(f"backup written to {written[0]} ({written[0].stat().st_size} bytes)")
+    try:
+        record_success(sync_redis(), settings.redis_key_prefix, time.time())
+    except Exception as exc:  # the backup is good; only its age metric is not updated
+        typer.echo(f"warning: backup time not recorded in Redis: {exc}", err=True)
 
 
 @admin_cli.command("restore")
@@ -240,8 +270,10 @@ def _logging(context: typer.Context) -> None:
     from app.observability.logs import configure_logging
     from app.production import serving_as
 
-    # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets.
-    context.with_resource(serving_as("api"))
+    # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets;
+    # `backup` also runs on its own (the CronJob geosvc-backup) with the two it reads.
+    process = "backup" if context.invoked_subcommand == "backup" else "api"
+    context.with_resource(serving_as(process))
     context.call_on_close(get_settings.cache_clear)
     get_settings.cache_clear()
     settings = get_settings()

@@ -10,8 +10,10 @@ in-process registry.
 Series that describe shared state are read when scraped: the depth of the `tools` and
 `billing` queues from the broker (Redis or RabbitMQ, a passive declare each), the outbox
 length and the age of its oldest event (`metering.outbox.outbox_stats`), each upstream
-breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`), and how
-many workers can answer each tool queue (`app.queue.tool_workers`).
+breaker's state from Redis (the breaker keeps it at `upstream:breaker:<name>`), how
+many workers can answer each tool queue (`app.queue.tool_workers`), Redis's memory and
+its limit (INFO memory), when the newest backup finished (`backup:last_success`, written
+by `geosvc admin backup`), and the meter batches Stripe does not have yet (database).
 
 Protection: with `GEOSVC_METRICS_TOKEN` set, both ask for `Authorization: Bearer <token>`;
 in production it is required (`require_metrics_protection`).
@@ -41,6 +43,10 @@ from app.observability.bounded_wsgi import BoundedHandler, BoundedWSGIServer
 from app.queue import tool_workers
 from app.queue.celery import QUEUES, TOOL_QUEUES, celery_app
 from app.redis_client import sync_redis
+
+# Where `geosvc admin backup` records when its newest backup finished (under the key
+# prefix): a Unix time, read at every scrape.
+BACKUP_STATUS_KEY = "backup:last_success"
 
 logger = logging.getLogger(__name__)
 
@@ -148,24 +154,46 @@ class SharedStateCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         yield from self._queues()
         yield from self._redis_state()
-        yield self._database()
+        yield from self._database()
 
-    def _database(self) -> Metric:
-        """One `SELECT 1` (bounded by GEOSVC_DB_CONNECT_TIMEOUT_S and the statement
-        timeout): what the alert on an unreachable database reads (deploy/alerts.yml)."""
-        from sqlalchemy import text
+    def _database(self) -> Iterator[Metric]:
+        """Queries bounded by GEOSVC_DB_CONNECT_TIMEOUT_S and the statement timeout: whether
+        the database answers (`SELECT 1`: the alert on an unreachable database) and the
+        meter batches not yet sent to Stripe (the alert on failing meter reports)."""
+        from sqlalchemy import func, select, text
 
+        from app.clock import as_utc, utcnow
         from app.db import get_engine
+        from app.models import StripeMeterReport
 
         up = GaugeMetricFamily("geosvc_database_up", "The database answered this scrape")
+        oldest_created = func.min(StripeMeterReport.created_at)
+        unsent_query = select(func.count(), oldest_created).where(
+            StripeMeterReport.sent_at.is_(None)  # type: ignore[union-attr]
+        )
         try:
             with get_engine().connect() as connection:
                 connection.execute(text("SELECT 1"))
-            up.add_metric([], 1)
+                up.add_metric([], 1)
+                unsent, oldest = connection.execute(unsent_query).one()
         except Exception as exc:  # a scrape must answer even when the database does not
             logger.warning("metrics: database unreachable: %s", exc)
-            up.add_metric([], 0)
-        return up
+            if not up.samples:
+                up.add_metric([], 0)
+            yield up
+            return
+        yield up
+        batches = GaugeMetricFamily(
+            "geosvc_meter_reports_unsent", "Meter batches recorded but not yet sent to Stripe"
+        )
+        batches.add_metric([], unsent)
+        yield batches
+        age = GaugeMetricFamily(
+            "geosvc_meter_report_oldest_unsent_age_seconds",
+            "Age of the oldest meter batch Stripe does not have yet (0 when none)",
+        )
+        age.add_metric([], (utcnow() - as_utc(oldest)).total_seconds() if oldest else 0.0)
+        yield age
 
     def _queues(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily(
@@ -192,7 +220,9 @@ class SharedStateCollector(Collector):
             for provider in PROVIDERS:
                 pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
             pipe.time()
-            *breakers, (seconds, micros) = pipe.execute()
+            pipe.info("memory")
+            pipe.get(f"{prefix}{BACKUP_STATUS_KEY}")
+            *breakers, (seconds, micros), memory, last_backup = pipe.execute()
             workers = tool_workers.live_workers(self._redis())
         except Exception as exc:  # a scrape must answer even when Redis does not
             logger.warning("metrics: Redis state unreadable: %s", exc)
@@ -219,6 +249,13 @@ class SharedStateCollector(Collector):
         for provider, open_until in zip(PROVIDERS, breakers, strict=True):
             state.add_metric([provider], _breaker_state(open_until, now_ms))
         yield state
+        yield from _redis_memory(memory)
+        backup = GaugeMetricFamily(
+            "geosvc_backup_last_success_timestamp_seconds",
+            "When the newest `geosvc admin backup` finished (Unix time; 0: none recorded)",
+        )
+        backup.add_metric([], float(last_backup or 0))
+        yield backup
         if self._index_version is not None:
             yield self._tool_workers(workers, self._index_version)
 
@@ -233,6 +270,18 @@ class SharedStateCollector(Collector):
         for queue, count in tool_workers.answering(workers, TOOL_QUEUES, index_version).items():
             answering.add_metric([queue], count)
         return answering
+
+
+def _redis_memory(info: dict[str, Any]) -> Iterator[Metric]:
+    used = GaugeMetricFamily("geosvc_redis_memory_used_bytes", "Memory Redis uses (INFO memory)")
+    used.add_metric([], float(info.get("used_memory", 0)))
+    yield used
+    limit = GaugeMetricFamily(
+        "geosvc_redis_memory_max_bytes",
+        "Redis's maxmemory (0: no limit set; then the host's or container's memory is the limit)",
+    )
+    limit.add_metric([], float(info.get("maxmemory", 0)))
+    yield limit
 
 
 def _depth(connection: Any, queue: str) -> int:

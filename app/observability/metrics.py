@@ -73,6 +73,12 @@ TASKS = Counter("geosvc_celery_tasks", "Celery tasks run, by task and outcome", 
 TASK_SECONDS = Histogram(
     "geosvc_celery_task_seconds", "Celery task run time, by task", ["task"], buckets=LATENCY_BUCKETS
 )
+MAIL_FAILURES = Counter(
+    "geosvc_mail_failures",
+    "Messages the mail server did not take: deferred (down, slow, 4xx; retried) or "
+    "refused (5xx: dropped)",
+    ["reason"],
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -189,3 +195,8 @@ def ledger_drained(created: Iterable[datetime], now: datetime | None = None) -> 
 def task_finished(task: str, outcome: str, seconds: float) -> None:
     TASKS.labels(task, outcome).inc()
     TASK_SECONDS.labels(task).observe(seconds)
+
+
+def mail_failed(reason: str) -> None:
+    """`deferred` or `refused` (app.mail.transport's MailDeferred, MailRefused)."""
+    MAIL_FAILURES.labels(reason).inc()

@@ -1,6 +1,8 @@
 """The Prometheus alert rules and the Grafana dashboard (issue 38, item 8): checked and
 unit-tested offline with promtool (Debian's `prometheus` package, `make promtool`), and
-written against the series the app really exports."""
+written against the series the app really exports. The Alertmanager configuration that
+routes them to a person (issue 55, item 2): checked with amtool (Debian's
+`prometheus-alertmanager`, `make amtool`)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,18 @@ from tests.support.services import REQUIRE_SERVICES
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMTOOL = shutil.which("promtool")
-# Series from outside the app: Prometheus's own, and the blackbox exporter's probe.
-OTHER_SERIES = {"up", "probe_ssl_earliest_cert_expiry", "probe_success"}
+AMTOOL = shutil.which("amtool")
+# Series from outside the app: Prometheus's own, the blackbox exporter's probe, the
+# database volume's free space (node-exporter in compose, the kubelet in Kubernetes).
+OTHER_SERIES = {
+    "up",
+    "probe_ssl_earliest_cert_expiry",
+    "probe_success",
+    "node_filesystem_avail_bytes",
+    "node_filesystem_size_bytes",
+    "kubelet_volume_stats_available_bytes",
+    "kubelet_volume_stats_capacity_bytes",
+}
 SUFFIXES = ("_total", "_bucket", "_sum", "_count")
 
 
@@ -30,6 +42,14 @@ def promtool(*args: str, cwd: Path = DEPLOY) -> subprocess.CompletedProcess[str]
             pytest.fail("promtool is required (make promtool)")
         pytest.skip("promtool not installed (make promtool)")
     return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def amtool(*args: str) -> subprocess.CompletedProcess[str]:
+    if AMTOOL is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("amtool is required (make amtool)")
+        pytest.skip("amtool not installed (make amtool)")
+    return subprocess.run([AMTOOL, *args], cwd=DEPLOY, capture_output=True, text=True, timeout=60)
 
 
 def alert_rules() -> list[dict[str, Any]]:
@@ -55,7 +75,7 @@ def series_in(expr: str) -> set[str]:
     """The series names an expression reads (label matchers and strings left out)."""
     bare = re.sub(r"\{[^}]*\}|\"[^\"]*\"", "", expr)
     words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", bare))
-    return {word for word in words if word.startswith(("geosvc_", "probe_")) or word == "up"}
+    return {w for w in words if w.startswith(("geosvc_", "probe_")) or w in OTHER_SERIES}
 
 
 def known(series: str, exported: set[str]) -> bool:
@@ -116,6 +136,56 @@ class TestAlertRules:
             assert rule["labels"]["severity"] in ("page", "ticket"), rule["alert"]
             runbook = rule["annotations"]["runbook"]
             assert runbook.split("#")[1] in anchors, (rule["alert"], runbook)
+
+
+class TestAlertmanager:
+    """deploy/alertmanager.yml: valid, a page goes to the paging receiver and a ticket to
+    the ticket one, and its inhibitions name alerts that exist."""
+
+    def test_amtool_checks_it(self) -> None:
+        result = amtool("check-config", "alertmanager.yml")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "SUCCESS" in result.stdout
+
+    @pytest.mark.parametrize(
+        ("labels", "receiver"),
+        [
+            (("severity=page", "alertname=GeosvcDatabaseUnreachable"), "page"),
+            (("severity=ticket", "alertname=GeosvcBackupTooOld"), "ticket"),
+            (("alertname=SomethingWithoutASeverity",), "ticket"),
+        ],
+    )
+    def test_it_routes_each_severity_to_its_receiver(
+        self, labels: tuple[str, ...], receiver: str
+    ) -> None:
+        result = amtool("config", "routes", "test", "--config.file=alertmanager.yml", *labels)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.split() == [receiver]
+
+    def test_every_severity_of_the_rules_has_a_route(self) -> None:
+        config = yaml.safe_load((DEPLOY / "alertmanager.yml").read_text())
+        routed = {route["matchers"][0] for route in config["route"]["routes"]}
+        severities = {rule["labels"]["severity"] for rule in alert_rules()}
+        assert {f'severity="{severity}"' for severity in severities} <= routed
+
+    def test_its_inhibitions_name_alerts_that_exist(self) -> None:
+        """A cause and its symptoms by name: a renamed alert would silently stop muting."""
+        config = yaml.safe_load((DEPLOY / "alertmanager.yml").read_text())
+        alerts = {rule["alert"] for rule in alert_rules()}
+        for rule in config["inhibit_rules"]:
+            for matcher in (*rule["source_matchers"], *rule["target_matchers"]):
+                names = re.fullmatch(r'alertname=~?"([^"]+)"', matcher)
+                assert names is not None, matcher
+                assert set(names.group(1).split("|")) <= alerts, matcher
+            # one cause per rule
+            sources = rule["source_matchers"][0].split('"')[1].split("|")
+            assert len(sources) == 1
+            assert sources[0] in alerts
+
+    def test_prometheus_sends_its_alerts_there(self) -> None:
+        config = yaml.safe_load((ROOT / "prometheus.yml").read_text())
+        targets = config["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
+        assert targets == ["alertmanager:9093"]
 
 
 class TestDashboard:

@@ -26,7 +26,12 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
 ) -> None:
     services = compose["services"]
     jobs = {job["job_name"]: job for job in prometheus["scrape_configs"]}
-    assert set(jobs) == {"geosvc-api", "geosvc-worker", "geosvc-tls"}
+    assert set(jobs) == {"geosvc-api", "geosvc-worker", "geosvc-tls", "node"}
+    # the database volume's free space (issue 55): node-exporter sees the postgres volume
+    [node] = jobs["node"]["static_configs"]
+    assert node["targets"] == ["node-exporter:9100"]
+    assert "postgres:/pgdata:ro" in services["node-exporter"]["volumes"]
+    assert services["postgres"]["volumes"] == ["postgres:/var/lib/postgresql/data"]
     api_command = services["api"]["command"]  # not published: the port it listens on
     api_port = int(api_command[api_command.index("--port") + 1])
     worker_port = int(services["worker"]["environment"]["GEOSVC_WORKER_METRICS_PORT"])

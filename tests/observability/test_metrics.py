@@ -4,16 +4,29 @@ other tests on the same stack do not matter)."""
 
 from __future__ import annotations
 
+import secrets
+from pathlib import Path
+
 import httpx
 import pytest
 
 from app.clock import period_of, utcnow
+from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
-from tests.mcp.conftest import FREE_QUOTA, connect
-from tests.observability.conftest import AUTH, ObservedStack, Samples, poll
-from tests.support.factories import sign_up
+from tests.mcp.conftest import FREE_QUOTA, connect, stop_stack
+from tests.observability.conftest import (
+    AUTH,
+    ObservedStack,
+    Samples,
+    observed_env,
+    poll,
+    start_observed_stack,
+)
+from tests.support.factories import PASSWORD, sign_up, unique_email
+from tests.support.fixtures import Backend
 
 TOOL_CALLS = "geosvc_tool_calls_total"
+FAILURES = "geosvc_mail_failures_total"
 
 
 def new_key(stack: ObservedStack) -> tuple[str, str]:
@@ -135,8 +148,107 @@ def test_an_unreachable_database_reads_as_down(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GEOSVC_DATABASE_URL", "postgresql://geosvc:x@127.0.0.1:9/geosvc")
     reload_settings()
     try:
-        [sample] = SharedStateCollector(outbox_stats)._database().samples
+        [up] = SharedStateCollector(outbox_stats)._database()
+        [sample] = up.samples
     finally:
         monkeypatch.delenv("GEOSVC_DATABASE_URL")
         reload_settings()
     assert (sample.name, sample.value) == ("geosvc_database_up", 0)
+
+
+def test_the_series_of_the_operations_alerts_read_what_they_say(
+    observed: ObservedStack, redis_url: str
+) -> None:
+    """Issue 55, item 2: what GeosvcBackupTooOld, GeosvcRedisMemoryHigh/Full and
+    GeosvcMeterReportsFailing read (deploy/alerts.yml): the newest backup's time as the
+    backup recorded it, Redis's memory and maxmemory as INFO gives them, and the meter
+    batches not yet sent to Stripe with the age of the oldest."""
+    from datetime import timedelta
+
+    import redis
+    from sqlmodel import Session, delete
+
+    from app.db import engine_for
+    from app.models import StripeMeterReport
+    from app.observability.exposition import BACKUP_STATUS_KEY
+
+    store = redis.Redis.from_url(redis_url)
+    prefix = observed.server.env["GEOSVC_REDIS_KEY_PREFIX"]
+    assert observed.api_metrics().get("geosvc_backup_last_success_timestamp_seconds") == 0
+    store.set(f"{prefix}{BACKUP_STATUS_KEY}", "1765000000")
+    engine = engine_for(observed.database_url)
+    identifier = f"metrics-test-{utcnow().timestamp()}"
+    with Session(engine) as session:
+        session.add(
+            StripeMeterReport(
+                user_id="usr_metrics",
+                customer_id="cus_metrics",
+                period=period_of(utcnow()),
+                overage_from=0,
+                overage_to=3,
+                identifier=identifier,
+                created_at=utcnow() - timedelta(minutes=45),
+            )
+        )
+        session.commit()
+    try:
+        api = observed.api_metrics()
+        memory = store.info("memory")
+    finally:
+        store.delete(f"{prefix}{BACKUP_STATUS_KEY}")
+        with Session(engine) as session:
+            session.exec(
+                delete(StripeMeterReport).where(StripeMeterReport.identifier == identifier)
+            )  # type: ignore[call-overload, arg-type]
+            session.commit()
+        engine.dispose()
+    assert api.get("geosvc_backup_last_success_timestamp_seconds") == 1765000000
+    assert api.get("geosvc_redis_memory_used_bytes") > 0
+    assert api.get("geosvc_redis_memory_max_bytes") == memory["maxmemory"]
+    assert api.get("geosvc_meter_reports_unsent") >= 1
+    assert 45 * 60 <= api.get("geosvc_meter_report_oldest_unsent_age_seconds") < 50 * 60
+    assert (
+        observed.api_metrics().get("geosvc_meter_reports_unsent")
+        == api.get("geosvc_meter_reports_unsent") - 1
+    )
+
+
+def test_the_worker_counts_mail_the_server_defers_or_refuses(
+    backend: Backend,
+    fake_upstream: FakeUpstream,
+    fake_smtp: FakeSmtp,
+    tmp_path: Path,
+) -> None:
+    """Issue 55, item 2: what GeosvcMailDeferred and GeosvcMailBouncing read. A mail
+    server that answers 550 (refused: dropped) and then 451 (deferred: retried until it
+    takes the message) moves `geosvc_mail_failures_total` by reason, in the worker that
+    mails."""
+    if backend.name != "sqlite":
+        pytest.skip("the worker's mail counting does not depend on the database")
+    env = {
+        **observed_env(backend, fake_upstream, f"mail-{secrets.token_hex(3)}"),
+        **fake_smtp.env(),
+    }
+    stack = start_observed_stack(env, tmp_path)
+    try:
+        with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+            fake_smtp.fault = 550
+            refused = fake_smtp.refused
+            signup = {"email": unique_email("bounce"), "password": PASSWORD}
+            assert http.post("/auth/signup", json=signup).status_code == 202
+            poll(lambda: fake_smtp.refused > refused)
+            poll(lambda: stack.worker_metrics().get(FAILURES, reason="refused") == 1)
+            assert stack.worker_metrics().get(FAILURES, reason="deferred") == 0
+
+            fake_smtp.fault = 451
+            refused = fake_smtp.refused
+            email = unique_email("deferred")
+            assert http.post("/auth/signup", json={**signup, "email": email}).status_code == 202
+            poll(lambda: fake_smtp.refused > refused)
+            poll(lambda: stack.worker_metrics().get(FAILURES, reason="deferred") >= 1)
+            fake_smtp.fault = None
+            fake_smtp.wait_for(email, "Confirm your e-mail address", deadline_s=60)
+            assert stack.worker_metrics().get(FAILURES, reason="refused") == 1
+    finally:
+        fake_smtp.fault = None
+        stop_stack(stack)

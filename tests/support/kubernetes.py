@@ -27,6 +27,8 @@ from app.observability.exposition import require_metrics_protection
 from app.production import serving_as
 
 ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+ALERTS = ROOT.parent / "alerts.yml"
+PROMETHEUS_RULE = ROOT / "components" / "monitoring" / "prometheusrule.yaml"
 PRODUCTION = ROOT / "overlays" / "production"
 MIGRATE = PRODUCTION / "migrate"
 OVERLAYS = (PRODUCTION, MIGRATE)
@@ -40,6 +42,7 @@ WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 NO_PROBE = {
     "geosvc-beat/beat": "Celery beat has no health endpoint; it exits on a fatal error",
     "geosvc-migrate/migrate": "a Job: it runs to completion",
+    "geosvc-backup/backup": "a CronJob's Job: it runs to completion",
 }
 
 
@@ -134,6 +137,8 @@ def secret_keys(container: Obj) -> tuple[set[str], set[str]]:
 
 def process_of(args: list[str]) -> str:
     """The process `geosvc <args>` names itself (app/cli.py: production's SECRETS_READ_BY)."""
+    if args[1] == "admin":  # app/admin/cli.py: `backup` alone, the rest as the api
+        return "backup" if args[2] == "backup" else "api"
     if args[1] == "worker-health":
         return "worker"
     if args[1] == "worker":
@@ -309,3 +314,52 @@ def network_rules(objects: list[Obj]) -> Iterator[str]:
         for rule in policy["spec"].get("ingress", []):
             if not rule.get("from"):
                 yield f"{name_of(policy)}: an ingress rule admits every source"
+
+
+# --- the PrometheusRule: deploy/alerts.yml for the Prometheus Operator -----------------
+
+
+class _Literal(str):
+    """A multi-line string written as a YAML block (the rules' expressions stay legible)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+
+
+_Dumper.add_representer(_Literal, _literal)
+
+
+def prometheus_rule_text() -> str:
+    """components/monitoring/prometheusrule.yaml as it must read: the groups of
+    deploy/alerts.yml, unchanged. Rewrite it after changing the rules with
+    `.venv/bin/python -m tests.support.kubernetes`."""
+    groups = yaml.safe_load(ALERTS.read_text())["groups"]
+    for group in groups:
+        for rule in group["rules"]:
+            if "\n" in rule["expr"]:
+                rule["expr"] = _Literal(rule["expr"])
+    rule = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": "geosvc",
+            "labels": {"app.kubernetes.io/name": "geosvc"},
+        },
+        "spec": {"groups": groups},
+    }
+    header = (
+        "# deploy/alerts.yml as a PrometheusRule (written by `.venv/bin/python -m\n"
+        "# tests.support.kubernetes`; tests/test_kubernetes.py fails when the two differ).\n"
+        "# Add the label your Prometheus's ruleSelector asks for (kube-prometheus-stack:\n"
+        "# `release: <its release name>`) in your overlay.\n"
+    )
+    return header + yaml.dump(rule, Dumper=_Dumper, sort_keys=False, width=100)
+
+
+if __name__ == "__main__":
+    PROMETHEUS_RULE.write_text(prometheus_rule_text())
