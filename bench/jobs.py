@@ -2,12 +2,17 @@
 rows per second from the upload to the last row, and the CPU-ms per row of the api and
 the worker (to set against bench/mcp_e2e.py's CPU-ms per interactive call).
 
-One api (uvicorn), one `geosvc worker` taking every queue (prefork, one process per
-CPU, as production picks with every tool embedded), the machine's Redis under a
-throwaway prefix, a throwaway SQLite database: mcp_e2e.py's set-up. The account is on
-the standard plan at its default bulk pace (GEOSVC_STANDARD_JOB_ROWS_PER_S).
+One api (uvicorn) and two `geosvc worker`s as production runs them: the interactive
+pool (tools and billing queues; prefork, one process per CPU, what production picks with
+every tool embedded) and the jobs pool (queue `jobs`, niced, so the kernel gives
+interactive calls the CPU first; prefork, one process per CPU, or --jobs-concurrency).
+--one-worker: one worker takes every queue instead. The
+machine's Redis under a throwaway prefix, a throwaway SQLite database: mcp_e2e.py's
+set-up. The account is on the standard plan at its default bulk pace
+(GEOSVC_STANDARD_JOB_ROWS_PER_S).
 
-    .venv/bin/python bench/jobs.py [--rows 100000] [--calls 0]
+    .venv/bin/python bench/jobs.py [--rows 100000] [--calls 0] [--one-worker]\
+        [--jobs-concurrency 0]
 
 With --calls N, N interactive geocode calls over /v1 are timed alone first and then
 again while the job runs (p50/p99): the job's effect on another tenant's calls.
@@ -117,6 +122,10 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--calls", type=int, default=0)
+    parser.add_argument("--one-worker", action="store_true", help="one worker, every queue")
+    parser.add_argument(
+        "--jobs-concurrency", type=int, default=0, help="the jobs pool's processes (0: per CPU)"
+    )
     args = parser.parse_args()
     with redis_for_bench() as redis_url, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -129,19 +138,26 @@ def main() -> None:
         )
         uvicorn = [python, "-m", "uvicorn", "--log-level", "warning", "--host", "127.0.0.1"]
         worker = [python, "-m", "app.cli", "worker", "--loglevel", "warning"]
+        jobs_pool = ["--queues", "jobs"]
+        if args.jobs_concurrency:
+            jobs_pool += ["--concurrency", str(args.jobs_concurrency)]
+        pools = [["--queues", "tools,tools.free,tools.heavy,billing"], jobs_pool]
         with processes(
             (
                 [*uvicorn, "--factory", "app.main:create_app", "--port", str(api_port)],
                 env,
                 work / "api.log",
             ),
-            (worker, env, work / "worker.log"),
-        ) as (api, worker_process):
-            print("waiting for the server and the worker ...", flush=True)
+            *(
+                ([*worker, *queues], env, work / f"worker{i}.log")
+                for i, queues in enumerate([[]] if args.one_worker else pools)
+            ),
+        ) as (api, *workers):
+            print("waiting for the server and the workers ...", flush=True)
             wait_until_up(base_url + "/")
             wait_for_worker(env)
             key, victim_key = account(base_url), account(base_url)
-            run(base_url, key, victim_key, args, [api.pid, worker_process.pid])
+            run(base_url, key, victim_key, args, [api.pid, *(w.pid for w in workers)])
 
 
 if __name__ == "__main__":
