@@ -22,6 +22,7 @@ from starlette.datastructures import QueryParams
 from app.clock import iso_ms
 from app.db import new_session
 from app.errors import AppError, InvalidArgument
+from app.geodata.catalogue import BATCH_FORMS
 from app.jobs import service as jobs
 from app.models import Job
 from app.v1.endpoints import Principal
@@ -82,11 +83,19 @@ def csv_rows(tool: str, text: str) -> list[Any]:
     return items
 
 
+def _query_tool(request: Request) -> str | None:
+    tool = request.query_params.get("tool")
+    if tool is not None and tool not in BATCH_FORMS:
+        raise InvalidArgument(f"tool: must be one of {', '.join(sorted(BATCH_FORMS))}")
+    return tool
+
+
 async def _submitted(request: Request) -> tuple[str, list[Any]]:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    query_tool = _query_tool(request)
     raw = await request.body()
     if content_type == "text/csv":
-        tool = request.query_params.get("tool")
+        tool = query_tool
         if not tool:
             raise InvalidArgument("A CSV job names its tool: POST /v1/jobs?tool=geocode")
         try:
@@ -105,6 +114,10 @@ async def _submitted(request: Request) -> tuple[str, list[Any]]:
     tool, items = body["tool"], body["items"]
     if not isinstance(tool, str) or not isinstance(items, list):
         raise InvalidArgument('"tool" must be a tool name and "items" a list of its arguments')
+    if not all(isinstance(item, dict) for item in items):  # as a batch: no call to read
+        raise InvalidArgument('"items" must be a list of objects, each a call\'s arguments')
+    if query_tool is not None and query_tool != tool:
+        raise InvalidArgument(f"tool: the query says {query_tool}, the body {tool}")
     return tool, items
 
 

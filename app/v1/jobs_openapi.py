@@ -22,6 +22,15 @@ def _errors(*statuses: int) -> dict[str, Any]:
     return {str(status): {"$ref": f"#/components/responses/{status}"} for status in statuses}
 
 
+# A job id with control characters is refused at the edge (app/http/guards.py).
+PATH_REFUSED = {
+    "422": {
+        "description": "The path holds control characters (INVALID_ARGUMENT)",
+        "content": {"application/json": {"schema": ERROR}},
+    }
+}
+
+
 def job_schemas(settings: Settings) -> dict[str, Any]:
     count = {"type": "integer", "minimum": 0}
     job = {
@@ -97,7 +106,8 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                         "name": "tool",
                         "in": "query",
                         "required": False,
-                        "description": "The tool of a CSV job",
+                        "description": "The tool of a CSV job (a JSON job names it in its "
+                        "body; if given too, the same)",
                         "schema": {"type": "string", "enum": sorted(BATCH_FORMS)},
                     }
                 ],
@@ -156,6 +166,7 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The job", "content": job_answer},
                     **_errors(401, 403, 404),
+                    **PATH_REFUSED,
                 },
             },
             "delete": {
@@ -168,6 +179,7 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The job", "content": job_answer},
                     **_errors(401, 403, 404),
+                    **PATH_REFUSED,
                 },
             },
         },
@@ -198,6 +210,7 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                         },
                     },
                     **_errors(400, 401, 403, 404),
+                    **PATH_REFUSED,
                 },
             },
         },
