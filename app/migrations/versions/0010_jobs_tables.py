@@ -8,8 +8,8 @@ Create Date: 2026-12-07 11:30:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
 from alembic import op
+from sqlmodel.sql.sqltypes import AutoString
 
 revision: str = "0010_jobs_tables"
 down_revision: str | None = "0009_account_generation"
@@ -20,12 +20,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.create_table(
         "jobs",
-        sa.Column("id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
-        sa.Column("user_id", sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
-        sa.Column("key_id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=True),
-        sa.Column("tool", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("origin", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-        sa.Column("status", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
+        sa.Column("id", AutoString(length=32), nullable=False),
+        sa.Column("user_id", AutoString(length=40), nullable=False),
+        sa.Column("key_id", AutoString(length=32), nullable=True),
+        sa.Column("tool", AutoString(length=64), nullable=False),
+        sa.Column("origin", AutoString(length=16), nullable=False),
+        sa.Column("status", AutoString(length=16), nullable=False),
         sa.Column("rows_total", sa.Integer(), nullable=False),
         sa.Column("chunk_rows", sa.Integer(), nullable=False),
         sa.Column("chunks_total", sa.Integer(), nullable=False),
@@ -47,10 +47,10 @@ def upgrade() -> None:
     op.create_table(
         "job_chunks",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("job_id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+        sa.Column("job_id", AutoString(length=32), nullable=False),
         sa.Column("index", sa.Integer(), nullable=False),
         sa.Column("first_row", sa.Integer(), nullable=False),
-        sa.Column("state", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
+        sa.Column("state", AutoString(length=16), nullable=False),
         sa.Column("items", sa.Text(), nullable=False),
         sa.Column("results", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(["job_id"], ["jobs.id"]),
