@@ -41,6 +41,6 @@ rows, charges its rows with data in one Lua call that remembers the chunk
 transaction guarded by the chunk's state: a chunk run twice is charged and counted once.
 The free cap or the account's spend cap stops the job's charging: every row run after it
 is QUOTA_EXCEEDED, free (chunks run two at a time and a paced one later, so these are the
-last rows to run, not always the last in input order). A job with no progress for `job_stall_s` (a worker killed, a
-message lost) has its pending chunks sent again by beat.
+last rows to run, not always the last in input order). A job with no progress for
+`job_stall_s` (a worker killed, a message lost) has its pending chunks sent again by beat.
 """
