@@ -86,7 +86,7 @@ def test_paying_calls_have_a_worker_pool_of_their_own(compose: dict[str, Any]) -
         for name in ("worker", "worker-bulk")
     }
     assert queues["worker"] == ["tools"]
-    assert set(queues["worker-bulk"]) == {"tools.free", "tools.heavy", "billing"}
+    assert set(queues["worker-bulk"]) == {"tools.free", "tools.heavy", "jobs", "billing"}
 
 
 def test_redis_keeps_an_aof_and_rabbitmq_is_the_broker(compose: dict[str, Any]) -> None:

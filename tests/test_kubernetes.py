@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.config import Settings
-from app.queue.celery import BULK_TOOL_QUEUES, QUEUES, TOOLS_QUEUE
+from app.queue.celery import BULK_TOOL_QUEUES, JOBS_QUEUE, QUEUES, TOOLS_QUEUE
 from tests.support.kubernetes import (
     ALERTS,
     KUBECTL,
@@ -263,7 +263,7 @@ class TestQueueScaling:
         paying = next(queues for queues in pools.values() if TOOLS_QUEUE in queues)
         assert paying == [TOOLS_QUEUE]
         bulk = next(queues for queues in pools.values() if BULK_TOOL_QUEUES[0] in queues)
-        assert sorted(bulk) == sorted(BULK_TOOL_QUEUES)
+        assert sorted(bulk) == sorted([*BULK_TOOL_QUEUES, JOBS_QUEUE])  # jobs: niced too
 
     def test_keda_scales_each_pool_on_each_of_its_queues(self, namespace: list[Obj]) -> None:
         scaled = by_kind(namespace, "ScaledObject")

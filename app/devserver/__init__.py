@@ -29,7 +29,7 @@ from app.devserver.output import DevOutput
 from app.embedded_redis import die_with_parent
 
 # Two pools, as in production: paying calls; free and heavy calls and billing (niced).
-WORKER_POOLS = [("tools", "dev@%h"), ("tools.free,tools.heavy,billing", "dev-bulk@%h")]
+WORKER_POOLS = [("tools", "dev@%h"), ("tools.free,tools.heavy,jobs,billing", "dev-bulk@%h")]
 # How long the first index build took on 2 cores (issue 38: 45 s on a fresh clone).
 INDEX_BUILD_EXPECTED = "about a minute on 2 cores"
 

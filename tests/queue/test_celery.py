@@ -113,11 +113,17 @@ class TestConfig:
             assert name in celery_app.tasks
             assert router.route({}, name)["queue"].name == "billing"
         assert router.route({}, "tools.run_tool")["queue"].name == "tools"
+        # a bulk job's chunks on their own queue; beat's upkeep of jobs with billing's
+        assert router.route({}, "jobs.run_chunk")["queue"].name == "jobs"
+        for name in ("jobs.resume_stalled", "jobs.purge_expired"):
+            assert name in celery_app.tasks
+            assert router.route({}, name)["queue"].name == "billing"
         queues = {queue.name: queue for queue in celery_app.conf.task_queues}
         assert {name: q.exchange.name for name, q in queues.items()} == {
             "tools": "tools",
             "tools.free": "tools.free",
             "tools.heavy": "tools.heavy",
+            "jobs": "jobs",
             "billing": "billing",
         }
 
