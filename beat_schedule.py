@@ -12,6 +12,7 @@ from typing import Any
 
 from celery.schedules import crontab
 
+from app.jobs.runner import PURGE_EXPIRED_TASK, RESUME_STALLED_TASK
 from app.metering.outbox import DRAIN_TASK, pending
 from app.queue.schedules import EveryIf
 
@@ -40,5 +41,17 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "billing.report_meter_events",
         "schedule": crontab(minute="*/5"),
         "options": {"expires": 290},
+    },
+    # Bulk jobs: a job with no progress for a while (a worker killed) is sent again; a
+    # finished job's results are deleted once they expire (app/jobs).
+    "resume-stalled-jobs": {
+        "task": RESUME_STALLED_TASK,
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
+    "purge-expired-jobs": {
+        "task": PURGE_EXPIRED_TASK,
+        "schedule": crontab(minute="*/10"),
+        "options": {"expires": 590},
     },
 }

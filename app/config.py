@@ -149,6 +149,20 @@ class Settings(BaseSettings):
     standard_burst: int = Field(100, ge=1)
     standard_concurrency: int = Field(32, ge=1)
     account_rate_multiplier: float = Field(2.0, ge=1)
+    # Bulk jobs (app/jobs, /v1/jobs, MCP tasks): their own pace per plan in rows a
+    # second, apart from the interactive limits above; rows per job; jobs running at once
+    # per account; rows per chunk (one task); chunks of one job queued at once (so jobs
+    # share the `jobs` queue's workers in turn); how long results are kept after a job
+    # ends; a job with no progress for jobs_stall_s has its chunks sent again (beat).
+    free_job_rows_per_s: float = Field(20.0, gt=0)
+    standard_job_rows_per_s: float = Field(2_000.0, gt=0)
+    job_max_rows: int = Field(100_000, ge=1)
+    job_body_max_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    jobs_per_account: int = Field(3, ge=1)
+    job_chunk_rows: int = Field(500, ge=1, le=10_000)
+    job_chunks_in_flight: int = Field(2, ge=1)
+    job_results_ttl_s: int = Field(7 * 86_400, ge=60)
+    job_stall_s: float = Field(60.0, gt=0)
     # A static_map of more pixels than this is heavy: it costs one rate token per this
     # many pixels (a 1280x1280 map costs 7) and runs on the `tools.heavy` queue.
     heavy_map_pixels: int = Field(600 * 400, ge=64 * 64)

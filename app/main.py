@@ -50,6 +50,7 @@ from app.observability.exposition import authorized
 from app.queue import close_waiter
 from app.request_log.endpoints import router as request_log_router
 from app.v1.endpoints import router as v1_router
+from app.v1.jobs import router as v1_jobs_router
 from app.v1.reference import router as v1_reference_router
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ def create_app() -> FastAPI:
     app.router.routes[0:0] = [
         Route("/mcp", endpoint=mcp_app, include_in_schema=False),
         *v1_router.routes,
+        *v1_jobs_router.routes,
     ]
 
     @app.get("/healthz", include_in_schema=False)

@@ -287,3 +287,54 @@ class OAuthToken(SQLModel, table=True):
     refresh_expires_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
     refresh_used_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
     revoked_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+
+
+class Job(SQLModel, table=True):
+    """A bulk job (`app.jobs`): one tool over many rows, run in chunks on the `jobs` queue.
+    The counters are the sums of its done chunks, written with them (one transaction)."""
+
+    __tablename__ = "jobs"
+
+    id: str = Field(primary_key=True, max_length=32)  # "job_" + 20 lowercase alphanumerics
+    user_id: str = Field(index=True, max_length=40)
+    key_id: str | None = Field(default=None, max_length=32)  # the ledger's key_id
+    tool: str = Field(max_length=64)
+    origin: str = Field(max_length=16)  # "v1", "dashboard", "mcp"
+    status: str = Field(default="working", index=True, max_length=16)
+    rows_total: int
+    chunk_rows: int
+    chunks_total: int
+    rows_done: int = 0
+    rows_with_data: int = 0
+    rows_with_errors: int = 0
+    credits: int = 0
+    # The refusal (error body, JSON) that stopped the job's charging (the free cap, the
+    # account's spend cap): every row after it carries it, free.
+    stop_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=_utc_column())
+    finished_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
+    # Results are deleted by beat after this (set when the job finishes).
+    expires_at: datetime | None = Field(
+        default=None, sa_column=_utc_column(nullable=True, index=True)
+    )
+
+
+class JobChunk(SQLModel, table=True):
+    """A slice of a job's rows: its inputs, then (once, `state` pending -> done) its
+    answers. The state change is the chunk's idempotency: a chunk run twice (a worker
+    killed, a message redelivered) writes and counts once."""
+
+    __tablename__ = "job_chunks"
+    __table_args__ = (UniqueConstraint("job_id", "index"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(foreign_key="jobs.id", index=True, max_length=32)
+    index: int
+    first_row: int
+    state: str = Field(default="pending", max_length=16)  # pending, done, cancelled
+    # JSON list, one per row: the validated arguments, or {"error": {...}} for a row
+    # refused at submission (INVALID_ARGUMENT, never run, never charged).
+    items: str = Field(sa_column=Column(Text, nullable=False))
+    # JSON list, one per row once done: {"status", "result"} or {"status", "error"}.
+    results: str | None = Field(default=None, sa_column=Column(Text, nullable=True))

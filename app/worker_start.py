@@ -26,7 +26,7 @@ def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
     """
     from app.geodata.catalogue import some_tool_goes_upstream
 
-    if not any(queue.startswith("tools") for queue in queues.split(",")):
+    if not any(queue.startswith("tools") or queue == "jobs" for queue in queues.split(",")):
         return "prefork", None
     pool = settings.tools_pool
     if pool == "auto":
@@ -34,7 +34,7 @@ def worker_pool(queues: str, settings: Settings) -> tuple[str, int | None]:
     return pool, settings.tools_concurrency if pool == "threads" else None
 
 
-ALL_QUEUES = "tools,tools.free,tools.heavy,billing"
+ALL_QUEUES = "tools,tools.free,tools.heavy,jobs,billing"
 # sysexits' EX_CONFIG: a worker of the tool queues without usable geodata refuses to start
 DATA_NOT_READY_EXIT_STATUS = 78
 
@@ -42,18 +42,20 @@ DATA_NOT_READY_EXIT_STATUS = 78
 def default_niceness(queues: str) -> int:
     """10 for a bulk pool (free or heavy calls, billing, but no paying calls): when it
     shares cores with the paying pool, the kernel gives paying calls the CPU first."""
-    from app.queue.celery import BULK_TOOL_QUEUES, TOOLS_QUEUE
+    from app.queue.celery import BULK_TOOL_QUEUES, JOBS_QUEUE, TOOLS_QUEUE
 
     taken = set(queues.split(","))
-    return 10 if TOOLS_QUEUE not in taken and taken & set(BULK_TOOL_QUEUES) else 0
+    bulk = {*BULK_TOOL_QUEUES, JOBS_QUEUE}
+    return 10 if TOOLS_QUEUE not in taken and taken & bulk else 0
 
 
 def require_tool_data(queues: str, data_dir: Path) -> Announcer | None:
     """A worker of a tool queue checks and loads its geodata before it consumes, or exits
     with one line saying what is wrong and how to fix it (app.geodata.readiness)."""
-    from app.queue.celery import TOOL_QUEUES
+    from app.queue.celery import JOBS_QUEUE, TOOL_QUEUES
 
-    consumed = [queue for queue in queues.split(",") if queue in TOOL_QUEUES]
+    # a job's chunks run tools too
+    consumed = [queue for queue in queues.split(",") if queue in (*TOOL_QUEUES, JOBS_QUEUE)]
     if not consumed:
         return None  # billing alone: no tool task, no data needed
     from app.geodata.readiness import DataNotReady, announcer, require_data

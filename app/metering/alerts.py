@@ -68,6 +68,12 @@ def announce(user_id: str, period: str, plan: Plan, alert: int) -> None:
     asyncio.get_running_loop().run_in_executor(None, _enqueue, user_id, period, plan, kind)
 
 
+def announce_now(user_id: str, period: str, plan: Plan, alert: int) -> None:
+    """As `announce`, from a worker (no event loop): enqueued right here."""
+    if alert in (ALERT_WARNING, ALERT_QUOTA):
+        _enqueue(user_id, period, plan, QUOTA if alert == ALERT_QUOTA else WARNING)
+
+
 def _enqueue(user_id: str, period: str, plan: Plan, kind: str) -> None:
     try:
         enqueue(ALERT_TASK, user_id, period, plan.value, kind, quota_for(plan))

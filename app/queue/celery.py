@@ -68,9 +68,12 @@ TOOL_QUEUES = (TOOLS_QUEUE, FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
 # Served by a worker pool of lower CPU priority (`geosvc worker --nice`).
 BULK_TOOL_QUEUES = (FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE)
 BILLING_QUEUE = "billing"
+# Bulk jobs' chunks (app/jobs): a queue and a worker pool of their own, so a 100,000-row
+# job never stands in front of an interactive call.
+JOBS_QUEUE = "jobs"
 # The tasks of tool calls (`tools.run`, `tools.run_batch`): routed to the tool queues.
 TOOL_TASK_PREFIX = "tools."
-QUEUES = (*TOOL_QUEUES, BILLING_QUEUE)
+QUEUES = (*TOOL_QUEUES, JOBS_QUEUE, BILLING_QUEUE)
 
 VISIBILITY_TIMEOUT_S = 600
 TASK_SOFT_TIME_LIMIT_S = 30
@@ -199,6 +202,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_routes": {
             f"{TOOL_TASK_PREFIX}*": {"queue": TOOLS_QUEUE, "routing_key": TOOLS_QUEUE},
             "billing.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
+            "jobs.run_chunk": {"queue": JOBS_QUEUE, "routing_key": JOBS_QUEUE},
+            "jobs.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
             "metering.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},
             # E-mail (account notices) shares the background pool: never a tool worker.
             "mail.*": {"queue": BILLING_QUEUE, "routing_key": BILLING_QUEUE},

@@ -1,0 +1,137 @@
+"""Charging a chunk of a bulk job's rows (`app.jobs`) in one Lua call, exactly once.
+
+A chunk is charged for its rows with data, up to the account's credit limit (the free
+cap, the account's own cap; none on standard without a cap): the first `charged` rows
+with data keep it, the others are refused (QUOTA_EXCEEDED, free). The script records
+what it charged in a marker beside the counter (same hash tag), keyed by the job and the
+chunk: a chunk run again (its worker killed after the charge, a message redelivered)
+reads the same figure back and counts nothing. Its usage events (call id
+`<job id>-<row>`) are pushed again each time: the ledger keeps one per call id. So the
+counter, the ledger and the rows with data agree whatever dies when.
+
+No rate token and no concurrency slot: bulk work is paced by its own limit
+(`app.jobs.pace`), not the interactive buckets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.clock import period_of, utcnow
+from app.db import new_session
+from app.metering import alerts, outbox
+from app.metering.keys import counter_key, outbox_key, reservations_key
+from app.metering.ledger import ledger_total
+from app.metering.refusals import credit_limit
+from app.metering.schemas import UsageEventIn
+from app.metering.scripts import _CLAIM_ALERT, _PRUNE, seed_script
+from app.metering.service import CREDITS_PER_CALL, counter_ttl_s
+from app.plans import Plan
+from app.redis_client import LuaScript, sync_redis
+
+# A chunk's marker outlives any retry of it (results are kept for days at most).
+MARKER_TTL_S = 40 * 86_400
+
+# KEYS: counter, reservations, marker. ARGV: rows with data, enforce (1|0), credit limit,
+# counter ttl s, marker ttl s, warning threshold, quota. Returns {charged, used after,
+# alert, 1 if charged before (the marker) else 0}, or {-1, ...} when a limit is enforced
+# and the counter is missing (seed it from the ledger and ask again, as admission does).
+# Calls in flight (live reservations) count against the limit, as in RESERVE.
+CHARGE_CHUNK = (
+    _PRUNE
+    + _CLAIM_ALERT
+    + """
+local done = redis.call('GET', KEYS[3])
+if done then
+  return {tonumber(done), tonumber(redis.call('HGET', KEYS[1], 'used') or '0'), 0, 1}
+end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
+  return {-1, 0, 0, 0}
+end
+local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
+local n = tonumber(ARGV[1])
+if ARGV[2] == '1' then
+  local room = tonumber(ARGV[3]) - used - redis.call('ZCARD', KEYS[2])
+  if room < n then n = math.max(0, room) end
+end
+local after, alert = used, 0
+if n > 0 then
+  after = redis.call('HINCRBY', KEYS[1], 'used', n)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+  alert = claim_alert(after, tonumber(ARGV[6]), tonumber(ARGV[7]))
+end
+redis.call('SET', KEYS[3], n, 'EX', tonumber(ARGV[5]))
+return {n, after, alert, 0}
+"""
+)
+charge_chunk_script = LuaScript(CHARGE_CHUNK)
+
+
+@dataclass(frozen=True)
+class ChunkCharge:
+    charged: int  # credits charged: the first `charged` rows with data
+    used: int  # the account's credits used in the period after it
+    period: str
+    limit: int | None  # the credit limit in force (None: none)
+    repeated: bool  # charged by an earlier run of the chunk, nothing counted now
+
+
+def marker_key(user_id: str, period: str, job_id: str, chunk: int) -> str:
+    return f"{counter_key(user_id, period)}:job:{job_id}:{chunk}"
+
+
+def charge_chunk(
+    *,
+    user_id: str,
+    key_id: str | None,
+    plan: Plan,
+    credit_cap: int | None,
+    job_id: str,
+    chunk: int,
+    tool: str,
+    data_rows: list[int],
+) -> ChunkCharge:
+    """Charge the chunk's rows with data (`data_rows`, their row numbers in the job) once,
+    and put the charged rows' usage events in the outbox (one round trip)."""
+    period = period_of(utcnow())
+    limit = credit_limit(plan, credit_cap)
+    counter = counter_key(user_id, period)
+    keys = [counter, reservations_key(user_id, period), marker_key(user_id, period, job_id, chunk)]
+    warning, quota = alerts.thresholds(plan)
+    args = [
+        len(data_rows),
+        0 if limit is None else 1,
+        limit or 0,
+        counter_ttl_s(period),
+        MARKER_TTL_S,
+        warning,
+        quota,
+    ]
+    store = sync_redis()
+    reply = charge_chunk_script.run(store, keys, args)
+    if int(reply[0]) == -1:  # no counter yet this period: rebuilt from the ledger first
+        with new_session() as session:
+            total = ledger_total(session, user_id, period)
+        seed_script.run(store, [counter], [total, counter_ttl_s(period)])
+        reply = charge_chunk_script.run(store, keys, args)
+    charged, used, alert, repeated = (int(value) for value in reply)
+    if charged:
+        now = utcnow()
+        events = [
+            outbox.encode(
+                UsageEventIn(
+                    call_id=f"{job_id}-{row}",
+                    user_id=user_id,
+                    key_id=key_id,
+                    tool=tool,
+                    credits=CREDITS_PER_CALL,
+                    period=period,
+                    created_at=now,
+                )
+            )
+            for row in data_rows[:charged]
+        ]
+        store.rpush(outbox_key(), *events)
+    if alert:
+        alerts.announce_now(user_id, period, plan, alert)
+    return ChunkCharge(charged, used, period, limit, bool(repeated))

@@ -1,0 +1,229 @@
+"""Bulk jobs over /v1 (`app.jobs`): submit one tool over up to 100,000 rows (JSON items or
+a CSV whose header names the tool's arguments), read its progress, its results (JSON
+lines or CSV by `Accept`, in input order), cancel it, list the account's jobs.
+
+Thin: authenticate as every /v1 call does, read the body, call the service, commit,
+then send the job's first chunks. Errors are the envelope, with /v1's statuses.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
+
+from app.clock import iso_ms
+from app.db import new_session
+from app.errors import AppError, InvalidArgument
+from app.jobs import service as jobs
+from app.models import Job
+from app.v1.endpoints import Principal
+from app.v1.query import query_arguments
+
+JOBS_PATH = "/v1/jobs"
+# Rows read from the database at a time while results stream.
+RESULTS_PAGE = 2_000
+NDJSON = "application/x-ndjson"
+
+router = APIRouter(include_in_schema=False)  # described by app.v1.openapi
+
+
+def job_body(job: Job) -> dict[str, Any]:
+    progress = jobs.progress(job)
+    return {
+        "id": job.id,
+        "tool": job.tool,
+        "status": job.status,
+        "origin": job.origin,
+        "rowsTotal": progress.rows_total,
+        "rowsDone": progress.rows_done,
+        "rowsWithData": progress.rows_with_data,
+        "rowsWithErrors": progress.rows_with_errors,
+        "credits": progress.credits,
+        "secondsLeft": progress.seconds_left,
+        "statusMessage": progress.message,
+        "createdAt": iso_ms(job.created_at),
+        "finishedAt": iso_ms(job.finished_at) if job.finished_at else None,
+        "expiresAt": iso_ms(job.expires_at) if job.expires_at else None,
+        "results": f"{JOBS_PATH}/{job.id}/results",
+    }
+
+
+def csv_rows(tool: str, text: str) -> list[Any]:
+    """One item per CSV line after the header: the arguments its cells name (read as the
+    query string of `GET /v1/<tool>` is), or the InvalidArgument of a line that cannot be
+    read (a cell count unlike the header's, an unknown column), answered in its place."""
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if not header or not any(name.strip() for name in header):
+        raise InvalidArgument("The CSV needs a header row naming the tool's arguments")
+    names = [name.strip() for name in header]
+    items: list[Any] = []
+    for line in reader:
+        if not line:
+            continue  # a blank line is no row
+        if len(line) != len(names):
+            items.append(
+                InvalidArgument(f"This line has {len(line)} cells; the header has {len(names)}")
+            )
+            continue
+        cells = [(name, value.strip()) for name, value in zip(names, line, strict=True)]
+        try:
+            items.append(query_arguments(tool, QueryParams([c for c in cells if c[1]])))
+        except AppError as exc:
+            items.append(exc)
+    return items
+
+
+async def _submitted(request: Request) -> tuple[str, list[Any]]:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    raw = await request.body()
+    if content_type == "text/csv":
+        tool = request.query_params.get("tool")
+        if not tool:
+            raise InvalidArgument("A CSV job names its tool: POST /v1/jobs?tool=geocode")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InvalidArgument("The CSV must be UTF-8") from None
+        return tool, csv_rows(tool, text)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise InvalidArgument(
+            'The body must be JSON {"tool": ..., "items": [...]} or a CSV (text/csv)'
+        ) from None
+    if not isinstance(body, dict) or set(body) != {"tool", "items"}:
+        raise InvalidArgument('The body must be a JSON object {"tool": ..., "items": [...]}')
+    tool, items = body["tool"], body["items"]
+    if not isinstance(tool, str) or not isinstance(items, list):
+        raise InvalidArgument('"tool" must be a tool name and "items" a list of its arguments')
+    return tool, items
+
+
+@router.post(JOBS_PATH)
+async def submit(request: Request, principal: Principal) -> Response:
+    tool, items = await _submitted(request)
+
+    def store() -> Job:
+        with new_session() as session:
+            job = jobs.submit_job(
+                session,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                tool=tool,
+                items=items,
+                origin="v1",
+            )
+            session.commit()
+            return job
+
+    job = await run_in_threadpool(store)
+    await run_in_threadpool(jobs.start_job, job.id)
+    location = f"{JOBS_PATH}/{job.id}"
+    return JSONResponse(job_body(job), status_code=202, headers={"Location": location})
+
+
+@router.get(JOBS_PATH)
+async def list_jobs(principal: Principal) -> Response:
+    def read() -> list[dict[str, Any]]:
+        with new_session() as session:
+            return [job_body(job) for job in jobs.list_jobs(session, principal.user_id)]
+
+    return JSONResponse({"jobs": await run_in_threadpool(read)})
+
+
+@router.get(JOBS_PATH + "/{job_id}")
+async def get_job(job_id: str, principal: Principal) -> Response:
+    def read() -> dict[str, Any]:
+        with new_session() as session:
+            return job_body(jobs.get_job(session, principal.user_id, job_id))
+
+    return JSONResponse(await run_in_threadpool(read))
+
+
+@router.delete(JOBS_PATH + "/{job_id}")
+async def cancel_job(job_id: str, principal: Principal) -> Response:
+    def cancel() -> dict[str, Any]:
+        with new_session() as session:
+            job = jobs.cancel_job(session, principal.user_id, job_id)
+            session.commit()
+            return job_body(job)
+
+    return JSONResponse(await run_in_threadpool(cancel))
+
+
+def _page(request: Request, name: str, default: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not text.isdigit():
+        raise InvalidArgument(f"{name}: must be a whole number of 0 or more")
+    return int(text)
+
+
+@router.get(JOBS_PATH + "/{job_id}/results")
+async def results(request: Request, job_id: str, principal: Principal) -> Response:
+    """The rows from `offset` (default 0), at most `limit` (default all), in input order;
+    rows not run yet end the list. CSV when `Accept` asks for text/csv, else JSON lines."""
+    offset = _page(request, "offset", 0)
+
+    def total() -> int:
+        with new_session() as session:
+            return jobs.get_job(session, principal.user_id, job_id).rows_total
+
+    rows_total = await run_in_threadpool(total)  # NOT_FOUND before the stream starts
+    limit = _page(request, "limit", rows_total)
+    as_csv = "text/csv" in request.headers.get("accept", "")
+    lines = _result_lines(principal.user_id, job_id, offset, limit, as_csv=as_csv)
+    media_type = "text/csv; charset=utf-8" if as_csv else NDJSON
+    return StreamingResponse(lines, media_type=media_type, headers={"Cache-Control": "no-store"})
+
+
+CSV_COLUMNS = ["row", "status", "error_code", "error_message", "result"]
+
+
+def _result_lines(
+    user_id: str, job_id: str, offset: int, limit: int, *, as_csv: bool
+) -> Iterator[str]:
+    """The rows a page at a time (a sync generator: Starlette runs it in a thread)."""
+    if as_csv:
+        yield ",".join(CSV_COLUMNS) + "\r\n"
+    end = offset + limit
+    start = offset
+    while start < end:
+        asked = min(RESULTS_PAGE, end - start)
+        with new_session() as session:
+            page = jobs.job_rows(session, user_id, job_id, offset=start, limit=asked)
+        for row in page:
+            yield _csv_line(row) if as_csv else _json_line(row)
+        if len(page) < asked:
+            return  # the end, or the rows not run yet begin here
+        start += asked
+
+
+def _json_line(row: jobs.JobRow) -> str:
+    if row.error is None:
+        item: dict[str, Any] = {"row": row.row, "status": 200, "result": row.result}
+    else:
+        item = {"row": row.row, "status": jobs.row_status(row.error), "error": row.error}
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _csv_line(row: jobs.JobRow) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    if row.error is None:
+        result = json.dumps(row.result, ensure_ascii=False, separators=(",", ":"))
+        writer.writerow([row.row, 200, "", "", result])
+    else:
+        status = jobs.row_status(row.error)
+        writer.writerow([row.row, status, row.error.get("code"), row.error.get("message"), ""])
+    return out.getvalue()
