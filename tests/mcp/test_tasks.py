@@ -27,7 +27,7 @@ from tests.mcp.test_tools import wait_for_ledger
 
 LEGACY = "2025-11-25"
 EXTENSION = "io.modelcontextprotocol/tasks"
-ZIPS = ["10001", "94103", "60601", "02139", "98101", "30301", "73301", "80202"]
+ZIPS = ["10001", "94103", "60614", "02139", "98101", "30309", "78701", "80202"]
 LIST_TOOLS = {"get_population", "get_average_income", "get_demographics", "geocode"}
 LIST_TOOLS |= {"reverse_geocode"}
 PROGRESS = re.compile(r"^[\d,]+ of [\d,]+ rows")
