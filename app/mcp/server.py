@@ -43,7 +43,13 @@ from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
-from app.mcp.tasks import MAX_TASK_ITEMS, TaskingServer, execution_for, install
+from app.mcp.tasks import (
+    MAX_TASK_ITEMS,
+    TaskingServer,
+    execution_for,
+    install,
+    task_input_schema,
+)
 from app.mcp.tool_schemas import input_schema, output_schema
 from app.mcp.transport_checks import TransportChecks
 from app.observability.logs import bind_request_of
@@ -106,7 +112,7 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
         name=spec.name,
         title=spec.title,
         description=description_for(spec, settings),
-        input_schema=input_schema(input_schema_for(spec, settings)),
+        input_schema=task_input_schema(spec.name, input_schema(input_schema_for(spec, settings))),
         output_schema=output_schema(spec.result_model, *batch_result_models(spec.name)),
         execution=execution_for(spec.name),
         annotations=types.ToolAnnotations(

@@ -9,9 +9,10 @@ data charged once). Wire shapes: `app.mcp.task_wire`.
   `tasks/cancel`.
 - **2026-07-28**: the `io.modelcontextprotocol/tasks` extension, in `server/discover`.
   The server decides: a list longer than a call takes (`MAX_BATCH_ITEMS`) is answered
-  with a task when the request declares the extension, and refused with -32021 (the
-  missing capability) when it does not; `tasks/get` carries the result, `tasks/update`
-  and `tasks/cancel` are acknowledged.
+  with a task when the request declares the extension; without it the call's limit
+  stands (INVALID_ARGUMENT, as before; the server can answer, so SEP-2663's -32021 is not
+  owed). `tasks/get` carries the result; `tasks/update` and `tasks/cancel` are
+  acknowledged.
 
 As a task a list takes up to `MAX_TASK_ITEMS` items. A task is its account's: another
 account's task id is not found. The job is committed before the answer goes out, so a
@@ -98,6 +99,25 @@ def execution_for(name: str) -> types.ToolExecution | None:
     return TASK_SUPPORT if name in BATCH_FORMS else None
 
 
+def task_input_schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool's input schema with its lists as a task takes them: up to MAX_TASK_ITEMS
+    (a call answered at once refuses more than MAX_BATCH_ITEMS, the server's instructions
+    say so). An object item's `additionalProperties: false` is left out to keep the tool
+    within its budget: each item is checked as a call anyway, and answered
+    INVALID_ARGUMENT in its place; so is an empty list."""
+    form = BATCH_FORMS.get(name)
+    if form is None:
+        return schema
+    properties = dict(schema["properties"])
+    for batch in form.lists:
+        listed = {k: v for k, v in properties[batch.argument].items() if k != "minItems"}
+        listed["maxItems"] = MAX_TASK_ITEMS
+        if isinstance(items := listed.get("items"), dict):
+            listed["items"] = {k: v for k, v in items.items() if k != "additionalProperties"}
+        properties[batch.argument] = listed
+    return {**schema, "properties": properties}
+
+
 class TaskingServer(Server[Any]):
     """The low-level `Server`, advertising tasks: the 2025-11-25 capability at initialize,
     the extension in `server/discover` (and in the handshake's capabilities)."""
@@ -174,15 +194,8 @@ class TaskCalls:
         length = form.list_length(arguments) if form else None
         if length is None or length <= MAX_BATCH_ITEMS:
             return await call_next(ctx)
-        if not declares_tasks(ctx.params):
-            if length > MAX_TASK_ITEMS:
-                return await call_next(ctx)  # too long either way: INVALID_ARGUMENT
-            raise MCPError(
-                types.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"A list of more than {MAX_BATCH_ITEMS} items runs as a task: declare the "
-                f"{TASKS_EXTENSION} extension",
-                data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-            )
+        if not declares_tasks(ctx.params):  # the 100-item limit of a call answered at once
+            return await call_next(ctx)
         try:
             state, _ = await _start(principal_of(ctx.request), name, arguments)
         except AppError as exc:

@@ -17,9 +17,7 @@ from typing import Any, Literal
 import anyio
 import httpx
 import mcp_types as types
-import pytest
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
-from mcp.shared.exceptions import MCPError
 
 from tests.billing.conftest import subscribe
 from tests.mcp.conftest import Account, Stack, connect, structured, usage_meta
@@ -110,6 +108,8 @@ class TestLegacyAdvertising:
         assert {t["execution"]["taskSupport"] for t in tools if t["name"] in supported} == {
             "optional"
         }
+        geocode = next(t for t in tools if t["name"] == "geocode")
+        assert geocode["inputSchema"]["properties"]["queries"]["maxItems"] == 10_000
 
 
 class TestLegacyTasks:
@@ -319,12 +319,12 @@ class TestModernTasks:
         assert extension.created == []
         assert len(structured(result)["results"]) == 2
 
-    async def test_a_long_list_without_the_extension_asks_for_it(
+    async def test_a_long_list_without_the_extension_keeps_the_100_item_limit(
         self, stack: Stack, account: Account
     ) -> None:
         async with connect(stack.mcp_url, account.api_key) as client:
-            with pytest.raises(MCPError) as raised:
-                await client.call_tool("get_population", {"postal_codes": postal_codes(150)})
+            result = await client.call_tool("get_population", {"postal_codes": postal_codes(150)})
 
-        assert raised.value.error.code == -32021
-        assert raised.value.error.data == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+        assert result.is_error
+        assert structured(result)["error"]["code"] == "INVALID_ARGUMENT"
+        assert usage_meta(result)["charged"] == 0
