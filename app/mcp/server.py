@@ -39,6 +39,7 @@ from app.geodata.catalogue import (
     policy,
 )
 from app.http.errors import product_api_status
+from app.mcp import task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
@@ -228,6 +229,9 @@ def build_server(settings: Settings) -> Server[Any]:
         on_call_tool=handle_call_tool,
     )
     install(server)
+    server.add_request_handler(
+        "subscriptions/listen", types.SubscriptionsListenRequestParams, task_listen.listen
+    )
     return server
 
 

@@ -137,7 +137,11 @@ class TaskingServer(Server[Any]):
             protocol_version=protocol_version,
         )
         if protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return capabilities
+            # Serving subscriptions/listen (task status) makes the SDK claim list
+            # changes; the tool list never changes while a server runs.
+            return capabilities.model_copy(
+                update={"tools": types.ToolsCapability(list_changed=False)}
+            )
         return capabilities.model_copy(update={"tasks": LEGACY_CAPABILITY})
 
 
@@ -232,7 +236,7 @@ async def _start(
         session.commit()
         return TaskState.of(job)
 
-    state = await _in_session(submit)
+    state = await in_session(submit)
     await anyio.to_thread.run_sync(start_job, state.task_id)
     logger.info("task %s: %s over %d items", state.task_id, name, len(items))
     return state, len(items)
@@ -243,16 +247,18 @@ async def get_task(ctx: ServerRequestContext[Any], params: types.GetTaskRequestP
     if not _modern(ctx):
         return (await _task(principal, params.task_id)).legacy()
 
-    def detailed(session: Session) -> dict[str, Any]:
-        state = _state(session, principal, params.task_id)
-        task = state.modern()
-        if state.status == "completed":
-            task["result"] = _dumped(_call_result(session, principal, state))
-        elif state.status == "failed":
-            task["error"] = _failure(state).error.model_dump(exclude_none=True)
-        return task
+    return await in_session(lambda session: detailed_task(session, principal, params.task_id))
 
-    return await _in_session(detailed)
+
+def detailed_task(session: Session, principal: CallerPrincipal, task_id: str) -> dict[str, Any]:
+    """The extension's `DetailedTask`: the task, and its `result` or `error` once ended."""
+    state = task_state(session, principal, task_id)
+    task = state.modern()
+    if state.status == "completed":
+        task["result"] = _dumped(_call_result(session, principal, state))
+    elif state.status == "failed":
+        task["error"] = _failure(state).error.model_dump(exclude_none=True)
+    return task
 
 
 async def task_result(
@@ -270,7 +276,7 @@ async def task_result(
         result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": state.task_id}}
         return result
 
-    return await _in_session(answer)
+    return await in_session(answer)
 
 
 async def list_tasks(
@@ -293,7 +299,7 @@ async def list_tasks(
         found.sort(key=lambda state: (state.created_at, state.task_id), reverse=True)
         return found[start : start + TASKS_PAGE + 1]
 
-    states = await _in_session(page)
+    states = await in_session(page)
     listed: dict[str, Any] = {"tasks": [state.legacy() for state in states[:TASKS_PAGE]]}
     if len(states) > TASKS_PAGE:
         listed["nextCursor"] = str(start + TASKS_PAGE)
@@ -309,7 +315,7 @@ async def cancel_task(
     modern = _modern(ctx)
 
     def cancel(session: Session) -> TaskState:
-        state = _state(session, principal, params.task_id)
+        state = task_state(session, principal, params.task_id)
         if state.terminal:
             if modern:
                 return state
@@ -320,7 +326,7 @@ async def cancel_task(
         session.commit()
         return TaskState.of(job)
 
-    state = await _in_session(cancel)
+    state = await in_session(cancel)
     return {} if modern else state.legacy()
 
 
@@ -376,10 +382,10 @@ def _failure(state: TaskState) -> MCPError:
 
 
 async def _task(principal: CallerPrincipal, task_id: str) -> TaskState:
-    return await _in_session(lambda session: _state(session, principal, task_id))
+    return await in_session(lambda session: task_state(session, principal, task_id))
 
 
-def _state(session: Session, principal: CallerPrincipal, task_id: str) -> TaskState:
+def task_state(session: Session, principal: CallerPrincipal, task_id: str) -> TaskState:
     """The caller's task; another account's, or a job that is not a task, is not found."""
     try:
         job = get_job(session, principal.user_id, task_id)
@@ -392,7 +398,7 @@ def _state(session: Session, principal: CallerPrincipal, task_id: str) -> TaskSt
     return TaskState.of(job)
 
 
-async def _in_session(work: Callable[[Session], T]) -> T:
+async def in_session(work: Callable[[Session], T]) -> T:
     def run() -> T:
         with new_session() as session:
             return work(session)

@@ -328,3 +328,75 @@ class TestModernTasks:
         assert result.is_error
         assert structured(result)["error"]["code"] == "INVALID_ARGUMENT"
         assert usage_meta(result)["charged"] == 0
+
+
+MODERN = "2026-07-28"
+
+
+def modern_request(
+    stack: Stack, api_key: str, method: str, params: dict[str, Any], name: str | None = None
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """A 2026-07-28 request declaring the tasks extension, as raw HTTP parts."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {api_key}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+        **({"Mcp-Name": name} if name is not None else {}),
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}},
+    }
+    body = {"jsonrpc": "2.0", "id": "r1", "method": method, "params": {**params, "_meta": meta}}
+    return stack.mcp_url, headers, body
+
+
+def sse_messages(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an SSE response, read until it ends."""
+    return [
+        json.loads(line.removeprefix("data:").strip())
+        for line in response.iter_lines()
+        if line.startswith("data:")
+    ]
+
+
+class TestTaskNotifications:
+    def test_a_listen_stream_reports_each_change_until_the_task_ends(
+        self, stack: Stack, account: Account, other_account: Account
+    ) -> None:
+        """10,000 items, the most a task takes: the standard plan's bulk pace answers them in
+        seconds, long enough to see the rows go by."""
+        url, headers, body = modern_request(
+            stack,
+            paying(account).api_key,
+            "tools/call",
+            {"name": "get_population", "arguments": {"postal_codes": postal_codes(10_000)}},
+            name="get_population",
+        )
+        created = httpx.post(url, json=body, headers=headers, timeout=30).json()["result"]
+        theirs = Rpc(stack, other_account.api_key).start("geocode", {"query": "Paris"})
+        listen = {"notifications": {"taskIds": [created["taskId"], theirs["taskId"]]}}
+        url, headers, body = modern_request(stack, account.api_key, "subscriptions/listen", listen)
+
+        with httpx.stream("POST", url, json=body, headers=headers, timeout=60) as response:
+            assert response.status_code == 200
+            messages = sse_messages(response)
+
+        assert created["resultType"] == "task"
+        ack, *updates, end = messages
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"]["taskIds"] == [created["taskId"]]
+        assert {m["method"] for m in updates} == {"notifications/tasks"}
+        tasks = [m["params"] for m in updates]
+        assert {t["taskId"] for t in tasks} == {created["taskId"]}
+        assert all(PROGRESS.match(t["statusMessage"]) for t in tasks)
+        assert [t["status"] for t in tasks][-1] == "completed"
+        assert len(tasks) >= 2  # working at least once, then completed
+        result = tasks[-1]["result"]
+        assert len(result["structuredContent"]["results"]) == 10_000
+        assert result["structuredContent"]["credits"] == 10_000
+        assert result["_meta"]["geosvc/usage"]["charged"] == 10_000
+        assert wait_for_ledger(stack, account.user_id, 10_000, deadline_s=60) == 10_000
+        assert end["id"] == "r1"
+        assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "r1"
