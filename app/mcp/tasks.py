@@ -37,8 +37,10 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from sqlmodel import Session
+from starlette.requests import Request
 
 from app.db import new_session
 from app.errors import AppError, Internal, InvalidArgument
@@ -246,7 +248,7 @@ async def get_task(ctx: ServerRequestContext[Any], params: types.GetTaskRequestP
     principal = principal_of(ctx.request)
     if not _modern(ctx):
         return (await _task(principal, params.task_id)).legacy()
-
+    _check_extension_request(ctx, params.task_id)
     return await in_session(lambda session: detailed_task(session, principal, params.task_id))
 
 
@@ -265,6 +267,8 @@ async def task_result(
     ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams
 ) -> Any:
     """2025-11-25: the call's own answer, once the task has ended (waits until then)."""
+    if _modern(ctx):  # the extension's tasks/get carries the result
+        raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="tasks/result")
     principal = principal_of(ctx.request)
     while not (state := await _task(principal, params.task_id)).terminal:
         await anyio.sleep(RESULT_POLL_S)
@@ -313,6 +317,8 @@ async def cancel_task(
     task that has already ended and answers the task; the extension acknowledges."""
     principal = principal_of(ctx.request)
     modern = _modern(ctx)
+    if modern:
+        _check_extension_request(ctx, params.task_id)
 
     def cancel(session: Session) -> TaskState:
         state = task_state(session, principal, params.task_id)
@@ -337,8 +343,24 @@ async def update_task(
     nothing to take; a known task is acknowledged."""
     if not _modern(ctx):
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="tasks/update")
+    _check_extension_request(ctx, params.task_id)
     await _task(principal_of(ctx.request), params.task_id)
     return {}
+
+
+def _check_extension_request(ctx: ServerRequestContext[Any], task_id: str) -> None:
+    """A 2026-07-28 tasks/* request declares the extension (SEP-2575: -32021 otherwise)
+    and names its task in `Mcp-Name` (SEP-2663, for routing; -32020 and HTTP 400 when
+    it is missing or another)."""
+    if not declares_tasks(ctx.params):
+        raise MCPError(
+            types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+            data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        )
+    headers = ctx.request.headers if isinstance(ctx.request, Request) else {}
+    if decode_header_value(headers.get(MCP_NAME_HEADER)) != task_id:
+        raise MCPError(types.HEADER_MISMATCH, "Mcp-Name header does not match params.taskId")
 
 
 def _call_result(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import anyio
 import httpx
 import mcp_types as types
+import pytest
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 
 from tests.billing.conftest import subscribe
@@ -334,7 +335,13 @@ MODERN = "2026-07-28"
 
 
 def modern_request(
-    stack: Stack, api_key: str, method: str, params: dict[str, Any], name: str | None = None
+    stack: Stack,
+    api_key: str,
+    method: str,
+    params: dict[str, Any],
+    name: str | None = None,
+    *,
+    extension: bool = True,
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
     """A 2026-07-28 request declaring the tasks extension, as raw HTTP parts."""
     headers = {
@@ -346,7 +353,9 @@ def modern_request(
     }
     meta = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}},
+        "io.modelcontextprotocol/clientCapabilities": (
+            {"extensions": {EXTENSION: {}}} if extension else {}
+        ),
     }
     body = {"jsonrpc": "2.0", "id": "r1", "method": method, "params": {**params, "_meta": meta}}
     return stack.mcp_url, headers, body
@@ -400,3 +409,41 @@ class TestTaskNotifications:
         assert wait_for_ledger(stack, account.user_id, 10_000, deadline_s=60) == 10_000
         assert end["id"] == "r1"
         assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "r1"
+
+
+class TestModernTaskRequests:
+    @pytest.mark.parametrize(
+        ("extension", "name", "status", "code"),
+        [
+            (False, "{task}", 400, -32021),  # the extension not declared (SEP-2575)
+            (True, "job_another", 400, -32020),  # Mcp-Name is not the task (SEP-2663)
+            (True, "{task}", 200, None),
+        ],
+    )
+    def test_tasks_get_needs_the_extension_and_the_task_in_mcp_name(
+        self,
+        stack: Stack,
+        account: Account,
+        extension: bool,
+        name: str,
+        status: int,
+        code: int | None,
+    ) -> None:
+        task = Rpc(stack, account.api_key).start("geocode", {"query": "Paris"})["taskId"]
+        url, headers, body = modern_request(
+            stack,
+            account.api_key,
+            "tasks/get",
+            {"taskId": task},
+            name=name.replace("{task}", task),
+            extension=extension,
+        )
+
+        response = httpx.post(url, json=body, headers=headers, timeout=30)
+
+        assert response.status_code == status, response.text
+        answer = response.json()
+        if code is None:
+            assert answer["result"]["taskId"] == task
+        else:
+            assert answer["error"]["code"] == code
