@@ -12,6 +12,7 @@ import json
 import re
 import time
 from itertools import cycle, islice
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -23,6 +24,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from tests.billing.conftest import subscribe
 from tests.mcp.conftest import Account, Stack, connect, structured, usage_meta
 from tests.mcp.test_tools import wait_for_ledger
+from tests.support.live_server import launch_live_server, wait_until_healthy
 
 LEGACY = "2025-11-25"
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -219,6 +221,25 @@ class TestLegacyTasks:
         charged = result["_meta"]["geosvc/usage"]["charged"]
         assert charged == sum(1 for row in rows if "result" in row)
         assert wait_for_ledger(stack, account.user_id, charged) == charged
+
+    def test_another_replica_finds_the_task_at_once(
+        self, stack: Stack, account: Account, tmp_path: Path
+    ) -> None:
+        """The job is committed before CreateTaskResult goes out: an api process that did
+        not create it answers tasks/get for it right away."""
+        replica = launch_live_server(stack.server.env, tmp_path / "replica.log")
+        try:
+            wait_until_healthy(replica, deadline_s=60)
+            created = Rpc(stack, account.api_key).start("geocode", {"queries": ["Paris"] * 150})
+            elsewhere = Rpc(stack, account.api_key)
+            elsewhere.url = f"{replica.url}/mcp"
+
+            seen = elsewhere.result("tasks/get", {"taskId": created["taskId"]})
+        finally:
+            replica.stop()
+
+        assert seen["taskId"] == created["taskId"]
+        assert PROGRESS.match(seen["statusMessage"])
 
     def test_another_accounts_task_is_not_found(
         self, stack: Stack, account: Account, other_account: Account
