@@ -25,6 +25,7 @@ from app.geodata.catalogue import (
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE, CREDIT_HEADERS, HEADERS
+from app.v1.jobs_openapi import job_paths, job_schemas
 from app.v1.query import COMPACT_PARAMETERS
 from app.v1.routes import ROUTES, V1Route
 
@@ -80,6 +81,8 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     for route in ROUTES:
         paths[route.path] = {route.method.lower(): _operation(route, settings)}
     paths[IMAGES_PATH + "/{image_id}"] = {"get": _image_operation()}
+    paths.update(job_paths(settings))
+    schemas.update(job_schemas(settings))
     return {
         "openapi": "3.1.0",
         "info": {

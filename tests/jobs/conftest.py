@@ -27,15 +27,14 @@ FREE_JOB_ROWS_PER_S = 20
 
 
 def jobs_env(backend: Backend, upstream: FakeUpstream, prefix: str, **extra: str) -> dict[str, str]:
-    return backend.env(
-        **upstream.env(),
-        GEOSVC_REDIS_KEY_PREFIX=f"{TEST_RUN_PREFIX}{prefix}-{backend.name}:",
-        GEOSVC_FREE_QUOTA=str(FREE_QUOTA),
-        GEOSVC_JOB_CHUNK_ROWS=str(CHUNK_ROWS),
-        GEOSVC_FREE_JOB_ROWS_PER_S=str(FREE_JOB_ROWS_PER_S),
-        GEOSVC_JOBS_PER_ACCOUNT="2",
-        **extra,
-    )
+    settings = {
+        "GEOSVC_REDIS_KEY_PREFIX": f"{TEST_RUN_PREFIX}{prefix}-{backend.name}:",
+        "GEOSVC_FREE_QUOTA": str(FREE_QUOTA),
+        "GEOSVC_JOB_CHUNK_ROWS": str(CHUNK_ROWS),
+        "GEOSVC_FREE_JOB_ROWS_PER_S": str(FREE_JOB_ROWS_PER_S),
+        "GEOSVC_JOBS_PER_ACCOUNT": "2",
+    }
+    return backend.env(**upstream.env(), **{**settings, **extra})
 
 
 @pytest.fixture(scope="session")

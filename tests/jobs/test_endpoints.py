@@ -13,7 +13,6 @@ from tests.jobs.conftest import (
     CHUNK_ROWS,
     FREE_QUOTA,
     finished,
-    ledger_count,
     ledger_settles,
     wait_for,
 )
@@ -101,7 +100,8 @@ class TestCsvJob:
         assert [row["status"] for row in table] == ["200", "200", "400", "400", "200"]
         assert [row["error_code"] for row in table][2:4] == ["INVALID_ARGUMENT"] * 2
         austin = json.loads(table[1]["result"])
-        assert austin["query"] == "Austin, TX" and len(austin["results"]) <= 2
+        assert austin["query"] == "Austin, TX"
+        assert len(austin["results"]) <= 2
         assert ledger_settles(jobs_stack.database_url, client.user_id, 3) == 3
 
     def test_unknown_column_is_invalid_on_every_row_at_no_cost(self, client: Client) -> None:

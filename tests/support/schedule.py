@@ -15,6 +15,8 @@ from __future__ import annotations
 import pytest
 
 LONGEST = (
+    "tests/jobs/test_endpoints.py",
+    "tests/jobs/test_faults.py",
     "tests/test_devserver.py",
     "tests/drills/test_drills.py",
     "tests/contract/test_openapi.py",
