@@ -56,6 +56,7 @@ from app.jobs.service import (
     submit_job,
 )
 from app.mcp.auth import principal_of
+from app.mcp.disconnect import ClientGone, run_unless_client_gone
 from app.mcp.results import compact_json, error_result, success_result
 from app.mcp.task_wire import (
     BATCH_ORIGIN,
@@ -270,8 +271,16 @@ async def task_result(
     if _modern(ctx):  # the extension's tasks/get carries the result
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="tasks/result")
     principal = principal_of(ctx.request)
-    while not (state := await _task(principal, params.task_id)).terminal:
-        await anyio.sleep(RESULT_POLL_S)
+
+    async def ended() -> TaskState:
+        while not (state := await _task(principal, params.task_id)).terminal:
+            await anyio.sleep(RESULT_POLL_S)
+        return state
+
+    try:  # a client that left stops the wait (the task goes on)
+        state = await run_unless_client_gone(ctx.request, ended)
+    except ClientGone:
+        raise MCPError(types.INTERNAL_ERROR, "The client disconnected") from None
     if state.status == "failed":
         raise _failure(state)
 
