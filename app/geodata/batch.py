@@ -108,15 +108,27 @@ class BatchForm:
         lists = " or ".join(f"`{batch.argument}`" for batch in self.lists)
         return f"Batch: {lists} (`results[i]`: item i)."
 
+    def list_length(self, arguments: Mapping[str, Any] | None) -> int | None:
+        """How many items the call's list holds; None when it gives no list (or not one)."""
+        if not isinstance(arguments, Mapping):
+            return None
+        lengths = [
+            len(value)
+            for batch in self.lists
+            if isinstance(value := arguments.get(batch.argument), list)
+        ]
+        return lengths[0] if len(lengths) == 1 else None
+
     def is_called(self, arguments: Mapping[str, Any] | None) -> bool:
         """True when an agent called the tool in this batch form."""
         return isinstance(arguments, Mapping) and any(
             batch.argument in arguments for batch in self.lists
         )
 
-    def items(self, arguments: Mapping[str, Any]) -> list[Any]:
+    def items(self, arguments: Mapping[str, Any], max_items: int = MAX_BATCH_ITEMS) -> list[Any]:
         """The items of an agent's batch call, the shared arguments in each (each item then
-        validated as a call of its own); InvalidArgument when the call is not a batch."""
+        validated as a call of its own); InvalidArgument when the call is not a batch.
+        `max_items`: more for a batch run as a task (`app.mcp.tasks`)."""
         given = [batch for batch in self.lists if batch.argument in arguments]
         if len(given) > 1:
             lists = ", ".join(batch.argument for batch in given)
@@ -133,7 +145,7 @@ class BatchForm:
             raise InvalidArgument(
                 f"{unknown[0]}: is not a known argument (known: {', '.join(known)})"
             )
-        elements = _checked_list(batch.argument, arguments[batch.argument])
+        elements = _checked_list(batch.argument, arguments[batch.argument], max_items)
         shared = {name: arguments[name] for name in self.shared if name in arguments}
         items = [batch.item(element, shared) for element in elements]
         _objects(batch.argument, items)
@@ -152,13 +164,11 @@ def batch_body_items(body: object) -> list[Any]:
     return items
 
 
-def _checked_list(argument: str, value: object) -> list[Any]:
+def _checked_list(argument: str, value: object, max_items: int = MAX_BATCH_ITEMS) -> list[Any]:
     if not isinstance(value, list):
-        raise InvalidArgument(f"{argument}: must be a list of 1 to {MAX_BATCH_ITEMS} items")
-    if not 1 <= len(value) <= MAX_BATCH_ITEMS:
-        raise InvalidArgument(
-            f"{argument}: must hold 1 to {MAX_BATCH_ITEMS} items, not {len(value)}"
-        )
+        raise InvalidArgument(f"{argument}: must be a list of 1 to {max_items:,} items")
+    if not 1 <= len(value) <= max_items:
+        raise InvalidArgument(f"{argument}: must hold 1 to {max_items:,} items, not {len(value):,}")
     return value
 
 

@@ -167,6 +167,8 @@ def _tool_call_of(message: Any) -> tuple[str | int, str, dict[str, Any]] | None:
         return None
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
         return None
+    if params.get("task") is not None:  # runs as a task (`app.mcp.tasks`), metered per row
+        return None
     arguments = params.get("arguments") or {}
     return (request_id, params["name"], arguments) if isinstance(arguments, dict) else None
 

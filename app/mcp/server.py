@@ -26,6 +26,7 @@ from starlette.types import ASGIApp
 from app.clock import iso_ms
 from app.config import Settings
 from app.errors import AppError, Internal, unavailable_for
+from app.geodata.batch import MAX_BATCH_ITEMS
 from app.geodata.catalogue import (
     BATCH_FORMS,
     TOOL_SPECS,
@@ -35,10 +36,18 @@ from app.geodata.catalogue import (
     policy,
 )
 from app.http.errors import product_api_status
+from app.mcp import task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
+from app.mcp.tasks import (
+    MAX_TASK_ITEMS,
+    TaskingServer,
+    execution_for,
+    install,
+    task_input_schema,
+)
 from app.mcp.tool_schemas import input_schema, output_schema
 from app.mcp.transport_checks import TransportChecks
 from app.observability.logs import bind_request_of
@@ -89,7 +98,9 @@ def instructions(settings: Settings) -> str:
         f"{standard.concurrency} at once. Over a limit a call is refused at once with "
         "RATE_LIMITED and `retryAfterSeconds` (wait that long, then retry; it costs nothing). "
         f"A static_map larger than {settings.heavy_map_pixels:,} pixels counts as one call "
-        f"per {settings.heavy_map_pixels:,} pixels toward the rate."
+        f"per {settings.heavy_map_pixels:,} pixels toward the rate. A list of more than "
+        f"{MAX_BATCH_ITEMS} items (up to {MAX_TASK_ITEMS:,}) runs as a task (MCP tasks), "
+        "each item with data charged once, at the plan's bulk pace."
     )
 
 
@@ -99,8 +110,9 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
         name=spec.name,
         title=spec.title,
         description=description_for(spec, settings),
-        input_schema=input_schema(input_schema_for(spec, settings)),
+        input_schema=task_input_schema(spec.name, input_schema(input_schema_for(spec, settings))),
         output_schema=output_schema(spec.result_model, *batch_result_models(spec.name)),
+        execution=execution_for(spec.name),
         annotations=types.ToolAnnotations(
             read_only_hint=spec.read_only,
             # both only mean something for a tool that is not read-only (the spec)
@@ -195,7 +207,7 @@ def build_server(settings: Settings) -> Server[Any]:
     ) -> types.ListToolsResult:
         return listing
 
-    return Server(
+    server = TaskingServer(
         SERVER_NAME,
         version=SERVER_VERSION,
         title="Geospatial Data Service",
@@ -213,6 +225,11 @@ def build_server(settings: Settings) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=handle_call_tool,
     )
+    install(server)
+    server.add_request_handler(
+        "subscriptions/listen", types.SubscriptionsListenRequestParams, task_listen.listen
+    )
+    return server
 
 
 def transport_checks(app: ASGIApp, settings: Settings) -> TransportChecks:

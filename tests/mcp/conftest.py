@@ -6,7 +6,7 @@ the fake Census API, so provider outages and slow providers can be injected."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +16,7 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.extension import ClientExtension
 from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import create_engine, func
 from sqlmodel import Session, col, select
@@ -147,10 +148,25 @@ def account(stack: Stack) -> Iterator[Account]:
         yield Account(user_id, created["plaintext"], created["key"]["keyId"], http)
 
 
+@pytest.fixture
+def other_account(stack: Stack) -> Iterator[Account]:
+    """A second account on the same stack."""
+    with httpx.Client(base_url=stack.server.url, timeout=30) as http:
+        user_id = str(sign_up(http)["userId"])
+        created = http.post("/api-keys", json={"name": "other"}).json()
+        yield Account(user_id, created["plaintext"], created["key"]["keyId"], http)
+
+
 @asynccontextmanager
-async def connect(url: str, api_key: str, mode: str = "auto") -> AsyncIterator[Client]:
+async def connect(
+    url: str,
+    api_key: str,
+    mode: str = "auto",
+    extensions: Sequence[ClientExtension] | None = None,
+) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
-    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    transport = streamable_http_client(url, http_client=http)
+    async with http, Client(transport, mode=mode, extensions=extensions) as client:
         yield client
 
 

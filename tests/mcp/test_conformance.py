@@ -24,6 +24,10 @@ from tests.support.services import REQUIRE_SERVICES
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(60, func_only=True)]
 
 SUITE_TOOL = "calls a diagnostic tool of the suite's reference server, which we do not ship"
+TASK_FIXTURE = (
+    "calls a fixture tool of the suite (greet, slow_compute, failing_job, confirm_delete), "
+    "or needs the task it makes; tests/mcp/test_tasks.py checks ours"
+)
 
 # scenario -> its checks that cannot run against a server without the suite's own tools
 APPLIES: dict[str, dict[str, str]] = {
@@ -45,6 +49,69 @@ APPLIES: dict[str, dict[str, str]] = {
     },
     "input-required-result-unsupported-methods": {},
     "input-required-result-validate-input": {},
+    # The tasks extension (SEP-2663), which we declare: its checks that need no fixture
+    # tool pass (the extension in server/discover and not `capabilities.tasks`; tasks/*
+    # refused -32021 without it; tasks/result and tasks/list -32601; an unknown task
+    # -32602). The others call a fixture tool of the suite's server.
+    "tasks-lifecycle": dict.fromkeys(
+        [
+            "tasks-sync-tool-call",
+            "sep-2663-result-type-task-on-create",
+            "sep-2663-tasks-get-status-working",
+            "sep-2663-tasks-get-status-completed",
+            "sep-2663-tool-error-uses-completed-status",
+            "sep-2663-tasks-get-status-failed",
+            "sep-2663-cancel-ack-empty-result",
+            "tasks-cancel-terminal-idempotent-ack",
+        ],
+        TASK_FIXTURE,
+    ),
+    "tasks-capability-negotiation": dict.fromkeys(
+        ["sep-2663-server-rejects-undeclared-client", "tasks-per-request-meta-opt-in"],
+        TASK_FIXTURE,
+    ),
+    "tasks-wire-fields": dict.fromkeys(
+        [
+            "tasks-wire-field-renames",
+            "tasks-no-early-ttl-expiry",
+            "tasks-no-related-task-meta-on-inlined-result",
+        ],
+        TASK_FIXTURE,
+    ),
+    "tasks-request-state-removal": {"tasks-request-state-removal-setup": TASK_FIXTURE},
+    "tasks-mrtr-input": dict.fromkeys(
+        [
+            "sep-2663-tasks-get-status-input-required",
+            "tasks-mrtr-tasks-update-resumes",
+            "tasks-mrtr-partial-fulfillment",
+        ],
+        TASK_FIXTURE,
+    ),
+    "tasks-request-headers": dict.fromkeys(
+        [
+            "tasks-headers-tolerate-mcp-method-on-tools-call",
+            "sep-2663-routing-headers-accepted-on-tasks-get",
+            "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get",
+        ],
+        TASK_FIXTURE,
+    ),
+    "tasks-dispatch-and-envelope": dict.fromkeys(
+        [
+            "tasks-server-directed-creation-no-hint",
+            "sep-2663-legacy-task-param-ignored",
+            "tasks-immediate-result-shortcut",
+            "tasks-result-type-complete-on-non-task-responses",
+            "sep-2663-durable-create-strong-consistency",
+        ],
+        TASK_FIXTURE,
+    ),
+    "tasks-required-task-error": {
+        "sep-2663-server-returns-missing-capability-when-required": (
+            "a fixture tool with taskSupport required; ours are optional (the unknown tool "
+            "is -32602)"
+        )
+    },
+    "tasks-mrtr-composition": {"sep-2663-mrtr-synchronous-before-task-creation": TASK_FIXTURE},
 }
 
 FIXTURE_TOOLS = (
@@ -57,10 +124,14 @@ NO_SERVER_REQUESTS = (
     "needs requests from server to client (sampling, elicitation, roots), which a stateless "
     "JSON-response server cannot send, and a fixture tool of the suite"
 )
-EXTENSION = "an optional extension we do not declare (tasks, skills)"
+EXTENSION = "an optional extension we do not declare (skills)"
 
 DOES_NOT_APPLY: dict[str, str] = {
     "logging-set-level": "we declare no logging capability (-32601): no stream to log on",
+    "tasks-status-notifications": (
+        "no check runs without the suite's fixture tools (ours send notifications/tasks on "
+        "subscriptions/listen: tests/mcp/test_tasks.py)"
+    ),
     "completion-complete": "completions are for prompt and resource-template arguments",
     **dict.fromkeys(
         [
@@ -132,16 +203,6 @@ DOES_NOT_APPLY: dict[str, str] = {
             "sep-2640-skills-directory",
             "sep-2640-skills-enumeration",
             "sep-2640-skills-manifest",
-            "tasks-lifecycle",
-            "tasks-capability-negotiation",
-            "tasks-wire-fields",
-            "tasks-request-state-removal",
-            "tasks-mrtr-input",
-            "tasks-request-headers",
-            "tasks-dispatch-and-envelope",
-            "tasks-status-notifications",
-            "tasks-required-task-error",
-            "tasks-mrtr-composition",
         )
     },
 }

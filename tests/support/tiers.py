@@ -65,6 +65,7 @@ SQLITE_ONLY: dict[str, str] = {
 # Inside those, what is about the database after all.
 BOTH_DATABASES = {
     "tests/test_hardening.py::TestDatabaseUnresponsive": "a table lock, on PostgreSQL only",
+    "tests/mcp/test_tasks.py": "MCP tasks are jobs: their state and rows in the database",
 }
 
 
