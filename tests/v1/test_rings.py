@@ -53,3 +53,17 @@ class TestRingsOverV1:
         assert response.status_code == 200, response.text
         names = [m["name"] for m in response.json()["measures"]]
         assert names == ["weighted_mean_of_zip_median_age", "share_under_18", "share_65_and_over"]
+
+    def test_a_batch_of_circles_for_demographics(self, client: Client) -> None:
+        items = [
+            {"around": {"lat": 39.7392, "lon": -104.9903, "radius_m": 5000}, "topics": ["age"]},
+            {"around": {"lat": 39.7392, "lon": -104.9903, "radius_m": -5}},
+        ]
+        response = client.api.post("/v1/demographics/batch", json={"items": items})
+
+        assert response.status_code == 200, response.text
+        results = response.json()["results"]
+        names = [m["name"] for m in results[0]["result"]["measures"]]
+        assert names[0] == "weighted_mean_of_zip_median_age"
+        assert results[1]["error"]["code"] == "INVALID_ARGUMENT"
+        assert response.json()["credits"] == 1

@@ -90,21 +90,21 @@ class EmbeddedProvider:
         return self.areas.resolve(text)
 
     def get_population(self, args: PopulationArgs) -> PopulationResult:
-        if args.around is not None:
+        if args.around is not None or args.within is not None:
             return ring_answers.population(self.data, args)
         if args.area is not None:
             return demographics.area_population(self.data, self.areas, args)
         return demographics.population(self.data, args)
 
     def get_average_income(self, args: IncomeArgs) -> IncomeResult:
-        if args.around is not None:
+        if args.around is not None or args.within is not None:
             return ring_answers.income(self.data, args)
         if args.area is not None:
             return demographics.area_income(self.areas, args)
         return demographics.income(self.data, args)
 
     def get_demographics(self, args: DemographicsArgs) -> DemographicsResult:
-        if args.around is not None:
+        if args.around is not None or args.within is not None:
             return ring_profiles.demographics(self.data, args)
         return profiles.demographics(self.data, args)
 
