@@ -267,7 +267,8 @@ def check(
     if "ring_truth" in expect:
         if ring_grade(result, expect["ring_truth"]) != RING_GRADES[2]:
             return None
-        return f"{result['population']:,} against {expect['ring_truth']:,}: outside the range claimed"
+        truth = expect["ring_truth"]
+        return f"{result['population']:,} against {truth:,}: outside the range claimed"
     if "level" in expect and result.get("level") != expect["level"]:
         return f"level {result.get('level')} ({result.get('name')!r})"
     value = result.get("population", result.get("amount"))

@@ -105,6 +105,10 @@ SPEC = ToolSpec(
         "states, counties and places (cities)",
     ),
     # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
-    batch=BatchForm((ZIP_LISTS[0], RING_LISTS[-1]), ("topics", "country"), batch_result(results.DemographicsResult)),
+    batch=BatchForm(
+        (ZIP_LISTS[0], RING_LISTS[-1]),
+        ("topics", "country"),
+        batch_result(results.DemographicsResult),
+    ),
     describe=coverage_by_policy(AREA_COVERAGE),
 )

@@ -56,7 +56,8 @@ SPEC = ToolSpec(
     "get_average_income",
     "Median household income of a US ZIP code or area",
     "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
-    "or an `area`, `around` circle or `within` shape (as in get_population). Top-coded: `lowerBound` true. "
+    "or an `area`, `around` circle or `within` shape (as in get_population). "
+    "Top-coded: `lowerBound` true. "
     "{coverage}" + CREDIT,
     schemas.IncomeArgs,
     results.IncomeResult,

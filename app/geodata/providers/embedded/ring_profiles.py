@@ -1,5 +1,5 @@
-"""get_demographics of a circle (`around`) or a shape (`within`), US only: the ZCTA profiles (profiles.py)
-combined by the share of each ZCTA's disc inside the circle (rings.py).
+"""get_demographics of a circle (`around`) or a shape (`within`), US only: the ZCTA
+profiles (profiles.py) combined by the share of each ZCTA's disc inside (rings.py).
 
 Counts add up (households, housing units: each ZCTA's apportioned). A share is the mean
 of the ZCTAs' shares weighted by the apportioned size of its universe (residents,

@@ -38,7 +38,9 @@ def enclosing(shape: Shape) -> Circle:
     return Circle(lat=lat0, lon=lon0, radius_m=min(max(reach * 1000, 1.0), float(MAX_RADIUS_M)))
 
 
-def disc_shares(shape: Shape, lat: FloatArray, lon: FloatArray, radius_km: FloatArray) -> FloatArray:
+def disc_shares(
+    shape: Shape, lat: FloatArray, lon: FloatArray, radius_km: FloatArray
+) -> FloatArray:
     """The share of each disc (centre lat, lon; radius km) inside the shape."""
     if len(lat) == 0:
         return np.zeros(0)

@@ -156,9 +156,7 @@ def _reach(where: Circle | Shape) -> Circle:
     return ring_shapes.enclosing(where) if isinstance(where, Shape) else where
 
 
-def zip_shares(
-    data: GeoData, where: Circle | Shape
-) -> tuple[npt.NDArray[np.int64], FloatArray]:
+def zip_shares(data: GeoData, where: Circle | Shape) -> tuple[npt.NDArray[np.int64], FloatArray]:
     """The ZCTAs reaching into the circle or shape (positions in `_zip_discs`) and the
     share of each one's disc inside."""
     discs = _zip_discs(data)
