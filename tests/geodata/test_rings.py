@@ -140,7 +140,8 @@ class TestDemographics:
 def _accuracy_bench() -> ModuleType:
     path = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
     spec = importlib.util.spec_from_file_location("accuracy_bench", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
