@@ -42,7 +42,15 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
   (`positionPrecision` "city", or a warning naming it); a code claimed "169 m" away that
   is kilometres off fails.
 
-With `--rings`, also the ring studies (`around`) against independent totals: bench/rings.py.
+- `ring_truth` (get_population `around` a circle, class "ring"): the circle's true
+  residents from a source the method did not use (bench/rings.py writes these cases).
+  Each answer's warnings claim how far off such answers run ("off by M% (median) and up
+  to P% (9 in 10)"); the case holds unless the truth is outside the P% range, which is
+  "wrong and sure". Graded per `half` ("tune": the method's knobs were looked at on it;
+  "check": held out, the half the claimed figures come from) as within M%, within P%,
+  or wrong and sure.
+
+With `--rings`, also the ring studies' error table per region: bench/rings.py.
 
 Run: .venv/bin/python bench/accuracy.py [--data-dir DIR] [--verbose] [--rings]
 """
@@ -53,6 +61,7 @@ import argparse
 import io
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -164,6 +173,26 @@ def zip_grade(result: dict[str, Any], zip_code: str) -> str:
     return ZIP_GRADES[2]
 
 
+RING_GRADES = ("within the median claimed", "within the 9 in 10 claimed", "wrong and sure")
+CLAIMED_ERROR = re.compile(r"off by ([0-9.]+)% \(median\) and up to ([0-9.]+)%")
+
+
+def ring_error(result: dict[str, Any], truth: float) -> float:
+    """The answer's |error| against the truth, in %."""
+    return abs(result["population"] - truth) / truth * 100
+
+
+def ring_grade(result: dict[str, Any], truth: float) -> str:
+    """How a circle's answer fares against the error range its warnings claim."""
+    claim = CLAIMED_ERROR.search(" ".join(result.get("warnings") or []))
+    if claim is None:  # no range claimed: only the exact truth is right
+        return RING_GRADES[0] if result["population"] == truth else RING_GRADES[2]
+    error = ring_error(result, truth)
+    if error <= float(claim.group(1)):
+        return RING_GRADES[0]
+    return RING_GRADES[1] if error <= float(claim.group(2)) else RING_GRADES[2]
+
+
 def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     if result.get("ambiguous") != expect["ambiguous"]:
         found = [c["label"] for c in result.get("candidates", [])]
@@ -235,6 +264,11 @@ def check(
         if "name" in expect and not any(_name_ok(r, expect["name"]) for r in places):
             return f"none of {expect['name']} in {[r['name'] for r in places]}"
         return None
+    if "ring_truth" in expect:
+        if ring_grade(result, expect["ring_truth"]) != RING_GRADES[2]:
+            return None
+        truth = expect["ring_truth"]
+        return f"{result['population']:,} against {truth:,}: outside the range claimed"
     if "level" in expect and result.get("level") != expect["level"]:
         return f"level {result.get('level')} ({result.get('name')!r})"
     value = result.get("population", result.get("amount"))
@@ -260,7 +294,8 @@ def refusal(expect: dict[str, Any], exc: AppError) -> str | None:
 
 def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
     """{"tool" or "class:<name>": (cases, held)}; and how often the nearest ZIP centre is
-    the containing ZIP, under "nearest_zip"; the ZIP cases' grades under "zip:<half>:<grade>"."""
+    the containing ZIP, under "nearest_zip"; the ZIP cases' grades under "zip:<half>:<grade>",
+    the ring cases' under "ring:<half>:<grade>"."""
     cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in cases:
@@ -285,6 +320,10 @@ def run(verbose: bool) -> dict[str, dict[str, tuple[int, int]]]:
                 for half in (case.get("half", "earlier"), "all"):
                     totals[f"zip:{half}:{grade}"][0] += 1
                     totals[f"zip:{half}:{RIGHT_AND_SURE}"][0] += sure
+            if "ring_truth" in expect:
+                grade = ring_grade(result, expect["ring_truth"])
+                for half in (case.get("half", "earlier"), "all"):
+                    totals[f"ring:{half}:{grade}"][0] += 1
         except AppError as exc:
             problem = refusal(expect, exc)
         for group in (tool, f"class:{case.get('class', 'fact')}"):
@@ -307,7 +346,8 @@ def main() -> None:
     table = run(options.verbose)
     nearest = table.pop("nearest_zip", None)
     grades = {k: v[0] for k, v in table.items() if k.startswith("zip:")}
-    table = {k: v for k, v in table.items() if not k.startswith("zip:")}
+    ring_grades = {k: v[0] for k, v in table.items() if k.startswith("ring:")}
+    table = {k: v for k, v in table.items() if not k.startswith(("zip:", "ring:"))}
     tools = {k: v for k, v in table.items() if not k.startswith("class:")}
     classes = {k: v for k, v in table.items() if k.startswith("class:")}
     print(f"{'tool / class':<24} {'cases':>6} {'held':>6} {'%':>7}")
@@ -319,6 +359,7 @@ def main() -> None:
     if nearest:
         print(f"nearest ZIP centre = containing ZIP in {nearest[1]} of {nearest[0]} points")
     print_zip_grades(grades)
+    print_ring_grades(ring_grades)
     if options.rings:  # circles against independent totals (issue 54)
         import rings  # bench/rings.py, beside this script
 
@@ -331,6 +372,14 @@ def print_zip_grades(grades: dict[str, int]) -> None:
     for grade in (ZIP_GRADES[0], RIGHT_AND_SURE, *ZIP_GRADES[1:]):
         counts = [grades.get(f"zip:{half}:{grade}", 0) for half in halves]
         print(f"{grade:<24}" + "".join(f"{n:>9}" for n in counts))
+
+
+def print_ring_grades(grades: dict[str, int]) -> None:
+    halves = ["tune", "check", "all"]
+    print(f"{'ring vs its claim':<28}" + "".join(f"{h:>9}" for h in halves))
+    for grade in RING_GRADES:
+        counts = [grades.get(f"ring:{half}:{grade}", 0) for half in halves]
+        print(f"{grade:<28}" + "".join(f"{n:>9}" for n in counts))
 
 
 if __name__ == "__main__":

@@ -15,15 +15,22 @@ method did not use (ZCTA figures are ACS 2018-2022; GeoNames gives place populat
 
 Each case is in the "tune" or the "check" half (by a hash of its name): the method's
 knobs were looked at on "tune" only, and the table reported (docs/DATA.md, and
-ring_answers.EXPECTED_ERROR) is that of "check".
+ring_answers.EXPECTED_ERROR, read from ring_error.json) is that of "check".
 
-Run: .venv/bin/python bench/rings.py [--data-dir DIR] [--verbose]
+With `--write`, the cases go into bench/known_answers.json (class "ring", graded by
+bench/accuracy.py against the error range each answer's warnings claim) and the "check"
+half's table per region into app/geodata/providers/embedded/ring_error.json, which the
+answers' warnings quote: a region with fewer than MIN_REGION_CASES check cases is quoted
+the pooled figures of the world outside the US.
+
+Run: .venv/bin/python bench/rings.py [--data-dir DIR] [--verbose] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +46,13 @@ from app.geodata.tools.population.schemas import PopulationArgs
 
 MAX_COUNTY_KM = 60.0
 CUT_SHARE = 0.15
-MAX_COUNTY_CASES = 40
+MAX_COUNTY_CASES = 60
 GRID = 30
+MIN_REGION_CASES = 5
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN_ANSWERS = ROOT / "bench" / "known_answers.json"
+ERROR_TABLE = ROOT / "app" / "geodata" / "providers" / "embedded" / "ring_error.json"
 
 # (country code, lat, lon, radius km, region): the whole country inside, no other land
 COUNTRY_CASES = [
@@ -179,8 +191,9 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def report(data: GeoData, verbose: bool = False) -> None:
-    """Print the error table (and with `verbose`, every case)."""
+def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
+    """Print the error table (and with `verbose`, every case); with `write`, store the
+    cases and the check half's table (module docstring)."""
     cases = country_cases() + county_cases(data)
     errors: dict[tuple[str, str], list[float]] = {}
     for case in cases:
@@ -204,14 +217,64 @@ def report(data: GeoData, verbose: bool = False) -> None:
             f"| {half} | {where} | {len(values)} | {statistics.median(absolute):.1f}% | "
             f"{percentile(absolute, 90):.1f}% | {statistics.median(values):+.1f}% |"
         )
+    if write:
+        write_cases(cases)
+        write_table(errors)
+
+
+def known_answer(case: Case) -> dict[str, object]:
+    source = "Census county estimates 2019" if case.region == "US" else "World Bank 2019"
+    around = {
+        "lat": round(case.lat, 5),
+        "lon": round(case.lon, 5),
+        "radius_m": round(case.radius_km * 1000),
+    }
+    return {
+        "tool": "get_population",
+        "note": f"ring around {case.name}, all of it inside ({source})",
+        "class": "ring",
+        "half": case.half,
+        "args": {"around": around},
+        "expect": {"ring_truth": round(case.truth), "region": case.region},
+    }
+
+
+def write_cases(cases: list[Case]) -> None:
+    """Replace the ring cases of bench/known_answers.json with these."""
+    document = json.loads(KNOWN_ANSWERS.read_text(encoding="utf-8"))
+    kept = [c for c in document["cases"] if c.get("class") != "ring"]
+    document["cases"] = kept + [known_answer(case) for case in cases]
+    KNOWN_ANSWERS.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+
+
+def write_table(errors: dict[tuple[str, str], list[float]]) -> None:
+    """The check half's |error| per region with enough cases, and the world pooled."""
+    regions = {}
+    for (half, where), values in sorted(errors.items()):
+        pooled = where == "outside the US"
+        if half != "check" or (len(values) < MIN_REGION_CASES and not pooled):
+            continue
+        absolute = [abs(v) for v in values]
+        regions["world" if pooled else where] = {
+            "cases": len(values),
+            "median": round(statistics.median(absolute), 1),
+            "p90": round(percentile(absolute, 90), 1),
+        }
+    table = {
+        "about": "|error| in % of ring answers on the check half of bench/rings.py "
+        "(written by bench/rings.py --write); the answers' warnings quote it",
+        "regions": regions,
+    }
+    ERROR_TABLE.write_text(json.dumps(table, indent=1) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path(".geosvc"))
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--write", action="store_true", help="store the cases and the table")
     options = parser.parse_args()
-    report(load(options.data_dir), options.verbose)
+    report(load(options.data_dir), options.verbose, options.write)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ MOE = Field(None, description="90% margin of error, where given")
 METHOD = Field(None, description="Circle: how estimated")
 WARNINGS: list[str] = Field(default_factory=list, description="Read them")
 
-AreaLevel = Literal["postal_code", "city", "county", "state", "country", "circle"]
+AreaLevel = Literal["postal_code", "city", "county", "state", "country", "circle", "shape"]
 
 
 def area_candidate(level: str, name: str, area_id: str) -> dict[str, str]:

@@ -24,6 +24,9 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from app.geodata import shape_rules
+from app.geodata.shape_rules import MAX_POLYGON_VERTICES
+
 # --- shared argument types ---------------------------------------------------------------------
 
 Latitude = Annotated[
@@ -70,6 +73,43 @@ CircleArgument = Annotated[
 ]
 
 
+LonLat = Annotated[tuple[Longitude, Latitude], Field(description="[lon, lat]")]
+
+
+class Shape(Arguments):
+    """`within`: a bbox [west, south, east, north] or a polygon of [lon, lat] vertices;
+    the rules (shape_rules.py) refuse by name."""
+
+    bbox: tuple[Longitude, Latitude, Longitude, Latitude] | None = None
+    # a longer list is refused by the rule (named), a much longer one unread
+    polygon: list[LonLat] | None = Field(None, min_length=3, max_length=4 * MAX_POLYGON_VERTICES)
+
+    @model_validator(mode="after")
+    def _one_valid_shape(self) -> Shape:
+        if (self.bbox is None) == (self.polygon is None):
+            raise ValueError("give exactly one of bbox [west, south, east, north] and polygon")
+        if self.bbox is not None:
+            problem = shape_rules.bbox_problem(*self.bbox)
+        else:
+            problem = shape_rules.polygon_problem([(lon, lat) for lon, lat in self.polygon or []])
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def vertices(self) -> list[tuple[float, float]]:
+        """The outline, [lon, lat] each, not closed."""
+        if self.bbox is not None:
+            west, south, east, north = self.bbox
+            return [(west, south), (east, south), (east, north), (west, north)]
+        ring = [(lon, lat) for lon, lat in self.polygon or []]
+        return ring[:-1] if ring[0] == ring[-1] else ring
+
+
+WITHIN = Field(None, description="Or: {bbox: [w,s,e,n]} or {polygon: [[lon,lat],...]} (<=500)")
+ShapeArgument = Annotated[Shape | None, WithJsonSchema({"type": "object"})]
+
+
 class ZipArguments(Arguments):
     """A US ZIP code, a named area or a circle: exactly one of `postal_code`, `area` and
     `around` (each of the three demographic tools answers circles)."""
@@ -88,6 +128,7 @@ class ZipArguments(Arguments):
         description="Or: US state, county, country or city",
     )
     around: CircleArgument = AROUND
+    within: ShapeArgument = WITHIN
     # accepted (older clients send it), not listed: an area may be in any country
     country: SkipJsonSchema[Literal["US"]] = "US"
 
@@ -136,12 +177,12 @@ class ZipArguments(Arguments):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ZipArguments:
-        given = [self.postal_code, self.area, self.around]
+        given = [self.postal_code, self.area, self.around, self.within]
         if sum(value is not None for value in given) != 1:
             raise ValueError(
                 "give exactly one of postal_code (a US ZIP code), area (a state, county, "
-                f"country or city, e.g. {AREA_EXAMPLES}) and around (a circle: lat, lon, "
-                "radius_m)"
+                f"country or city, e.g. {AREA_EXAMPLES}), around (a circle: lat, lon, "
+                "radius_m) and within (a bbox or polygon)"
             )
         return self
 

@@ -124,8 +124,10 @@ def _from_upstream(spec: ToolSpec, args: BaseModel) -> BaseModel:
 
 def _answer(spec: ToolSpec, args: BaseModel) -> BaseModel:
     chosen = policy(spec.name, get_settings())
-    # a circle (`around`) is estimated from the shipped data only, whoever answers the rest
-    if chosen == "embedded" or getattr(args, "around", None) is not None:
+    # a circle or shape (`around`, `within`) is estimated from the shipped data only,
+    # whoever answers the rest
+    ring = getattr(args, "around", None) or getattr(args, "within", None)
+    if chosen == "embedded" or ring is not None:
         return _from_embedded(spec, args)
     if chosen == "upstream":
         return _from_upstream(spec, args)

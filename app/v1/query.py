@@ -7,6 +7,10 @@ Structured arguments take compact forms:
 
 - `around=LAT,LON,RADIUS_M` (the demographic tools: a circle, e.g.
   `around=40.71,-74.0,5000`)
+- `within=WEST,SOUTH,EAST,NORTH` (the demographic tools: a bbox) or
+  `within=LON,LAT|LON,LAT|...` (a polygon, GeoJSON's order, at least 3 vertices), e.g.
+  `within=-105.05,39.7,-104.95,39.8`; at most MAX_PATH_QUERY_CHARS characters (a polygon
+  of up to 500 vertices fits in a POST to the tool's /batch).
 - `center=LAT,LON` (e.g. `center=40.71,-74.0`)
 - `bbox=WEST,SOUTH,EAST,NORTH` (e.g. `bbox=-74.3,40.5,-73.7,40.9`)
 - `markers=LAT,LON[,COLOR[,LABEL]]`, repeated for each marker (e.g.
@@ -36,6 +40,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 # number of ours: left as text, which the strict model refuses by name.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 MARKERS_FORM = "LAT,LON[,COLOR[,LABEL]]"
+WITHIN_FORM = "WEST,SOUTH,EAST,NORTH (a bbox) or LON,LAT|LON,LAT|... (a polygon)"
 PATH_FORM = "LAT,LON|LAT,LON|..."
 # Well inside the URL's 8 KiB (GEOSVC_HTTP_MAX_URL_BYTES) beside the other parameters, so a
 # longer path is a 400 of ours, not the server's 414 (an encoded "," or "|" takes 3 bytes).
@@ -76,6 +81,9 @@ def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
             if types[name] != "array" or name == "path":  # a path is given once, with |
                 raise InvalidArgument(f"{name}: give it once")
             arguments[name] = values  # `topics=age&topics=housing`
+            continue
+        if name == "within":
+            arguments[name] = _shape(values[0])
             continue
         if name == "path":
             if len(values[0]) > MAX_PATH_QUERY_CHARS:
@@ -124,6 +132,19 @@ def _marker(text: str) -> dict[str, Any]:
     return marker
 
 
+def _shape(text: str) -> dict[str, Any]:
+    """`within`: a bbox, or a polygon when the text has vertices separated by |."""
+    if len(text) > MAX_PATH_QUERY_CHARS:
+        raise InvalidArgument(f"within: at most {MAX_PATH_QUERY_CHARS:,} characters")
+    parts = [[_number(v.strip()) for v in vertex.split(",")] for vertex in text.split("|")]
+    numbers = all(not isinstance(n, str) for part in parts for n in part)
+    if numbers and len(parts) == 1 and len(parts[0]) == 4:
+        return {"bbox": parts[0]}
+    if numbers and len(parts) >= 3 and all(len(part) == 2 for part in parts):
+        return {"polygon": parts}
+    raise InvalidArgument(f"within: must be {WITHIN_FORM}, e.g. -105.05,39.7,-104.95,39.8")
+
+
 def _point(text: str) -> dict[str, Any]:
     values = [_number(v.strip()) for v in text.split(",")]
     if len(values) != 2 or isinstance(values[0], str) or isinstance(values[1], str):
@@ -141,6 +162,11 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
     "around": {
         "description": "Or: a circle as LAT,LON,RADIUS_M (e.g. 40.71,-74.0,5000; 1 m to 100 km)",
         "schema": {"type": "string", "pattern": r"^(\s*-?[0-9.]+\s*,){2}\s*-?[0-9.]+\s*$"},
+    },
+    "within": {
+        "description": f"Or: a shape as {WITHIN_FORM} (up to 500 vertices; the shape within "
+        "100 km of its centre)",
+        "schema": {"type": "string", "maxLength": MAX_PATH_QUERY_CHARS},
     },
     "bbox": {
         "description": "Area to show as WEST,SOUTH,EAST,NORTH (degrees)",

@@ -4,7 +4,10 @@ stated in every answer, and bad circles refused by rule."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 
 from app.errors import InvalidArgument, Unsupported
 from app.geodata.catalogue import summarize
+from app.geodata.providers.embedded.ring_answers import ERROR_TABLE
 from app.geodata.providers.embedded.rings import lens_area, share_inside
 from app.geodata.service import execute
 
@@ -131,3 +135,42 @@ class TestDemographics:
         around = {"lat": 48.8566, "lon": 2.3522, "radius_m": 5_000}
         with pytest.raises(Unsupported, match="US ZIP codes only"):
             execute("get_demographics", {"around": around})
+
+
+def _accuracy_bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("accuracy_bench", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TestMeasuredError:
+    """The done condition of issue 54: bench/accuracy.py's ring cases with independent
+    figures, and the answers' claimed error from the measured table."""
+
+    def test_the_warnings_quote_the_measured_table(self) -> None:
+        table = json.loads(ERROR_TABLE.read_text(encoding="utf-8"))["regions"]
+        us = table["US"]
+        assert us["cases"] >= 20
+        answer = population(39.7392, -104.9903, 10_000)
+        assert f"off by {us['median']:g}% (median) and up to {us['p90']:g}%" in " ".join(
+            answer["warnings"]
+        )
+
+    def test_accuracy_has_40_ring_cases_few_of_them_wrong_and_sure(self) -> None:
+        accuracy = _accuracy_bench()
+        cases = json.loads(accuracy.CASES.read_text(encoding="utf-8"))["cases"]
+        rings = [case for case in cases if case.get("class") == "ring"]
+        assert len(rings) >= 40
+        grades: dict[str, list[str]] = {"tune": [], "check": []}
+        for case in rings:
+            answer = execute(case["tool"], case["args"]).structured
+            grades[case["half"]].append(accuracy.ring_grade(answer, case["expect"]["ring_truth"]))
+        held_out = grades["check"]
+        assert len(held_out) >= 20
+        # the claim is a 90th percentile: about 1 in 10 outside it, not 1 in 4
+        assert held_out.count("wrong and sure") <= len(held_out) // 4
+        assert held_out.count("within the median claimed") >= len(held_out) // 3

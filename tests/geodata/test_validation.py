@@ -64,8 +64,8 @@ class TestToolSpecs:
             validate_arguments("get_population", {"postal_code": "94103", "zip": "94103"})
         # `country` is accepted from older clients but not listed, so not offered either
         assert str(refused.value) == (
-            "zip: is not a known argument (known: postal_code, area, around, postal_codes, "
-            "areas, arounds)"
+            "zip: is not a known argument (known: postal_code, area, around, within, "
+            "postal_codes, areas, arounds)"
         )
 
 
@@ -76,6 +76,7 @@ class TestZipArguments:
             "area": None,
             "country": "US",
             "around": None,
+            "within": None,
         }
 
     @pytest.mark.parametrize(
@@ -113,7 +114,7 @@ class TestZipArguments:
         assert invalid("get_population", {}).startswith(
             "arguments: give exactly one of postal_code (a US ZIP code), area"
         )
-        assert invalid("get_population", {}).endswith("and around (a circle: lat, lon, radius_m)")
+        assert invalid("get_population", {}).endswith("and within (a bbox or polygon)")
         message = invalid("get_population", {"postal_code": "10001", "zip": "1"})
         assert message.startswith("zip: is not a known argument")
 

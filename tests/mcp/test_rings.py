@@ -47,3 +47,39 @@ class TestRingsOverMcp:
         assert answer["results"][0]["result"]["population"] > 400_000
         assert answer["results"][1]["error"]["code"] == "INVALID_ARGUMENT"
         assert answer["credits"] == 1
+
+    async def test_arounds_on_get_demographics(self, stack: Stack, account: Account) -> None:
+        arounds = [
+            {"lat": 39.7392, "lon": -104.9903, "radius_m": 5_000},
+            {"lat": 35.92, "lon": 14.40, "radius_m": 25_000},  # Malta: profiles are US only
+        ]
+        async with connect(stack.mcp_url, account.api_key) as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            result = await client.call_tool(
+                "get_demographics", {"arounds": arounds, "topics": ["age"]}
+            )
+
+        assert "arounds" in listed["get_demographics"].input_schema["properties"]
+        answer = structured(result)
+        names = [m["name"] for m in answer["results"][0]["result"]["measures"]]
+        assert names[0] == "weighted_mean_of_zip_median_age"
+        assert answer["results"][1]["error"]["code"] == "UNSUPPORTED"
+        assert answer["credits"] == 1
+
+    async def test_within_a_polygon_states_method_and_error(
+        self, stack: Stack, account: Account
+    ) -> None:
+        polygon = [[-105.05, 39.7], [-104.95, 39.7], [-104.95, 39.8], [-105.05, 39.8]]
+        async with connect(stack.mcp_url, account.api_key) as client:
+            result = await client.call_tool("get_population", {"within": {"polygon": polygon}})
+            crossing = await client.call_tool(
+                "get_population", {"within": {"polygon": [polygon[0], polygon[2], *polygon[1::2]]}}
+            )
+
+        answer = structured(result)
+        assert (answer["level"], answer["method"]) == ("shape", "zcta_area_share")
+        text = result.content[0].text
+        assert "Method: zcta_area_share" in text
+        assert re.search(r"off by [0-9.]+% \(median\) and up to [0-9.]+%", text), text
+        assert crossing.is_error
+        assert "polygon crosses itself" in crossing.content[0].text

@@ -53,3 +53,40 @@ class TestRingsOverV1:
         assert response.status_code == 200, response.text
         names = [m["name"] for m in response.json()["measures"]]
         assert names == ["weighted_mean_of_zip_median_age", "share_under_18", "share_65_and_over"]
+
+    def test_a_batch_of_circles_for_demographics(self, client: Client) -> None:
+        items = [
+            {"around": {"lat": 39.7392, "lon": -104.9903, "radius_m": 5000}, "topics": ["age"]},
+            {"around": {"lat": 39.7392, "lon": -104.9903, "radius_m": -5}},
+        ]
+        response = client.api.post("/v1/demographics/batch", json={"items": items})
+
+        assert response.status_code == 200, response.text
+        results = response.json()["results"]
+        names = [m["name"] for m in results[0]["result"]["measures"]]
+        assert names[0] == "weighted_mean_of_zip_median_age"
+        assert results[1]["error"]["code"] == "INVALID_ARGUMENT"
+        assert response.json()["credits"] == 1
+
+    def test_within_a_bbox_and_a_polygon_in_the_query(self, client: Client) -> None:
+        box = client.api.get("/v1/population", params={"within": "-105.05,39.7,-104.95,39.8"})
+        polygon = client.api.get(
+            "/v1/demographics",
+            params={"within": "-105.05,39.7|-104.95,39.7|-104.95,39.8", "topics": "age"},
+        )
+
+        assert box.status_code == polygon.status_code == 200, box.text + polygon.text
+        assert_documented(box)
+        assert (box.json()["level"], box.json()["method"]) == ("shape", "zcta_area_share")
+        assert box.json()["population"] > 100_000
+        assert polygon.json()["name"].startswith("polygon of 3 vertices")
+
+    def test_a_bad_shape_is_refused_by_rule(self, client: Client) -> None:
+        crossing = client.api.get(
+            "/v1/population", params={"within": "-105,39.7|-104.9,39.8|-104.9,39.7|-105,39.8"}
+        )
+        garbled = client.api.get("/v1/population", params={"within": "-105,39.7,-104.9"})
+
+        assert crossing.status_code == garbled.status_code == 400
+        assert "polygon crosses itself" in crossing.json()["error"]["message"]
+        assert "within: must be WEST,SOUTH,EAST,NORTH" in garbled.json()["error"]["message"]

@@ -1,10 +1,13 @@
-"""get_population and get_average_income of a circle (`around`): rings.py's estimate,
-with its method and how far off such answers run stated in the answer."""
+"""get_population and get_average_income of a circle (`around`) or a shape (`within`):
+rings.py's estimate, with its method and how far off such answers run stated in it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from app.errors import Unsupported
-from app.geodata.providers.embedded import attribution
+from app.geodata.providers.embedded import attribution, ring_shapes
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.rings import (
     REGION_NAMES,
@@ -14,34 +17,33 @@ from app.geodata.providers.embedded.rings import (
     source,
     zip_part,
 )
-from app.geodata.schemas import Circle
+from app.geodata.schemas import Circle, Shape
 from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
 
 # |error| of such answers against independent totals: (median %, 90th percentile %) on
-# the "check" half of bench/rings.py (docs/DATA.md, Ring studies): the US (23 counties
-# and Puerto Rico), North America outside the US (7 islands), and the rest of the world
-# pooled (12 islands and small countries: too few per region to say more)
+# the "check" half of bench/rings.py, per region with enough cases and the rest of the
+# world pooled ("world"); written by `bench/rings.py --write` (docs/DATA.md, Ring studies)
+ERROR_TABLE = Path(__file__).with_name("ring_error.json")
 EXPECTED_ERROR: dict[str, tuple[float, float]] = {
-    "US": (6.4, 45.4),
-    "NA": (35.6, 292.4),
-    "world": (22.0, 77.6),
+    where: (row["median"], row["p90"])
+    for where, row in json.loads(ERROR_TABLE.read_text(encoding="utf-8"))["regions"].items()
 }
 
 ZIP_METHOD = "zcta_area_share"
 PLACES_METHOD = "populated_places"
 ZIP_WARNING = (
     "Estimate: each ZIP area's (ZCTA's) ACS residents counted by the share of its land "
-    "area, taken as a disc at its centre, inside the circle."
+    "area, taken as a disc at its centre, inside the {kind}."
 )
 PLACES_WARNING = (
-    "Estimate: residents of GeoNames populated places of 500+ inside the circle (each "
+    "Estimate: residents of GeoNames populated places of 500+ inside the {kind} (each "
     "spread over a disc; a city's districts not counted twice); people living outside "
     "such places are NOT counted, so this is low where many live in villages or "
     "scattered homes."
 )
 EMPTY_WARNING = (
-    "No ZIP area or populated place of 500+ reaches into this circle (open water or "
+    "No ZIP area or populated place of 500+ reaches into this {kind} (open water or "
     "sparsely inhabited land): 0."
 )
 
@@ -50,21 +52,34 @@ def _km(metres: float) -> str:
     return f"{metres / 1000:g} km" if metres >= 1000 else f"{metres:g} m"
 
 
-def circle_name(circle: Circle) -> str:
+def circle_name(circle: Circle | Shape) -> str:
+    if isinstance(circle, Shape):
+        return ring_shapes.describe(circle)[0]
     return f"{_km(circle.radius_m)} around {circle.lat:.5f}, {circle.lon:.5f}"
 
 
-def circle_id(circle: Circle) -> str:
+def circle_id(circle: Circle | Shape) -> str:
+    if isinstance(circle, Shape):
+        return ring_shapes.describe(circle)[1]
     return f"{circle.lat:.5f},{circle.lon:.5f},{circle.radius_m:g}"
 
 
-def error_warning(where: str) -> str:
+SAMPLES = {"circle": "circles", "shape": "circles (shapes use the same method)"}
+
+
+def kind(where: Circle | Shape) -> str:
+    """What the answer calls it: "circle" or "shape"."""
+    return "shape" if isinstance(where, Shape) else "circle"
+
+
+def error_warning(where: str, shape: str = "circle") -> str:
+    """How far off such answers ran in this region (a shape: circles by the same method)."""
     if where not in EXPECTED_ERROR:
         where = "world"
     median, p90 = EXPECTED_ERROR[where]
     name = REGION_NAMES.get(where, "the world outside the US")
     return (
-        f"Typical error in {name}: such circles were off by {median:g}% (median) and up "
+        f"Typical error in {name}: such {SAMPLES[shape]} were off by {median:g}% (median) and up "
         f"to {p90:g}% (9 in 10) against independent census totals (docs/DATA.md)."
     )
 
@@ -74,20 +89,20 @@ def _method(us_part: RingPart, places: RingPart) -> str:
     return "+".join(methods) or "none"
 
 
-def _warnings(us_part: RingPart, places: RingPart) -> list[str]:
+def _warnings(us_part: RingPart, places: RingPart, shape: str) -> list[str]:
     if not us_part.areas and not places.areas:
-        return [EMPTY_WARNING]
+        return [EMPTY_WARNING.format(kind=shape)]
     warnings = []
     if us_part.areas:
-        warnings.append(ZIP_WARNING)
+        warnings.append(ZIP_WARNING.format(kind=shape))
     if places.areas:
-        warnings.append(PLACES_WARNING)
-    warnings.append(error_warning(region(us_part, places)))
+        warnings.append(PLACES_WARNING.format(kind=shape))
+    warnings.append(error_warning(region(us_part, places), shape))
     return warnings
 
 
 def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
-    circle = args.around
+    circle = args.around or args.within
     assert circle is not None
     us_part, places = zip_part(data, circle), place_part(data, circle)
     text, dataset, year = source(data, us_part, places)
@@ -95,14 +110,14 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
     total = us_part.population + places.population
     return PopulationResult(
         postal_code=None,
-        level="circle",
+        level=kind(circle),
         name=circle_name(circle),
         area_id=circle_id(circle),
         country_code=("US" if where == "US" else places.top_country) if total > 0 else None,
         population=round(total),
         year=year,
         method=_method(us_part, places),
-        warnings=_warnings(us_part, places),
+        warnings=_warnings(us_part, places, kind(circle)),
         source=text,
         dataset=dataset,
     )
@@ -110,12 +125,12 @@ def population(data: GeoData, args: PopulationArgs) -> PopulationResult:
 
 INCOME_WARNING = (
     "Not a median: the mean of the ZIP areas' median household incomes, each weighted by "
-    "its households inside the circle (apportioned by land-area share as for population)."
+    "its households inside the {kind} (apportioned by land-area share as for population)."
 )
 
 
 def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
-    circle = args.around
+    circle = args.around or args.within
     assert circle is not None
     us_part = zip_part(data, circle)
     if us_part.income_households <= 0:
@@ -125,7 +140,7 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
             "worldwide)"
         )
     newest = data.income_vintages[0]
-    warnings = [INCOME_WARNING]
+    warnings = [INCOME_WARNING.format(kind=kind(circle))]
     covered = us_part.income_households / max(us_part.households, 1.0)
     if covered < 0.9:
         warnings.append(f"Only {covered:.0%} of the households inside have a ZIP median to weigh.")
@@ -137,10 +152,10 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
             f"{us_part.top_coded} ZIP median(s) top-coded at 250,000+ counted as 250,000: "
             "`amount` is a lower bound."
         )
-    warnings.append(error_warning("US").replace("circles", "circles' residents"))
+    warnings.append(error_warning("US", kind(circle)).replace("circles", "circles' residents", 1))
     return IncomeResult(
         postal_code=None,
-        level="circle",
+        level=kind(circle),
         name=circle_name(circle),
         area_id=circle_id(circle),
         country_code="US",

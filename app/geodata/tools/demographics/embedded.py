@@ -8,6 +8,6 @@ from app.geodata.tools.demographics.schemas import DemographicsArgs, Demographic
 
 
 def answer(provider: EmbeddedProvider, args: DemographicsArgs) -> DemographicsResult:
-    if args.around is not None:
+    if args.around is not None or args.within is not None:
         return ring_profiles.demographics(provider.data, args)
     return profiles.demographics(provider.data, args)

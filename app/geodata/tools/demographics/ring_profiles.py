@@ -1,5 +1,5 @@
-"""get_demographics of a circle (`around`, US only): the ZCTA profiles (profiles.py)
-combined by the share of each ZCTA's disc inside the circle (rings.py).
+"""get_demographics of a circle (`around`) or a shape (`within`), US only: the ZCTA
+profiles (profiles.py) combined by the share of each ZCTA's disc inside (rings.py).
 
 Counts add up (households, housing units: each ZCTA's apportioned). A share is the mean
 of the ZCTAs' shares weighted by the apportioned size of its universe (residents,
@@ -23,6 +23,7 @@ from app.geodata.providers.embedded.ring_answers import (
     circle_id,
     circle_name,
     error_warning,
+    kind,
 )
 from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
 
@@ -39,7 +40,7 @@ def _weight(figure: profiles.Figure) -> str:
 
 
 def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
-    circle = args.around
+    circle = args.around or args.within
     assert circle is not None
     near, share = rings.zip_shares(data, circle)
     table = profiles.table()
@@ -82,14 +83,14 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
             )
         measures.append(measure)
     warnings = [
-        ZIP_WARNING,
+        ZIP_WARNING.format(kind=kind(circle)),
         "Shares: ZIP shares weighted by their apportioned residents, households or housing "
         "units; weighted_mean_of_zip_* are means of ZIP medians, NOT medians.",
-        error_warning("US").replace("circles", "circles' residents"),
+        error_warning("US", kind(circle)).replace("circles", "circles' residents", 1),
     ]
     return DemographicsResult(
         postal_code=None,
-        level="circle",
+        level=kind(circle),
         name=circle_name(circle),
         area_id=circle_id(circle),
         measures=measures,

@@ -27,7 +27,7 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
-    if result.get("level") == "circle":  # not a median: said, with the method's limits
+    if result.get("level") in ("circle", "shape"):  # not a median: said, with the method's limits
         amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
         return f"{result['name']}: {result['measure']} {amount}." + ring_notes(result)
     amount = f"${result['amount']:,}" + (" or more" if result.get("lowerBound") else "")
@@ -71,7 +71,8 @@ SPEC = ToolSpec(
     "get_average_income",
     "Median household income of a US ZIP code or area",
     "MEDIAN household income (not the mean), USD, of a US ZIP code (`postal_code`) "
-    "or an `area` or `around` circle (as in get_population). Top-coded: `lowerBound` true. "
+    "or an `area`, `around` circle or `within` shape (as in get_population). "
+    "Top-coded: `lowerBound` true. "
     "{coverage}" + CREDIT,
     IncomeArgs,
     IncomeResult,

@@ -7,7 +7,7 @@ from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 
 
 def answer(provider: EmbeddedProvider, args: IncomeArgs) -> IncomeResult:
-    if args.around is not None:
+    if args.around is not None or args.within is not None:
         return ring_answers.income(provider.data, args)
     if args.area is not None:
         return demographics.area_income(provider.areas, args)

@@ -27,7 +27,7 @@ AREA_COVERAGE = {
 
 
 def summary(result: dict[str, Any]) -> str:
-    if result.get("level") == "circle":  # the estimate's method and error in the text
+    if result.get("level") in ("circle", "shape"):  # the estimate's method and error in the text
         return f"{result['name']}: population about {result['population']:,}." + ring_notes(result)
     line = f"{zip_place(result)}: population {result['population']:,} ({_when(result)})."
     return line + other_readings(result)
@@ -85,7 +85,7 @@ SPEC = ToolSpec(
     "Population of a US ZIP code, state, county, country or city",
     "Residents of a US ZIP code (`postal_code`) or an `area`: US state ('TX', USPS first), "
     "county ('Travis County, TX' or FIPS), country ('VN') or city ('Lyon, France'), or "
-    "`around` a circle (an estimate: read `warnings`); "
+    "`around` a circle or `within` a shape (an estimate: read `warnings`); "
     "`level`, `name` say what matched, other readings `candidates`. {coverage}" + CREDIT,
     PopulationArgs,
     PopulationResult,

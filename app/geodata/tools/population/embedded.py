@@ -7,7 +7,7 @@ from app.geodata.tools.population.schemas import PopulationArgs, PopulationResul
 
 
 def answer(provider: EmbeddedProvider, args: PopulationArgs) -> PopulationResult:
-    if args.around is not None:
+    if args.around is not None or args.within is not None:
         return ring_answers.population(provider.data, args)
     if args.area is not None:
         return demographics.area_population(provider.data, provider.areas, args)
