@@ -31,6 +31,7 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
 from app.geodata.indices.version import INDEX_VERSION
+from app.tiles.endpoints import router as tiles_router
 from app.http.errors import install_error_handlers
 from app.http.forwarded import ForwardedHeaders
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
@@ -116,6 +117,7 @@ def create_app() -> FastAPI:
     app.router.routes[0:0] = [
         Route("/mcp", endpoint=mcp_app, include_in_schema=False),
         *v1_router.routes,
+        *tiles_router.routes,
     ]
 
     @app.get("/healthz", include_in_schema=False)

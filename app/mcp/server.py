@@ -39,6 +39,7 @@ from app.geodata.catalogue import (
 )
 from app.http.errors import product_api_status
 from app.mcp.admission import EdgeAdmission, claim
+from app.mcp import map_app
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
@@ -111,6 +112,7 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=policy(spec.name, settings) != "embedded",
         ),
+        meta=map_app.tool_meta(spec.name),
     )
 
 
@@ -144,7 +146,13 @@ async def handle_call_tool(
             return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(params.name, answer.structured, answer.reading, image=_image(answer))
+    return success_result(
+        params.name,
+        answer.structured,
+        answer.reading,
+        image=_image(answer),
+        meta=map_app.result_meta(params.name, principal.user_id),
+    )
 
 
 def _image(answer: ToolAnswer) -> types.ImageContent | types.ResourceLink | None:
@@ -193,12 +201,25 @@ def build_server(settings: Settings) -> Server[Any]:
     )
     input_schemas = {tool.name: tool.input_schema for tool in listing.tools}
 
+    async def list_resources(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[map_app.resource()])
+
+    async def read_resource(
+        _ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri != map_app.MAP_URI:
+            raise MCPError(types.INVALID_PARAMS, f"No resource {params.uri!r}; resources: "
+                           f"{map_app.MAP_URI}")
+        return map_app.read(settings)
+
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return listing
 
-    return Server(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=SERVER_VERSION,
         title="Geospatial Data Service",
@@ -215,7 +236,11 @@ def build_server(settings: Settings) -> Server[Any]:
         get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=handle_call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
+    server.extensions.update(map_app.extension_settings())  # the MCP App (app.mcp.map_app)
+    return server
 
 
 def transport_checks(app: ASGIApp, settings: Settings) -> TransportChecks:
