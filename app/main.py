@@ -31,7 +31,6 @@ from app.dashboard.usage_page import router as dashboard_usage_router
 from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
 from app.geodata.indices.version import INDEX_VERSION
-from app.tiles.endpoints import router as tiles_router
 from app.http.errors import install_error_handlers
 from app.http.forwarded import ForwardedHeaders
 from app.http.guards import CredentialsInUrl, RequestLimits, SecurityHeaders
@@ -50,6 +49,7 @@ from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
 from app.request_log.endpoints import router as request_log_router
+from app.tiles.endpoints import router as tiles_router
 from app.v1.endpoints import router as v1_router
 from app.v1.reference import router as v1_reference_router
 

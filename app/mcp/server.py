@@ -38,8 +38,8 @@ from app.geodata.catalogue import (
     policy,
 )
 from app.http.errors import product_api_status
-from app.mcp.admission import EdgeAdmission, claim
 from app.mcp import map_app
+from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
 from app.mcp.results import error_result, success_result
@@ -210,8 +210,9 @@ def build_server(settings: Settings) -> Server[Any]:
         _ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         if params.uri != map_app.MAP_URI:
-            raise MCPError(types.INVALID_PARAMS, f"No resource {params.uri!r}; resources: "
-                           f"{map_app.MAP_URI}")
+            raise MCPError(
+                types.INVALID_PARAMS, f"No resource {params.uri!r}; resources: {map_app.MAP_URI}"
+            )
         return map_app.read(settings)
 
     async def list_tools(

@@ -65,8 +65,7 @@ def tile_id(z: int, x: int, y: int) -> TileId:
     for name, value in (("x", x), ("y", y)):
         if not 0 <= value < side:
             raise InvalidArgument(
-                f"{name} must be from 0 to {side - 1} at zoom {z}: that tile is outside "
-                "the world.",
+                f"{name} must be from 0 to {side - 1} at zoom {z}: that tile is outside the world.",
                 field=name,
             )
     return TileId(z, x, y)
