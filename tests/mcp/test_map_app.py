@@ -52,7 +52,8 @@ class TestAdvertised:
         assert content.mime_type == MIME_TYPE
         html = content.text  # type: ignore[union-attr]
         assert html.startswith("<!DOCTYPE html>")
-        assert "L.tileLayer" in html and "Leaflet 1.9.4" in html
+        assert "L.tileLayer" in html
+        assert "Leaflet 1.9.4" in html
         assert not re.search(r"<script[^>]+src=", html)  # nothing from elsewhere
         assert not re.search(r"<link[^>]+href=", html)
         assert content.meta is not None
@@ -69,7 +70,8 @@ class TestResultMeta:
         async with connect(stack.mcp_url, account.api_key, mode) as client:
             placed = await client.call_tool("reverse_geocode", {"lat": 48.8566, "lon": 2.3522})
             counted = await client.call_tool("get_population", {"postal_code": "94103"})
-        assert not placed.is_error and not counted.is_error
+        assert not placed.is_error
+        assert not counted.is_error
         grant = placed.meta["geosvc/tiles"]
         assert grant["urlTemplate"].startswith(
             f"{stack.server.url}/v1/tiles/{{z}}/{{x}}/{{y}}.png?"

@@ -10,7 +10,10 @@ import app.mcp.map_app as map_app
 
 HERE = Path(map_app.__file__).parent
 # npm's dist.integrity of leaflet@1.9.4, as the registry states it
-LEAFLET_1_9_4 = "sha512-nxS1ynzJOmOlHp+iL3FyWqK89GtNL8U8rvlMOsQdTTssxZwCXh8N2NB3GDQOL+YR3XnWyZAxwQixURb+FA74PA=="
+LEAFLET_1_9_4 = (
+    "sha512-nxS1ynzJOmOlHp+iL3FyWqK89GtNL8U8rvlMOsQdTTssxZwCXh8N2"
+    "NB3GDQOL+YR3XnWyZAxwQixURb+FA74PA=="
+)
 
 
 def test_tarball_matches_the_npm_integrity() -> None:
