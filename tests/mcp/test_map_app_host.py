@@ -158,3 +158,25 @@ def test_map_app_draws_a_static_map_on_our_tiles(
     for directory in [tmp_path, *([Path(SHOTS_DIR)] if SHOTS_DIR else [])]:
         directory.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(directory / f"map-app-{viewport}.png"))
+
+
+def test_map_app_marks_geocode_results(
+    stack: Stack, account: Account, host: tuple[Page, str]
+) -> None:
+    """An answer of places (geocode) is drawn from its result: a marker and label each."""
+    page, _viewport = host
+    arguments = {"query": "Portland", "limit": 3}
+    found = rpc(stack, account, "tools/call", {"name": "geocode", "arguments": arguments})
+    assert not found.get("isError"), found
+    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
+    page.set_content(HOST_PAGE)
+    page.evaluate(
+        "([html, csp, args, result]) => start(html, csp, args, result)",
+        [content["text"], content["_meta"]["ui"]["csp"], arguments, found],
+    )
+    frame = page.frame_locator("#app")
+    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    places = found["structuredContent"]["results"]
+    labels = frame.locator(".geosvc-label")
+    assert poll(lambda: labels.count() == len(places)), labels.count()
+    assert sorted(labels.all_inner_texts()) == sorted(place["label"] for place in places)
