@@ -84,7 +84,7 @@ def tool_reference() -> str:
         "## The interactive map (an MCP App)",
         "",
         "`static_map`, `geocode`, `reverse_geocode` and `search_nearby` carry "
-        '`_meta.ui.resourceUri` = `ui://geosvc/map.html` in tools/list: hosts that render MCP '
+        "`_meta.ui.resourceUri` = `ui://geosvc/map.html` in tools/list: hosts that render MCP "
         "Apps (the `io.modelcontextprotocol/ui` extension) show that resource "
         "(`text/html;profile=mcp-app`) in a sandboxed iframe: a pannable, zoomable map "
         "(Leaflet, inlined) of the call's view, markers, labels and path, on the service's own "

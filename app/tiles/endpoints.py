@@ -13,7 +13,7 @@ from app.errors import AppError, InvalidArgument, unavailable_for
 from app.http.errors import error_response
 from app.tiles import budget, service
 from app.tiles.grid import TileId, tile_id
-from app.tiles.signing import TILES_PATH, signed_account
+from app.tiles.signing import SIGNED_PARAMS, TILES_PATH, signed_account
 from app.validation import ascii_digits
 
 # Tiles are the same for every caller: any cache may keep them for a day, and serve a
@@ -39,8 +39,8 @@ async def _tile(request: Request, z: str, x: str, y: str) -> Response:
     await budget.count_address(client_ip_of(request.client))
     wanted = _tile_id(z, x, y)
     query = request.query_params
-    if "signature" in query:
-        account = signed_account(query.get("account"), query.get("expires"), query["signature"])
+    if any(name in query for name in SIGNED_PARAMS):  # never half a signed URL beside a key
+        account = signed_account(query.get("account"), query.get("expires"), query.get("signature"))
     else:
         account = (await averify_data_key(request.headers.get("authorization"))).user_id
     await budget.count_account(account)

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from app.config import get_settings
-from app.errors import Forbidden
+from app.errors import Forbidden, InvalidArgument
 from app.tiles.grid import TILE_ATTRIBUTION, TILE_MAX_ZOOM
 from app.validation import ascii_digits
 
 TILES_PATH = "/v1/tiles"
 _ACCOUNT = re.compile(r"^usr_[A-Za-z0-9]{1,64}$")
+_SIGNATURE = re.compile(r"^[0-9a-f]{64}$")
+SIGNED_PARAMS = ("account", "expires", "signature")
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,19 @@ def grant(account: str, *, now: float | None = None) -> TileGrant:
 
 
 def signed_account(account: str | None, expires: str | None, signature: str | None) -> str:
-    """The account a signed tile URL was granted to; Forbidden when the signature is not
-    ours or the URL expired."""
-    expires_at = ascii_digits(expires or "")
-    if account is None or expires_at is None or signature is None or not _ACCOUNT.match(account):
+    """The account a signed tile URL was granted to; Forbidden when a part is missing, the
+    signature is not ours or the URL expired; InvalidArgument for a malformed part."""
+    if account is None or expires is None or signature is None:
         raise Forbidden("This tile URL is not signed: ask for a map again for a new one.")
+    expires_at = ascii_digits(expires)
+    if expires_at is None:
+        raise InvalidArgument("This tile URL's expires is malformed.", field="expires")
+    for name, value, pattern in (
+        ("account", account, _ACCOUNT),
+        ("signature", signature, _SIGNATURE),
+    ):
+        if not pattern.match(value):
+            raise InvalidArgument(f"This tile URL's {name} is malformed.", field=name)
     if not hmac.compare_digest(_signature(account, expires_at), signature):
         raise Forbidden("This tile URL's signature is not valid.")
     if expires_at < time.time():

@@ -357,7 +357,10 @@ def _tile_operation() -> dict[str, Any]:
         "responses": {
             "200": {"description": "The PNG", "content": {"image/png": {}}},
             "304": {"description": "Not modified (If-None-Match)"},
-            "400": {"description": "Outside the world (INVALID_ARGUMENT)", "content": error},
+            "400": {
+                "description": "Outside the world, or a malformed signed URL (INVALID_ARGUMENT)",
+                "content": error,
+            },
             "401": {"$ref": "#/components/responses/401"},
             "403": {"description": "A bad or expired signature (FORBIDDEN)", "content": error},
             "404": {"description": f"Past zoom {TILE_MAX_ZOOM} (NOT_FOUND)", "content": error},

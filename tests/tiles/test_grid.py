@@ -79,3 +79,7 @@ class TestSigning:
             signed_account("usr_other", query["expires"], query["signature"])
         with pytest.raises(Forbidden, match="not signed"):
             signed_account(None, query["expires"], query["signature"])
+        with pytest.raises(InvalidArgument, match="expires"):
+            signed_account(query["account"], "", query["signature"])
+        with pytest.raises(InvalidArgument, match="signature"):
+            signed_account(query["account"], query["expires"], "XYZ")
