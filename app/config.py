@@ -177,6 +177,15 @@ class Settings(BaseSettings):
     map_link_fetches_per_link: int = Field(30, ge=1)
     map_link_fetches_per_ip: int = Field(60, ge=1)
     map_link_fetch_window_s: int = Field(60, ge=1)
+    # Map tiles (/v1/tiles, app/tiles/): drawn tiles kept in each api process (bytes) and
+    # in Redis (seconds); a signed tile URL template lasts tile_link_ttl_s; fetches per
+    # account and per client address per window (429 with Retry-After above).
+    tile_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
+    tile_cache_ttl_s: int = Field(7 * 86_400, ge=60)
+    tile_link_ttl_s: int = Field(3600, ge=60, le=86_400)
+    tile_fetches_per_account: int = Field(3000, ge=1)
+    tile_fetches_per_ip: int = Field(1200, ge=1)
+    tile_fetch_window_s: int = Field(600, ge=1)
 
     # "local": a checkout that takes no money (development); production needs "stripe".
     payment_provider: Literal["local", "stripe"] = "local"

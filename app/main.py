@@ -49,6 +49,7 @@ from app.observability.endpoints import install_api
 from app.observability.exposition import authorized
 from app.queue import close_waiter
 from app.request_log.endpoints import router as request_log_router
+from app.tiles.endpoints import router as tiles_router
 from app.v1.endpoints import router as v1_router
 from app.v1.jobs import router as v1_jobs_router
 from app.v1.reference import router as v1_reference_router
@@ -118,6 +119,7 @@ def create_app() -> FastAPI:
         Route("/mcp", endpoint=mcp_app, include_in_schema=False),
         *v1_router.routes,
         *v1_jobs_router.routes,
+        *tiles_router.routes,
     ]
 
     @app.get("/healthz", include_in_schema=False)

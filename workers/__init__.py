@@ -6,8 +6,8 @@ A worker or beat process imports this package (`geosvc worker`, `geosvc beat`, o
 
 from app.queue import celery_app
 from beat_schedule import BEAT_SCHEDULE
-from workers import billing, jobs, mail, maintenance, tools
+from workers import billing, jobs, mail, maintenance, tiles, tools
 
 celery_app.conf.beat_schedule = BEAT_SCHEDULE
 
-__all__ = ["billing", "celery_app", "jobs", "mail", "maintenance", "tools"]
+__all__ = ["billing", "celery_app", "jobs", "mail", "maintenance", "tiles", "tools"]

@@ -81,6 +81,18 @@ def tool_reference() -> str:
         "`Credits-Used` (the commit's count), `Credits-Quota`, `Credits-Period`, "
         "`Credits-State`, `Credits-Reset`.",
         "",
+        "## The interactive map (an MCP App)",
+        "",
+        "`static_map`, `geocode`, `reverse_geocode` and `search_nearby` carry "
+        "`_meta.ui.resourceUri` = `ui://geosvc/map.html` in tools/list: hosts that render MCP "
+        "Apps (the `io.modelcontextprotocol/ui` extension) show that resource "
+        "(`text/html;profile=mcp-app`) in a sandboxed iframe: a pannable, zoomable map "
+        "(Leaflet, inlined) of the call's view, markers, labels and path, on the service's own "
+        'tiles (`/v1/tiles`, docs/HTTP_API.md). Each such result\'s `_meta["geosvc/tiles"]` '
+        "holds the signed tile URL template the page uses (`urlTemplate`, `expiresAt`, "
+        "`maxZoom`, `attribution`): no key in the iframe; the tiles are free. Hosts without "
+        "Apps show the PNG and the text as before.",
+        "",
         "## Errors",
         "",
         "An error is a result with `isError: true` and "

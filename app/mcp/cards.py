@@ -23,6 +23,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
+from app.mcp import map_app
 from app.mcp.server import SERVER_NAME, SERVER_VERSION, tool_definition
 
 SERVER_JSON_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
@@ -94,6 +95,10 @@ def server_card(settings: Settings) -> dict[str, Any]:
         "$schema": SERVER_CARD_SCHEMA,
         **_common(settings),
         "remotes": [remote],
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "resources": {"listChanged": False, "subscribe": False},
+            "extensions": map_app.extension_settings(),
+        },
         "tools": listed,
     }

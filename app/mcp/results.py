@@ -30,13 +30,14 @@ def success_result(
     reading: MeterReading | None,
     *,
     image: types.ImageContent | types.ResourceLink | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     text = f"{summarize(tool, structured)}\n{compact_json(structured)}"
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
     if image is not None:
         content.append(image)
     return types.CallToolResult(
-        content=content, structured_content=structured, meta=usage_meta(reading)
+        content=content, structured_content=structured, meta={**usage_meta(reading), **(meta or {})}
     )
 
 

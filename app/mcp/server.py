@@ -36,7 +36,7 @@ from app.geodata.catalogue import (
     policy,
 )
 from app.http.errors import product_api_status
-from app.mcp import task_listen
+from app.mcp import map_app, task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
@@ -121,6 +121,7 @@ def tool_definition(spec: ToolSpec, settings: Settings) -> types.Tool:
             idempotent_hint=None if spec.read_only else spec.idempotent,
             open_world_hint=policy(spec.name, settings) != "embedded",
         ),
+        meta=map_app.tool_meta(spec.name),
     )
 
 
@@ -154,7 +155,13 @@ async def handle_call_tool(
             return error_result(unavailable)
         logger.exception("tool call %s failed", params.name)
         return error_result(Internal("The service could not run this call; no credit was charged."))
-    return success_result(params.name, answer.structured, answer.reading, image=_image(answer))
+    return success_result(
+        params.name,
+        answer.structured,
+        answer.reading,
+        image=_image(answer),
+        meta=map_app.result_meta(params.name, principal.user_id),
+    )
 
 
 def _image(answer: ToolAnswer) -> types.ImageContent | types.ResourceLink | None:
@@ -203,6 +210,20 @@ def build_server(settings: Settings) -> Server[Any]:
     )
     input_schemas = {tool.name: tool.input_schema for tool in listing.tools}
 
+    async def list_resources(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[map_app.resource()])
+
+    async def read_resource(
+        _ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri != map_app.MAP_URI:
+            raise MCPError(
+                types.INVALID_PARAMS, f"No resource {params.uri!r}; resources: {map_app.MAP_URI}"
+            )
+        return map_app.read(settings)
+
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -225,11 +246,14 @@ def build_server(settings: Settings) -> Server[Any]:
         get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=handle_call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
     install(server)
     server.add_request_handler(
         "subscriptions/listen", types.SubscriptionsListenRequestParams, task_listen.listen
     )
+    server.extensions.update(map_app.extension_settings())  # the MCP App (app.mcp.map_app)
     return server
 
 

@@ -22,6 +22,8 @@ from app.geodata.catalogue import (
     call_description,
     spec_for,
 )
+from app.tiles.grid import TILE_MAX_ZOOM
+from app.tiles.signing import TILES_PATH
 from app.tool_calls.images import IMAGES_PATH
 from app.v1 import examples
 from app.v1.headers import CACHEABLE, CREDIT_HEADERS, HEADERS
@@ -83,6 +85,7 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     paths[IMAGES_PATH + "/{image_id}"] = {"get": _image_operation()}
     paths.update(job_paths(settings))
     schemas.update(job_schemas(settings))
+    paths[TILES_PATH + "/{z}/{x}/{y}.png"] = {"get": _tile_operation()}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -324,6 +327,56 @@ def _image_operation() -> dict[str, Any]:
                 "headers": {"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
                 "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
             },
+        },
+    }
+
+
+def _tile_operation() -> dict[str, Any]:
+    """A basemap tile (app.tiles): docs/HTTP_API.md, "Map tiles"."""
+    number = {"type": "string", "pattern": "^[0-9]{1,7}$"}
+    path = [{"name": name, "in": "path", "required": True, "schema": number} for name in "zxy"]
+    query = [
+        {"name": name, "in": "query", "required": False, "schema": schema}
+        for name, schema in (
+            ("account", {"type": "string", "pattern": "^usr_[A-Za-z0-9]{1,64}$"}),
+            ("expires", {"type": "string", "pattern": "^[0-9]{1,12}$"}),
+            ("signature", {"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+        )
+    ]
+    error = {"application/json": {"schema": {"$ref": REF.format(model="Error")}}}
+    return {
+        "operationId": "map_tile",
+        "tags": ["Tools"],
+        "summary": "A map tile",
+        "description": "A 256x256 Web Mercator PNG of the static maps' basemap (coast, lakes, "
+        f"rivers, borders, place names), zoom 0 to {TILE_MAX_ZOOM}, for any XYZ map client. "
+        "With a key, or with the `account`, `expires` and `signature` of the URL template a "
+        'map call\'s MCP result carries in `_meta["geosvc/tiles"]` (no key needed until it '
+        "expires). Costs no credit; limited to GEOSVC_TILE_FETCHES_PER_ACCOUNT per account and "
+        "GEOSVC_TILE_FETCHES_PER_IP per client address per GEOSVC_TILE_FETCH_WINDOW_S (429 "
+        "RATE_LIMITED over either). `Cache-Control: public` and an `ETag` (If-None-Match: 304).",
+        "security": [{"bearer": []}, {}],
+        "parameters": [*path, *query],
+        "responses": {
+            "200": {"description": "The PNG", "content": {"image/png": {}}},
+            "304": {"description": "Not modified (If-None-Match)"},
+            "400": {
+                "description": "Outside the world, or a malformed signed URL (INVALID_ARGUMENT)",
+                "content": error,
+            },
+            "401": {"$ref": "#/components/responses/401"},
+            "403": {"description": "A bad or expired signature (FORBIDDEN)", "content": error},
+            "404": {"description": f"Past zoom {TILE_MAX_ZOOM} (NOT_FOUND)", "content": error},
+            "422": {
+                "description": "The path holds control characters (INVALID_ARGUMENT)",
+                "content": error,
+            },
+            "429": {
+                "description": "Over the account's or the client address's tiles (RATE_LIMITED)",
+                "headers": {"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+                "content": error,
+            },
+            "503": {"$ref": "#/components/responses/503"},
         },
     }
 

@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 
 from app.mcp.host_views import host_views
+from app.mcp.map_app import MIME_TYPE as MAP_APP_MIME_TYPE
 from tests.mcp.conftest import Account, Stack, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,11 @@ class TestServerCard:
         assert remote["url"] == f"{stack.server.url}/mcp"
         assert {"2025-11-25", "2026-07-28"} <= set(remote["supportedProtocolVersions"])
         assert remote["authentication"] == {"required": True, "schemes": ["bearer", "oauth2"]}
-        assert card["capabilities"] == {"tools": {"listChanged": False}}
+        assert card["capabilities"] == {
+            "tools": {"listChanged": False},
+            "resources": {"listChanged": False, "subscribe": False},
+            "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [MAP_APP_MIME_TYPE]}},
+        }
         async with connect(stack.mcp_url, account.api_key) as client:
             listed = (await client.list_tools()).tools
         assert [tool["name"] for tool in card["tools"]] == [tool.name for tool in listed]

@@ -33,6 +33,8 @@ LONGEST = (
     "tests/drills/test_redis_broker_restarts.py",
     "tests/metering/test_tasks.py",
     "tests/dashboard/test_browser.py",
+    "tests/tiles/test_endpoints.py",
+    "tests/mcp/test_map_app_host.py",
     "tests/test_production.py",
     "tests/accounts/test_log_secrets.py",
     "tests/deployment/test_upgrade.py",

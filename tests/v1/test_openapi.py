@@ -31,7 +31,8 @@ class TestOpenApi:
         assert document["security"] == [{"bearer": []}]
         assert document["servers"] == [{"url": v1_stack.server.url}]
         image = ("/v1/static-map/images/{image_id}", "get")  # an MCP answer's link
-        assert {(r.path, r.method.lower()) for r in ROUTES} | {image} == {
+        tile = ("/v1/tiles/{z}/{x}/{y}.png", "get")  # the map tiles (app.tiles)
+        assert {(r.path, r.method.lower()) for r in ROUTES} | {image, tile} == {
             (path, method) for path, item in document["paths"].items() for method in item
         }
         tools = {op["operationId"] for item in document["paths"].values() for op in item.values()}

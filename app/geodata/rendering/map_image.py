@@ -81,6 +81,22 @@ def render(
 ) -> bytes:
     """The map as a PNG; `taken` (if given) receives the boxes of the markers and of the
     names drawn."""
+    image = draw_map(basemap, view, markers, place_names, attribution, path, countries, taken)
+    return png.encode_rgb(image)
+
+
+def draw_map(
+    basemap: Basemap,
+    view: View,
+    markers: Sequence[MapMarker],
+    place_names: Names | None,
+    attribution: str | None,
+    path: MapPath | None = None,
+    countries: Countries | None = None,
+    taken: list[Box] | None = None,
+) -> Image.Image:
+    """The map as an RGB image; no credit line when `attribution` is None (map tiles: the
+    map that shows them credits the data once)."""
     image = Image.new("RGB", (view.width, view.height), OCEAN)
     draw = ImageDraw.Draw(image)
     _blank_beyond_the_world(draw, view)
@@ -113,8 +129,9 @@ def render(
         _draw_path(draw, view, path)
     for marker in markers:
         _draw_marker(draw, view, marker)
-    _draw_attribution(draw, view, attribution)
-    return png.encode_rgb(image)
+    if attribution is not None:
+        _draw_attribution(draw, view, attribution)
+    return image
 
 
 def _blank_beyond_the_world(draw: ImageDraw.ImageDraw, view: View) -> None:

@@ -131,8 +131,7 @@ SPEC = ToolSpec(
     "Name the place at a point",
     "The place a point is in: country by border, the best-covering place; US: state "
     "and county by Census polygons. ZIP: likeliest, never claimed offline. On water: "
-    "`onWater`, the place only nearest (`nearestOnly`); past 22 km of land: `atSea`. "
-    "NOT_FOUND: off land, no place within 300 km." + CREDIT,
+    "`onWater`, `nearestOnly`, `atSea`. NOT_FOUND: off land, no place within 300 km." + CREDIT,
     ReverseGeocodeArgs,
     ReverseGeocodeResult,
     __name__,
