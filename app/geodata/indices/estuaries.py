@@ -28,6 +28,7 @@ SEGMENT_POINTS = 64  # shoreline vertices per line of the distance tree
 CLUSTER_DEG = 0.25  # witnesses in touching cells of this size form one area
 MARGIN_DEG = 0.1  # an area's box reaches this far past its witnesses
 MOUTH_DEG = 0.005  # ~500 m: a part is grown this far within the ocean
+PIECE_POINTS = 4096  # polygons are cut into pieces of at most this many vertices
 EXPANSIONS = 4  # times an area's box may widen to hold a part that runs out of it
 # a bay that both datasets hold is no river: a part wider than this on average is left out
 MAX_MEAN_WIDTH_KM = 12.0
@@ -45,14 +46,18 @@ def estuary_polygons(
     """The water areas Natural Earth's ocean (`ocean`: the rings of its polygon, even-odd)
     has where GSHHG has land (`land`, with `lakes` and the `islands` in them, one
     resolution), as (their outer rings, their islands' rings), lon/lat."""
-    witnesses = _witnesses(ocean, land, lakes, islands)
+    land_whole = _polygons(land)
+    witnesses = _witnesses(ocean, land, land_whole, lakes, islands)
     south, north = LATITUDES
     witnesses = witnesses[(witnesses[:, 1] >= south) & (witnesses[:, 1] <= north)]
     if len(witnesses) == 0:
         return [], []
-    ocean_polygons = _polygons(ocean, repair=False)
+    # cut into pieces first: a clip costs what the whole polygon has (Eurasia: 1M vertices)
+    ocean_polygons = _cut(_polygons(ocean, repair=False))
+    invalid = ~shapely.is_valid(ocean_polygons)  # repaired in pieces: cheaper than whole
+    ocean_polygons[invalid] = shapely.make_valid(ocean_polygons[invalid])
     ocean_tree = shapely.STRtree(ocean_polygons)
-    land_polygons = _polygons(land)
+    land_polygons = _cut(land_whole)
     land_tree = shapely.STRtree(land_polygons)
     out: list[Ring] = []
     holes: list[Ring] = []
@@ -85,10 +90,13 @@ def _inland_parts(
         local = _clipped_ocean(ocean_polygons, ocean_tree, box)
         if local.is_empty:
             return None
-        near_land = land_polygons[land_tree.query(box)]
-        land_here = shapely.union_all(shapely.clip_by_rect(near_land, x0, y0, x1, y1))
-        inland = shapely.get_parts(shapely.intersection(local, land_here))
-        inland = inland[shapely.get_type_id(inland) == 3]  # polygons only
+        # the land's pieces do not overlap: the ocean on the land is the union of what it
+        # has on each (a union of those small bits, not of the land's pieces)
+        near_land = shapely.clip_by_rect(land_polygons[land_tree.query(box)], x0, y0, x1, y1)
+        bits = shapely.get_parts(shapely.intersection(local, near_land))
+        bits = bits[shapely.get_type_id(bits) == 3]  # polygons only
+        inland = shapely.get_parts(shapely.union_all(bits)) if len(bits) else bits
+        inland = inland[shapely.get_type_id(inland) == 3]
         if len(inland) == 0:
             return None
         inside = (witnesses[:, 0] >= x0) & (witnesses[:, 0] <= x1)
@@ -111,9 +119,14 @@ def _inland_parts(
 
 
 def _witnesses(
-    ocean: Sequence[Ring], land: Sequence[Ring], lakes: Sequence[Ring], islands: Sequence[Ring]
+    ocean: Sequence[Ring],
+    land: Sequence[Ring],
+    land_polygons: npt.NDArray[np.object_],
+    lakes: Sequence[Ring],
+    islands: Sequence[Ring],
 ) -> npt.NDArray[np.float64]:
-    """The ocean's vertices on GSHHG's land, off its lakes, DEEP_KM or more from its shore."""
+    """The ocean's vertices on GSHHG's land (`land_polygons`: its rings' polygons), off its
+    lakes, DEEP_KM or more from its shore."""
     vertices = np.concatenate([np.asarray(r)[:-1] for r in ocean if len(r) >= 4])
     shore = [np.asarray(r) for r in (*land, *lakes, *islands) if len(r) >= 4]
     segments = [
@@ -134,8 +147,7 @@ def _witnesses(
     # once (a point-in-polygon test per point against a continent would take minutes)
     far_tree = shapely.STRtree(points[far])
     parity = np.zeros(len(far), dtype=np.int8)
-    for rings in (land, lakes, islands):
-        polygons = _polygons(rings)
+    for polygons in (land_polygons, _polygons(lakes), _polygons(islands)):
         if len(polygons):
             parity ^= (
                 np.bincount(
@@ -162,6 +174,26 @@ def _polygons(rings: Sequence[Ring], repair: bool = True) -> npt.NDArray[np.obje
     return np.asarray(polygons, dtype=object)
 
 
+def _cut(polygons: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
+    """The polygons, those of more than PIECE_POINTS vertices cut along a quadtree of their
+    bounding box into pieces that do not overlap (so the pieces of one ring, combined
+    even-odd, are the ring's polygon again)."""
+    done: list[shapely.Geometry] = []
+    stack = list(polygons)
+    while stack:
+        geometry = stack.pop()
+        if shapely.get_num_coordinates(geometry) <= PIECE_POINTS:
+            done.extend(p for p in shapely.get_parts(geometry) if p.geom_type == "Polygon")
+            continue
+        x0, y0, x1, y1 = shapely.bounds(geometry).tolist()
+        xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
+        for box in ((x0, y0, xm, ym), (xm, y0, x1, ym), (x0, ym, xm, y1), (xm, ym, x1, y1)):
+            part = shapely.clip_by_rect(geometry, *box)
+            if not part.is_empty:
+                stack.append(part)
+    return np.asarray(done, dtype=object)
+
+
 def _areas(witnesses: npt.NDArray[np.float64]) -> list[shapely.Geometry]:
     """Boxes around clusters of witnesses: the cells that hold one, merged where they touch."""
     cells = np.unique(np.floor(witnesses / CLUSTER_DEG).astype(np.int64), axis=0)
@@ -178,13 +210,12 @@ def _areas(witnesses: npt.NDArray[np.float64]) -> list[shapely.Geometry]:
 def _clipped_ocean(
     polygons: npt.NDArray[np.object_], tree: shapely.STRtree, box: shapely.Geometry
 ) -> shapely.Geometry:
-    """The ocean inside the box: its rings that reach the box, each clipped (then
-    repaired: a clip costs what the ring has in the box, a repair what the whole ring
-    has), combined even-odd."""
+    """The ocean inside the box: the pieces of its rings (repaired) that reach the box,
+    each clipped, combined even-odd."""
     x0, y0, x1, y1 = shapely.bounds(box).tolist()
     result = shapely.Polygon()
     for index in tree.query(box).tolist():
-        clipped = shapely.make_valid(shapely.clip_by_rect(polygons[index], x0, y0, x1, y1))
+        clipped = shapely.clip_by_rect(polygons[index], x0, y0, x1, y1)
         result = shapely.symmetric_difference(result, clipped)
     return result
 
