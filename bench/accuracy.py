@@ -124,6 +124,41 @@ def _detail(png: bytes | None) -> str | None:
     return None if share >= 0.02 else f"blank canvas: {100 * share:.2f} % of pixels drawn"
 
 
+def _colours(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
+    """Whether the map is water (the ocean's colour) at each point of `water_at` and land
+    at each of `land_at`: some pixel within 2 of the point's (a place name's halo may
+    cover one)."""
+    from PIL import Image
+
+    from app.geodata.rendering.static_map import LAND, OCEAN
+
+    if not ("water_at" in expect or "land_at" in expect):
+        return None
+    image = Image.open(io.BytesIO(result["png"])).convert("RGB")
+    scale = 256 * 2 ** result["zoom"]
+
+    def world(lat: float, lon: float) -> tuple[float, float]:
+        s = math.sin(math.radians(lat))
+        return (lon + 180) / 360, 0.5 - math.log((1 + s) / (1 - s)) / (4 * math.pi)
+
+    cx, cy = world(result["center"]["lat"], result["center"]["lon"])
+    for key, colour in (("water_at", OCEAN), ("land_at", LAND)):
+        for lat, lon in expect.get(key, []):
+            x, y = world(lat, lon)
+            px = round((x - cx) * scale + result["width"] / 2)
+            py = round((y - cy) * scale + result["height"] / 2)
+            near = {
+                image.getpixel(
+                    (min(max(px + dx, 0), image.width - 1), min(max(py + dy, 0), image.height - 1))
+                )
+                for dx in range(-2, 3)
+                for dy in range(-2, 3)
+            }
+            if tuple(colour) not in near:
+                return f"not {key.split('_')[0]} at {lat}, {lon}"
+    return None
+
+
 def _containing_zip(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     zip_code = expect["containing_zip"]
     claimed = result.get("postalCode")
@@ -245,7 +280,7 @@ def check(
             return f"zoom {result['zoom']} < {expect['min_zoom']}"
         if expect.get("warns") and not result.get("warnings"):
             return "no warning"
-        return _detail(result.get("png"))
+        return _detail(result.get("png")) or _colours(result, expect)
     if tool == "geocode" and "ambiguous" in expect:
         return _ambiguity(result, expect)
     if tool == "geocode":

@@ -6,7 +6,9 @@ their outlines drawn as borders, with US state outlines. From zoom 9 on the 1:10
 coastline is too coarse (its median segment is 17 px long at zoom 10), so land is GSHHG's
 shoreline (high resolution at zooms 9-10, full at 11-12) and the borders are lines: the
 edges two Natural Earth countries (or two TIGER states) share, clipped to GSHHG's land, so
-that no border runs across water the finer coast shows and none traces a coast.
+that no border runs across water the finer coast shows and none traces a coast. GSHHG
+closes rivers at their mouths: the wide ones Natural Earth's ocean goes up (the Hudson) are
+drawn over it as lakes (estuaries.py).
 
 Rings are stored at several levels of detail, simplified (Douglas-Peucker, GEOS) to under
 a pixel at the highest zoom of their level. Large rings (a continent's shoreline has a
@@ -63,18 +65,24 @@ def basemap_arrays(
     states: Mapping[str, list[Ring]],
     water: Mapping[int, Sequence[Ring]] | None = None,
     coast: Mapping[int, Callable[[], Mapping[int, Sequence[Ring]]]] | None = None,
+    estuaries: tuple[Sequence[Ring], Sequence[Ring]] = ((), ()),
 ) -> dict[str, npt.NDArray[Any]]:
     """The rings of every layer at every level of detail; `water` maps LAYER_LAKE,
     LAYER_ISLAND (rings) and LAYER_RIVER (lines) to theirs; `coast` maps each level from
     COAST_FIRST_LEVEL on to a reader of GSHHG's rings by GSHHG level, called when the level
     is built (without it, those levels draw Natural Earth's countries as the levels below
-    do). Rings are kept as float32 as they are made: full resolution is 9.5M vertices."""
+    do). `estuaries` (water rings, their islands' rings: the wide rivers GSHHG closes,
+    indices/estuaries.py) are drawn as lakes at those levels. Rings are kept as float32 as
+    they are made: full resolution is 9.5M vertices."""
     water = water or {}
     coast = coast or {}
     country_rings = [_project(ring) for ring in countries if len(ring) >= 4]
     state_rings = [_project(ring) for rings in states.values() for ring in rings if len(ring) >= 4]
     lakes = [_project(ring) for ring in water.get(LAYER_LAKE, ()) if len(ring) >= 4]
     islands = [_project(ring) for ring in water.get(LAYER_ISLAND, ()) if len(ring) >= 4]
+    rivers_water, rivers_islands = (
+        [_project(ring) for ring in rings if len(ring) >= 4] for rings in estuaries
+    )
     packed: list[tuple[int, int, npt.NDArray[np.floating[Any]]]] = []
     for level, top in enumerate(LEVEL_MAX_ZOOM):
         last = level == len(LEVEL_MAX_ZOOM) - 1
@@ -91,6 +99,8 @@ def basemap_arrays(
             continue
         land: list[shapely.Geometry] = []  # the land's pieces, to clip the borders to
         packed.extend(_coast_level(level, tolerance, coast[level](), lakes, islands, land))
+        for layer, rings in ((LAYER_LAKE, rivers_water), (LAYER_ISLAND, rivers_islands)):
+            packed.extend((layer, level, ring) for ring in _simplify(rings, tolerance))
         land_tree = shapely.STRtree(np.array(land, dtype=object))
         for layer, rings in ((LAYER_BORDER, country_rings), (LAYER_STATE_LINE, state_rings)):
             lines = _on_land(_shared_edges(rings), tolerance, land_tree)

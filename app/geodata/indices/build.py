@@ -91,7 +91,9 @@ def _basemap() -> dict[str, np.ndarray[Any, Any]]:
         for level, resolution in COAST_RESOLUTION.items()
     }
     countries = [ring for _code, ring in sources.natural_earth_countries()]
-    return basemap_arrays(countries, sources.us_state_shapes(), water, coast)
+    return basemap_arrays(
+        countries, sources.us_state_shapes(), water, coast, water_sources.estuaries()
+    )
 
 
 def _water_grid() -> dict[str, np.ndarray[Any, Any]]:

