@@ -130,7 +130,7 @@ def _colours(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
     cover one)."""
     from PIL import Image
 
-    from app.geodata.rendering.static_map import LAND, OCEAN
+    from app.geodata.rendering.map_image import LAND, OCEAN
 
     if not ("water_at" in expect or "land_at" in expect):
         return None

@@ -24,7 +24,7 @@ from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.metering.refusals import credit_limit
 from app.metering.schemas import UsageEventIn
-from app.metering.scripts import _CLAIM_ALERT, _PRUNE, seed_script
+from app.metering.scripts import lua_source, seed_script
 from app.metering.service import CREDITS_PER_CALL, counter_ttl_s
 from app.plans import Plan
 from app.redis_client import LuaScript, sync_redis
@@ -32,38 +32,7 @@ from app.redis_client import LuaScript, sync_redis
 # A chunk's marker outlives any retry of it (results are kept for days at most).
 MARKER_TTL_S = 40 * 86_400
 
-# KEYS: counter, reservations, marker. ARGV: rows with data, enforce (1|0), credit limit,
-# counter ttl s, marker ttl s, warning threshold, quota. Returns {charged, used after,
-# alert, 1 if charged before (the marker) else 0}, or {-1, ...} when a limit is enforced
-# and the counter is missing (seed it from the ledger and ask again, as admission does).
-# Calls in flight (live reservations) count against the limit, as in RESERVE.
-CHARGE_CHUNK = (
-    _PRUNE
-    + _CLAIM_ALERT
-    + """
-local done = redis.call('GET', KEYS[3])
-if done then
-  return {tonumber(done), tonumber(redis.call('HGET', KEYS[1], 'used') or '0'), 0, 1}
-end
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
-  return {-1, 0, 0, 0}
-end
-local used = tonumber(redis.call('HGET', KEYS[1], 'used') or '0')
-local n = tonumber(ARGV[1])
-if ARGV[2] == '1' then
-  local room = tonumber(ARGV[3]) - used - redis.call('ZCARD', KEYS[2])
-  if room < n then n = math.max(0, room) end
-end
-local after, alert = used, 0
-if n > 0 then
-  after = redis.call('HINCRBY', KEYS[1], 'used', n)
-  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-  alert = claim_alert(after, tonumber(ARGV[6]), tonumber(ARGV[7]))
-end
-redis.call('SET', KEYS[3], n, 'EX', tonumber(ARGV[5]))
-return {n, after, alert, 0}
-"""
-)
+CHARGE_CHUNK = lua_source("prune", "claim_alert", "charge_chunk")  # lua/charge_chunk.lua
 charge_chunk_script = LuaScript(CHARGE_CHUNK)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from app.geodata.loading import provider
 from app.geodata.rendering import png
+from app.geodata.rendering.map_image import draw_map
 from app.geodata.rendering.mercator import TILE_SIZE
-from app.geodata.rendering.static_map import draw_map
 from app.geodata.rendering.view import View
 from app.tiles.grid import Metatile, TileId
 

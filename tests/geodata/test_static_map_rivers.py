@@ -12,7 +12,7 @@ import pytest
 
 from app.geodata.indices.estuaries import estuary_polygons
 from app.geodata.providers.embedded import EmbeddedProvider
-from app.geodata.rendering.static_map import LAND, OCEAN
+from app.geodata.rendering.map_image import LAND, OCEAN
 from app.geodata.service import provider
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_water import draw_unlabelled
