@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, update
 
-from app.errors import Unauthenticated
+from app.kit.errors import Unauthenticated
 from app.models import User
 
 

@@ -32,9 +32,9 @@ console = Console()
 
 
 def _serve_as(process: str) -> None:
-    """Production then asks for the secrets this process reads only (app/production.py)."""
-    from app.config import get_settings
-    from app.production import serve_as
+    """Production then asks for the secrets this process reads only (app/kit/production.py)."""
+    from app.kit.config import get_settings
+    from app.kit.production import serve_as
 
     serve_as(process)
     get_settings.cache_clear()
@@ -55,8 +55,8 @@ def migrate(
 
     What each downgrade drops: docs/DEPLOYMENT.md, "Upgrades and rollbacks"."""
     _serve_as("migrate")
-    from app.db import downgrade, schema_revisions
-    from app.db import migrate as run_migrations
+    from app.kit.db import downgrade, schema_revisions
+    from app.kit.db import migrate as run_migrations
 
     if down_to is not None and not show:
         downgrade(down_to)
@@ -75,8 +75,8 @@ def create_user(
 ) -> None:
     """Create an account (for operators; users sign up in the dashboard)."""
     from app.accounts.service import create_user as create
-    from app.db import migrate as run_migrations
-    from app.db import new_session
+    from app.kit.db import migrate as run_migrations
+    from app.kit.db import new_session
 
     run_migrations()
     with new_session() as session:
@@ -93,7 +93,7 @@ def server_json_command(
     `mcp-publisher publish`."""
     import json
 
-    from app.config import get_settings
+    from app.kit.config import get_settings
     from app.mcp.cards import server_json
 
     document = server_json(get_settings())
@@ -118,12 +118,12 @@ def api(
     _serve_as("api")
     import uvicorn
 
-    from app.config import get_settings
-    from app.db import migrate as run_migrations
-    from app.db import require_current_schema
     from app.http.server import uvicorn_options
+    from app.kit.config import get_settings
+    from app.kit.db import migrate as run_migrations
+    from app.kit.db import require_current_schema
+    from app.kit.redis_client import require_persistent_redis
     from app.observability.setup import metrics_process_group
-    from app.redis_client import require_persistent_redis
 
     with metrics_process_group(get_settings()):
         require_persistent_redis()
@@ -178,10 +178,10 @@ def worker(
     worker to keep the billing tasks' time limits.
     """
     _serve_as("worker-billing" if "billing" in queues.split(",") else "worker")
-    from app.config import get_settings
+    from app.kit.config import get_settings
+    from app.kit.redis_client import require_persistent_redis
     from app.observability.setup import metrics_process_group
     from app.queue.celery import MAINTENANCE_TIME_LIMIT_S
-    from app.redis_client import require_persistent_redis
 
     # The api's statement timeout keeps requests inside their deadline; a worker's
     # statements are bounded by its tasks' time limits, and a month's reconciliation over
@@ -230,7 +230,7 @@ def worker_health(
 ) -> None:
     """Exit 0 while this host's worker consumes (a fresh heartbeat from its loop), else 1."""
     _serve_as("worker")  # the probe runs beside any pool, with its secrets
-    from app.config import get_settings
+    from app.kit.config import get_settings
     from app.queue.liveness import heartbeat_age_s
 
     age = heartbeat_age_s(get_settings().worker_heartbeat_file)
@@ -247,7 +247,7 @@ def beat(
 ) -> None:
     """Run Celery beat: monthly period rollover and ledger reconciliation (one per deployment)."""
     _serve_as("beat")
-    from app.config import get_settings
+    from app.kit.config import get_settings
     from app.queue import celery_app
 
     celery_app.loader.import_module(WORKER_TASKS)
@@ -272,7 +272,7 @@ def flower(
     refuses to start it without a password.
     """
     _serve_as("flower")
-    from app.config import get_settings
+    from app.kit.config import get_settings
     from app.queue import celery_app
 
     auth = get_settings().flower_auth
@@ -295,9 +295,9 @@ def flower(
 @cli.command()
 def dev(host: str = "127.0.0.1", port: int = 8000) -> None:
     """Everything on the embedded default: SQLite, a local Redis, api + worker + beat."""
-    from app.config import get_settings
     from app.devserver import DevServerRefused, only_copy_on, port_is_free
-    from app.embedded_redis import embedded_redis
+    from app.kit.config import get_settings
+    from app.kit.embedded_redis import embedded_redis
 
     # Ctrl-C (SIGINT) and SIGTERM stop the start-up wherever it is, the first index build
     # included, even when launched with SIGINT ignored (a background job of a script);

@@ -16,7 +16,6 @@ from app.accounts.passwords import common_passwords
 from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
-from app.config import get_settings
 from app.dashboard.account_pages import router as dashboard_account_router
 from app.dashboard.apps_page import router as dashboard_apps_router
 from app.dashboard.assets import router as dashboard_assets_router
@@ -28,7 +27,6 @@ from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
-from app.errors import ServiceUnavailable
 from app.geodata import service as geodata
 from app.geodata.indices.version import INDEX_VERSION
 from app.http.errors import install_error_handlers
@@ -38,6 +36,8 @@ from app.http.json_bodies import JsonBodyLimits
 from app.http.openapi import EDGE_ERRORS
 from app.http.readiness import readiness_checks, redis_persistence, tool_workers_report
 from app.http.security import CrossSiteGuard
+from app.kit.config import get_settings
+from app.kit.errors import ServiceUnavailable
 from app.mail.transport import startup_line
 from app.mcp.discovery import router as discovery_router
 from app.mcp.server import mcp_transport

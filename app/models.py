@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app.clock import utcnow
+from app.kit.clock import utcnow
 
 
 def _utc_column(*, nullable: bool = False, index: bool = False) -> Column[datetime]:

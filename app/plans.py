@@ -11,8 +11,8 @@ from enum import StrEnum
 
 from sqlmodel import Session
 
-from app.clock import as_utc, utcnow
-from app.config import get_settings
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import get_settings
 from app.models import Subscription
 
 

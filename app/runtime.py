@@ -4,9 +4,9 @@ sets its embedded Redis URL after start)."""
 from __future__ import annotations
 
 from app import queue
-from app.config import get_settings
-from app.db import engine_for
-from app.redis_client import reset_clients
+from app.kit.config import get_settings
+from app.kit.db import engine_for
+from app.kit.redis_client import reset_clients
 
 
 def reload_settings() -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from app.config import Settings
+    from app.kit.config import Settings
     from app.queue.liveness import Announcer
 
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from mcp_e2e import wait_until_up  # noqa: E402
 from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 from app.metering.scripts import COMMIT  # noqa: E402
 
 # The commit script as it was before usage alerts (app/metering/scripts.py at 1ad0501).

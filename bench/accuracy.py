@@ -70,8 +70,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.errors import AppError  # noqa: E402
 from app.geodata import service  # noqa: E402
+from app.kit.errors import AppError  # noqa: E402
 
 CASES = Path(__file__).with_name("known_answers.json")
 

@@ -175,8 +175,8 @@ def main() -> None:
     regions, region_names = _regions() if options.world else ({}, {})
     points = border_points(options.points, options.seed, regions or None)
     sys.path.insert(0, str(options.checkout.resolve()))
-    from app.errors import AppError
     from app.geodata import service
+    from app.kit.errors import AppError
 
     print(f"app from {Path(service.__file__).parents[2]}")
     service.configure(options.data_dir)

@@ -22,10 +22,10 @@ from typing import Any
 
 import mcp_types
 
-from app.config import Settings
-from app.errors import NotFound
 from app.geodata import service
 from app.geodata.catalogue import TOOL_SPECS
+from app.kit.config import Settings
+from app.kit.errors import NotFound
 from app.mcp.host_views import EXAMPLES, example_result
 from app.mcp.results import compact_json, error_result, success_result
 from app.mcp.server import tool_definition

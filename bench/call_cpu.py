@@ -42,8 +42,8 @@ from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import wait_until_up  # noqa: E402
 from metering import bench_prefix, redis_for_bench  # noqa: E402
 
-from app.clock import period_of, utcnow  # noqa: E402
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.clock import period_of, utcnow  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 CALL = {
     "jsonrpc": "2.0",

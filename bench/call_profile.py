@@ -42,7 +42,7 @@ from mcp_e2e import (  # noqa: E402  (bench/mcp_e2e.py)
 )
 from metering import redis_for_bench  # noqa: E402
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 # (stage, substrings of a frame, any of which puts a sample in the stage): the frame
 # nearest the leaf that matches names the sample's stage (`_stage_of`).

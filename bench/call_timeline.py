@@ -46,7 +46,7 @@ from mcp_e2e import (  # noqa: E402  (bench/mcp_e2e.py)
 )
 from metering import redis_for_bench  # noqa: E402
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 WARMUP = 100
 TIMES: dict[str, list[float]] = defaultdict(list)

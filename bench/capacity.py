@@ -138,7 +138,7 @@ async def client_loop(seconds: float, concurrency: int, accounts: list[str]) -> 
 
 
 def client_main(seconds: float, concurrency: int, accounts: int) -> None:
-    from app.ids import new_user_id
+    from app.kit.ids import new_user_id
 
     users = [new_user_id() for _ in range(accounts)]
     before, started = resource.getrusage(resource.RUSAGE_SELF), time.time()
@@ -180,11 +180,11 @@ def drain_main(data_dir: Path, events: int) -> None:
     """In a process of its own, whose settings are the bench's from the start."""
     from sqlmodel import func, select
 
-    from app.db import migrate, new_session
+    from app.kit.db import migrate, new_session
+    from app.kit.redis_client import sync_redis
     from app.metering.keys import outbox_key
     from app.metering.outbox import drain
     from app.models import UsageEvent
-    from app.redis_client import sync_redis
 
     migrate()
     store = sync_redis()

@@ -30,7 +30,7 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 from app.queue.liveness import children_of  # noqa: E402
 
 # Rate and concurrency limits out of reach: for drills that measure faults, not tenancy.

@@ -174,7 +174,7 @@ def ledger_rows(stack: Stack, user_id: str) -> int:
 
 
 def redis_counter(stack: Stack, user_id: str) -> int | None:
-    from app.clock import period_of, utcnow
+    from app.kit.clock import period_of, utcnow
 
     key = f"{stack.env['GEOSVC_REDIS_KEY_PREFIX']}usage:{{{user_id}}}:{period_of(utcnow())}"
     with contextlib.suppress(Exception):

@@ -237,7 +237,7 @@ def main() -> None:
     if args.data_dir is not None:
         service.configure(args.data_dir)
     service.warm_up()  # builds the indices first if they are missing
-    data_dir = args.data_dir or __import__("app.config").config.get_settings().data_dir
+    data_dir = args.data_dir or __import__("app.kit.config").config.get_settings().data_dir
     rows = bench_startup(data_dir)
     index = index_dir(data_dir)
     on_disk = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())

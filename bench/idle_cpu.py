@@ -49,7 +49,7 @@ from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import account, wait_until_up  # noqa: E402  (bench/mcp_e2e.py)
 from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -43,7 +43,7 @@ from mcp_e2e import (  # noqa: E402  (bench/mcp_e2e.py)
 )
 from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 PLACES = [
     "Paris", "Austin, TX", "Berlin", "Tokyo", "Nairobi", "Lima", "Oslo", "Denver",

@@ -66,7 +66,7 @@ from drill_stack import Stack, build_geodata, production_shape, wait_for  # noqa
 from metering import percentile  # noqa: E402
 from noisy_neighbour import ISOLATED_POOLS, ms, new_account  # noqa: E402
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 from app.queue.liveness import children_of  # noqa: E402
 from tests.test_proxy import local_config, self_signed  # noqa: E402
 

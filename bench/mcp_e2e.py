@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 BARE_MCP_APP = """
 from mcp.server.mcpserver import MCPServer
@@ -215,7 +215,7 @@ def celery_client_factory(env: dict[str, str]) -> Callable[[], AsyncIterator[Cal
 
 
 def celery_app_for(env: dict[str, str]) -> Celery:
-    from app.config import Settings
+    from app.kit.config import Settings
     from app.queue.celery import celery_config
 
     settings = Settings(

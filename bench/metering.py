@@ -44,7 +44,7 @@ def redis_for_bench() -> Iterator[str]:
     """The machine's Redis (or an embedded one). At the end, the keys under every
     bench_prefix are deleted: left there (a run of mcp_e2e leaves 7,000 task results),
     they slow down every later SCAN on the shared Redis, the test suite's included."""
-    from app.embedded_redis import reachable_or_embedded_redis
+    from app.kit.embedded_redis import reachable_or_embedded_redis
 
     url = os.environ.get("GEOSVC_REDIS_URL", "redis://127.0.0.1:6379/0")
     with reachable_or_embedded_redis(url) as redis_url:
@@ -65,10 +65,10 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 async def measure(iterations: int, warmup: int) -> tuple[list[float], list[float]]:
-    from app.ids import new_user_id
+    from app.kit.ids import new_user_id
+    from app.kit.redis_client import async_redis
     from app.metering.service import reserve, send_commit
     from app.plans import Plan
-    from app.redis_client import async_redis
 
     client = async_redis()
     user_id = new_user_id()

@@ -220,7 +220,7 @@ def ran_task_since(log: str, since_wall: float) -> bool:
 def drain(drill: Drill, successes: dict[str, int], deadline_s: float) -> dict[str, dict]:
     """Wait (bounded) until the outbox is empty and the ledger stops moving; per account:
     ledger rows and the Redis counter."""
-    from app.clock import period_of, utcnow
+    from app.kit.clock import period_of, utcnow
 
     accounts = json.loads((drill.workdir / "accounts.json").read_text())
     redis = drill.data.redis()

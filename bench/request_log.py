@@ -42,7 +42,7 @@ Step = Callable[[], Awaitable[None]]
 
 
 async def measure(iterations: int, warmup: int) -> dict[str, tuple[list[float], list[float]]]:
-    from app.ids import new_user_id
+    from app.kit.ids import new_user_id
     from app.metering.service import release, reserve, send_commit
     from app.plans import Plan
     from app.request_log import service as request_log
@@ -108,14 +108,14 @@ async def measure(iterations: int, warmup: int) -> dict[str, tuple[list[float], 
 
 
 def _error(code: str) -> Exception:
-    from app.errors import NotFound, RateLimited
+    from app.kit.errors import NotFound, RateLimited
 
     return NotFound() if code == "NOT_FOUND" else RateLimited()
 
 
 async def full_log(store: redis.Redis, max_calls: int) -> tuple[int, float]:
     """Memory of a full log, and the median time to read and filter it (ms)."""
-    from app.ids import new_user_id
+    from app.kit.ids import new_user_id
     from app.request_log import service as request_log
 
     user_id = new_user_id()

@@ -17,8 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.errors import InvalidArgument  # noqa: E402
 from app.geodata.service import execute  # noqa: E402
+from app.kit.errors import InvalidArgument  # noqa: E402
 
 
 def _line(*points: tuple[float, float]) -> list[dict[str, float]]:

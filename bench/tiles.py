@@ -35,8 +35,8 @@ os.environ.pop("GEOSVC_REDIS_URL", None)  # fakeredis in this process: no shared
 
 import httpx  # noqa: E402
 
-from app.config import get_settings  # noqa: E402
 from app.geodata.rendering.mercator import world_x, world_y  # noqa: E402
+from app.kit.config import get_settings  # noqa: E402
 from app.tiles import cache  # noqa: E402
 from app.tiles.drawing import draw_metatile  # noqa: E402
 from app.tiles.grid import TileId, metatile_of, tile_id  # noqa: E402

@@ -53,7 +53,7 @@ from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
 from mcp_e2e import BARE_MCP_APP, account, processes, wait_for_worker, wait_until_up  # noqa: E402
 from metering import percentile, redis_for_bench  # noqa: E402  (bench/metering.py)
 
-from app.embedded_redis import free_port  # noqa: E402
+from app.kit.embedded_redis import free_port  # noqa: E402
 
 LATENCIES_MS = (0, 200)
 
@@ -259,7 +259,7 @@ def worker_pool_under(env: dict[str, str]) -> str:
     from unittest import mock
 
     from app.cli import worker_pool
-    from app.config import Settings
+    from app.kit.config import Settings
 
     with mock.patch.dict(os.environ, env):
         pool, concurrency = worker_pool("tools,billing", Settings())

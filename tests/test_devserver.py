@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

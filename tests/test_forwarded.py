@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from app.accounts.throttle import failures_key
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.support.factories import unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, wait_until_healthy

@@ -18,10 +18,10 @@ from typing import Any, cast
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
-from app.errors import InvalidArgument
 from app.geodata import service as geodata
 from app.http.guards import CONTENT_SECURITY_POLICY
+from app.kit.embedded_redis import free_port
+from app.kit.errors import InvalidArgument
 from tests.support.celery_worker import start_celery_worker
 from tests.support.factories import PASSWORD, sign_up, unique_email
 from tests.support.fixtures import Backend

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from app.json_text import MAX_JSON_DEPTH, has_lone_surrogate, too_deep
+from app.kit.json_text import MAX_JSON_DEPTH, has_lone_surrogate, too_deep
 from tests.support.factories import sign_up
 from tests.support.live_server import LiveServer
 

@@ -17,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.config import Settings
+from app.kit.config import Settings
 from app.queue.celery import BULK_TOOL_QUEUES, JOBS_QUEUE, QUEUES, TOOLS_QUEUE
 from tests.support.kubernetes import (
     ALERTS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.production import OPTIONAL_SECRETS_READ_BY, SECRETS_READ_BY
+from app.kit.production import OPTIONAL_SECRETS_READ_BY, SECRETS_READ_BY
 from tests.support.kubernetes import (
     KUBECTL,
     MIGRATE,
@@ -116,7 +116,7 @@ class TestReach:
 
 class TestSecretsPerWorkload:
     """Issue 51, item 6: each workload holds only the secrets its process reads, by the
-    app's own list (app/production.py), and still starts with them (TestProductionSettings)."""
+    app's own list (app/kit/production.py), and still starts with them (TestProductionSettings)."""
 
     def test_each_container_takes_only_the_secrets_its_process_reads(
         self, namespace: list[Obj]

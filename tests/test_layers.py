@@ -19,28 +19,14 @@ from tests.support.import_graph import (
 )
 
 BOTTOM = (
-    "app.account_lock",
-    "app.breaker",
-    "app.clock",
-    "app.config",
-    "app.credentials",
-    "app.db",
+    "app.kit",  # settings, database, errors, ids, clocks, Redis: the small pieces
     "app.deps",  # request dependencies: the session, the signed-in user (below the features)
-    "app.embedded_redis",
-    "app.errors",
-    "app.ids",
-    "app.json_text",
     "app.migrations",
     "app.models",
-    "app.queue",
-    "app.per_settings",
-    "app.principal",
+    "app.account_lock",
     "app.plans",
-    "app.production",
-    "app.redis_client",
     "app.runtime",
-    "app.ttl_cache",
-    "app.validation",
+    "app.queue",
 )
 EDGES = ("app.main", "app.cli", "app.devserver", "app.http", "app.mcp", "app.v1", "app.dashboard")
 # HTTP endpoints and commands live in their feature's folder but are edge code: no feature

@@ -17,7 +17,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlmodel import SQLModel
 
-import app.db
+import app.kit.db
 import app.models  # noqa: F401  (registers the tables)
 from tests.support.services import postgres_database_or_skip
 
@@ -25,7 +25,7 @@ from tests.support.services import postgres_database_or_skip
 def migrated_to_head(url: str) -> sa.Engine:
     engine = sa.create_engine(url)
     config = Config()
-    config.set_main_option("script_location", str(Path(app.db.__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(Path(app.kit.db.__file__).parent / "migrations"))
     config.attributes["engine"] = engine
     command.upgrade(config, "head")
     return engine

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.support.fixtures import Backend
 from tests.support.live_server import PRODUCTION_ENV
 
@@ -88,7 +88,7 @@ class TestProductionRefusals:
         self, production_env: dict[str, str], command: list[str], missing: str
     ) -> None:
         """Issue 51, item 6: each process asks for the secrets it reads
-        (app/production.py, SECRETS_READ_BY), and names the one it lacks."""
+        (app/kit/production.py, SECRETS_READ_BY), and names the one it lacks."""
         result = run_geosvc({**production_env, missing: ""}, *command)
         assert result.returncode == 2, result.stdout + result.stderr
         output = " ".join((result.stdout + result.stderr).split())
@@ -173,7 +173,7 @@ class TestFlower:
         assert right.status_code == 200
 
     def test_workers_send_task_events_so_flower_shows_tasks(self) -> None:
-        from app.config import get_settings
+        from app.kit.config import get_settings
         from app.queue.celery import celery_config
 
         assert celery_config(get_settings())["worker_send_task_events"] is True

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.support.live_server import LiveServer
 from tests.support.services import REQUIRE_SERVICES
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.fakes.dns import FakeDns
 from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, launch_live_server, wait_until_healthy

@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.support.kubernetes import KUBECTL, PRODUCTION
 from tests.support.live_server import LiveServer
 from tests.support.services import REQUIRE_SERVICES

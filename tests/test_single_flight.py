@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from app.ttl_cache import SingleFlight
+from app.kit.ttl_cache import SingleFlight
 
 
 class Loader:

@@ -1,4 +1,4 @@
-"""The JSON Schema patterns of app.validation say what its validators accept."""
+"""The JSON Schema patterns of app.kit.validation say what its validators accept."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.validation import PLAIN_TEXT_PATTERN, VISIBLE_TEXT_PATTERN, plain_text
+from app.kit.validation import PLAIN_TEXT_PATTERN, VISIBLE_TEXT_PATTERN, plain_text
 
 # Every character up to U+2100 (C0, C1, Latin, the bidi marks) and the isolates after it.
 CHARACTERS = [chr(code) for code in (*range(0x2100), *range(0x2066, 0x206A), 0xFEFF)]

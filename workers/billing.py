@@ -18,7 +18,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from app.billing.meter_reports import REPORT_TASK, report_overage
 from app.billing.stripe_provider import stripe_client
-from app.db import new_session
+from app.kit.db import new_session
+from app.kit.redis_client import sync_redis
 from app.metering.outbox import DRAIN_TASK, drain
 from app.queue import celery_app, enqueue
 from app.queue.celery import (
@@ -27,7 +28,6 @@ from app.queue.celery import (
     TASK_LOCK_TTL_S,
 )
 from app.queue.locks import single_run
-from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

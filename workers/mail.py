@@ -15,7 +15,7 @@ from celery.signals import worker_ready
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from app.accounts.notices import NOTICE_TASK, send_notice
-from app.config import get_settings
+from app.kit.config import get_settings
 from app.mail.transport import MailDeferred, MailRefused, startup_line
 from app.metering.alerts import ALERT_TASK, send_alert
 from app.observability.metrics import mail_failed

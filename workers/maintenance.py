@@ -12,9 +12,10 @@ from typing import Any
 
 from celery.signals import beat_init
 
-from app.clock import as_utc, iso_ms, utcnow
-from app.config import get_settings
-from app.db import new_session
+from app.kit.clock import as_utc, iso_ms, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.redis_client import sync_redis
 from app.metering.reconcile import RECONCILE_TASK
 from app.metering.reconcile import reconcile as reconcile_usage
 from app.metering.rollover import ROLLOVER_TASK, finalise_periods
@@ -25,7 +26,6 @@ from app.queue.celery import (
     TASK_LOCK_TTL_S,
 )
 from app.queue.locks import single_run
-from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from celery.signals import worker_init
 
-from app.config import get_settings
 from app.geodata import service as geodata
 from app.geodata.loading import loaded_provider
+from app.kit.config import get_settings
 from app.queue import celery_app
 from app.tool_calls import service
 from app.tool_calls.batch import RUN_BATCH_TASK, run_tool_batch

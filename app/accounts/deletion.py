@@ -24,7 +24,7 @@ from app.account_lock import lock_account
 from app.accounts import service, tokens
 from app.api_keys.service import revoke_all
 from app.billing.closure import end_subscription_now
-from app.clock import utcnow
+from app.kit.clock import utcnow
 from app.models import User
 from app.oauth.grants import revoke_all_grants
 from app.request_log.service import last_used_key, log_key

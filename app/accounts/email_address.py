@@ -28,9 +28,9 @@ from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.signup import SIGNUP
 from app.accounts.tokens import Purpose
-from app.clock import utcnow
-from app.config import get_settings
-from app.errors import Conflict, InvalidArgument
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.errors import Conflict, InvalidArgument
 from app.models import User
 
 CHANGE_EMAIL = "change_email"  # per new mailbox

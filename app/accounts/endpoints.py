@@ -24,12 +24,12 @@ from app.accounts.schemas import (
     SignUpRequest,
     TokenBody,
 )
-from app.config import get_settings
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
 from app.deps.users import SESSION_COOKIE, CurrentUser, set_session_cookie
 from app.http.openapi import error_responses
-from app.redis_client import sync_redis
+from app.kit.config import get_settings
+from app.kit.redis_client import sync_redis
 
 router = APIRouter(tags=["accounts"])
 

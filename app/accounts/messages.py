@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from app.config import get_settings
+from app.kit.config import get_settings
 from app.mail.transport import Message
 
 SERVICE = "Geospatial Data Service"

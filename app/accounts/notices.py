@@ -17,7 +17,7 @@ from sqlmodel import col, delete
 from app.accounts import tokens
 from app.accounts.messages import Notice, compose
 from app.accounts.tokens import Purpose
-from app.db import new_session
+from app.kit.db import new_session
 from app.mail import transport
 from app.models import EmailToken, User
 from app.queue import celery_app

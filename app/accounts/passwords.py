@@ -13,7 +13,7 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-from app.errors import InvalidArgument
+from app.kit.errors import InvalidArgument
 
 COMMON_PASSWORDS_TOP = 10_000
 # A local part this short ("a@…") would refuse half of all passwords by containment.

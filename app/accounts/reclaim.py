@@ -26,7 +26,7 @@ from sqlmodel import Session
 
 from app.accounts import service, tokens
 from app.api_keys.service import revoke_all
-from app.clock import utcnow
+from app.kit.clock import utcnow
 from app.models import User
 from app.oauth.grants import revoke_all_grants
 

@@ -32,10 +32,10 @@ from app.accounts.mailbox import mailbox_of
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
 from app.accounts.tokens import Purpose
-from app.clock import utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import InvalidArgument
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import InvalidArgument
 from app.models import User
 
 logger = logging.getLogger(__name__)

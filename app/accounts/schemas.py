@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field
 
-from app.validation import PlainText, no_control_characters
+from app.kit.validation import PlainText, no_control_characters
 
 Email = Annotated[str, AfterValidator(no_control_characters), EmailStr]
 

@@ -20,11 +20,11 @@ from app.account_lock import lock_account
 from app.accounts import passwords, throttle
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.schemas import Entitlements, MeResponse, UserObject
-from app.clock import utcnow
-from app.config import get_settings
 from app.deps.session_tokens import hash_token
-from app.errors import Conflict, Forbidden, Unauthenticated
-from app.ids import new_user_id
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.errors import Conflict, Forbidden, Unauthenticated
+from app.kit.ids import new_user_id
 from app.models import AuthSession, User
 from app.plans import has_subscription
 

@@ -26,9 +26,9 @@ from app.accounts import passwords, service, throttle
 from app.accounts.mailbox import mailbox_of, normalise_email
 from app.accounts.messages import Notice
 from app.accounts.notices import request_notice
-from app.config import get_settings
-from app.db import new_session
-from app.errors import Conflict
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import Conflict
 
 logger = logging.getLogger(__name__)
 

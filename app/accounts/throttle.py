@@ -42,8 +42,8 @@ from typing import TypeVar
 
 import redis
 
-from app.config import get_settings
-from app.errors import RateLimited, ServiceUnavailable
+from app.kit.config import get_settings
+from app.kit.errors import RateLimited, ServiceUnavailable
 
 T = TypeVar("T")
 

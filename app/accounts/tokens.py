@@ -22,8 +22,8 @@ from enum import StrEnum
 
 from sqlmodel import Session, col, delete
 
-from app.clock import as_utc, utcnow
-from app.errors import InvalidArgument
+from app.kit.clock import as_utc, utcnow
+from app.kit.errors import InvalidArgument
 from app.models import EmailToken, User
 
 

@@ -35,8 +35,8 @@ from typing import Any
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
-from app.db import engine_for
-from app.errors import Conflict, InvalidArgument
+from app.kit.db import engine_for
+from app.kit.errors import Conflict, InvalidArgument
 from app.observability.exposition import BACKUP_STATUS_KEY
 
 TOOL_TIMEOUT_S = 3600

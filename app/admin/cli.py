@@ -16,8 +16,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from sqlmodel import Session
 
-from app.clock import iso_ms
-from app.errors import AppError
+from app.kit.clock import iso_ms
+from app.kit.errors import AppError
 from app.plans import Plan
 
 admin_cli = typer.Typer(no_args_is_help=True, help="Operator commands on accounts (audited).")
@@ -43,7 +43,7 @@ ActorOption = Annotated[
 
 @contextmanager
 def _session() -> Iterator[Session]:
-    from app.db import new_session
+    from app.kit.db import new_session
 
     try:
         with new_session() as session:
@@ -146,7 +146,7 @@ def grant_command(
 ) -> None:
     """Grant credits: a ledger adjustment of this month, audited."""
     from app.admin.service import grant_credits
-    from app.redis_client import sync_redis
+    from app.kit.redis_client import sync_redis
 
     adjustment = _with_user(
         user,
@@ -196,8 +196,8 @@ def backup_command(
 
     from app.admin.backup import backup as dump_to
     from app.admin.backup import record_success, scheduled_backup
-    from app.config import get_settings
-    from app.redis_client import sync_redis
+    from app.kit.config import get_settings
+    from app.kit.redis_client import sync_redis
 
     if (output is None) == (directory is None):
         typer.echo("error: give exactly one of --output FILE and --dir DIRECTORY", err=True)
@@ -228,7 +228,7 @@ def restore_command(
     """Restore a backup into the (empty) database, then rebuild this month's Redis counters
     from the restored ledger."""
     from app.admin.backup import restore
-    from app.config import get_settings
+    from app.kit.config import get_settings
 
     _guarded(lambda: restore(get_settings().sqlalchemy_url, dump, force=force))
     typer.echo(f"restored {dump}")
@@ -238,9 +238,9 @@ def restore_command(
 @admin_cli.command("rebuild-counters")
 def rebuild_counters_command() -> None:
     """Bring this month's Redis counters up to the ledger now (what beat does every 5 min)."""
-    from app.clock import utcnow
+    from app.kit.clock import utcnow
+    from app.kit.redis_client import sync_redis
     from app.metering.reconcile import reconcile
-    from app.redis_client import sync_redis
 
     with _session() as session:
         result = reconcile(session, sync_redis(), now=utcnow())
@@ -266,9 +266,9 @@ def _guarded(act: Callable[[], None]) -> None:
 @admin_cli.callback()
 def _logging(context: typer.Context) -> None:
     """Operator commands on accounts (audited)."""
-    from app.config import get_settings
+    from app.kit.config import get_settings
+    from app.kit.production import serving_as
     from app.observability.logs import configure_logging
-    from app.production import serving_as
 
     # Run where the api runs (`kubectl exec deploy/geosvc-api`): with the api's secrets;
     # `backup` also runs on its own (the CronJob geosvc-backup) with the two it reads.

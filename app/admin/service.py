@@ -27,8 +27,8 @@ from app.account_lock import lock_account
 from app.accounts.mailbox import normalise_email
 from app.api_keys.service import list_keys, revoke_key
 from app.billing.service import set_plan
-from app.clock import period_of, utcnow
-from app.errors import InvalidArgument, NotFound
+from app.kit.clock import period_of, utcnow
+from app.kit.errors import InvalidArgument, NotFound
 from app.metering.keys import counter_key
 from app.metering.ledger import GRANT_TOOL, granted_in_period
 from app.metering.schemas import UsageResponse

@@ -13,7 +13,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from app.validation import VISIBLE_TEXT_PATTERN, JsonSchemaPattern, plain_text
+from app.kit.validation import VISIBLE_TEXT_PATTERN, JsonSchemaPattern, plain_text
 
 KEY_NAME_MAX = 64
 KEY_ID_LENGTH = 16

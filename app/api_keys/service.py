@@ -22,10 +22,10 @@ from sqlmodel import Session, col, func, select
 from app.account_lock import lock_account
 from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
 from app.api_keys.verify import KEY_PREFIX, invalidate_cached, note_revoked
-from app.clock import as_utc, iso_ms, utcnow
-from app.config import get_settings
-from app.errors import Conflict, InvalidArgument, KeyLimitReached, NotFound
-from app.ids import random_base62, random_lower_alnum
+from app.kit.clock import as_utc, iso_ms, utcnow
+from app.kit.config import get_settings
+from app.kit.errors import Conflict, InvalidArgument, KeyLimitReached, NotFound
+from app.kit.ids import random_base62, random_lower_alnum
 from app.models import ApiKey
 from app.request_log import service as request_log
 

@@ -31,16 +31,16 @@ from redis.exceptions import RedisError
 from sqlalchemy import update
 from sqlmodel import col
 
-from app.clock import as_utc, iso_ms, utcnow
-from app.config import Settings, get_settings
-from app.credentials import API_KEY_PREFIX, bearer_credential
-from app.db import new_session
-from app.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
+from app.kit.clock import as_utc, iso_ms, utcnow
+from app.kit.config import Settings, get_settings
+from app.kit.credentials import API_KEY_PREFIX, bearer_credential
+from app.kit.db import new_session
+from app.kit.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
+from app.kit.per_settings import PerSettings
+from app.kit.principal import CallerPrincipal
+from app.kit.redis_client import sync_redis
+from app.kit.ttl_cache import SingleFlight, TTLCache
 from app.models import ApiKey
-from app.per_settings import PerSettings
-from app.principal import CallerPrincipal
-from app.redis_client import sync_redis
-from app.ttl_cache import SingleFlight, TTLCache
 
 logger = logging.getLogger(__name__)
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-from app.clock import period_of, utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import unavailable_for
+from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import unavailable_for
+from app.kit.ttl_cache import SingleFlight, TTLCache
 from app.metering.ledger import granted_in_period
 from app.models import User
 from app.plans import Plan, plan_of
-from app.ttl_cache import SingleFlight, TTLCache
 
 ENTITLEMENTS_CACHE_TTL_S = 1.0
 

@@ -28,9 +28,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
-from app.clock import as_utc, period_end, period_of, period_start, utcnow
-from app.config import get_settings
-from app.errors import PaymentProviderUnavailable
+from app.kit.clock import as_utc, period_end, period_of, period_start, utcnow
+from app.kit.config import get_settings
+from app.kit.errors import PaymentProviderUnavailable
 from app.metering.ledger import totals_by_account
 from app.models import StripeCustomer, StripeMeterReport
 from app.plans import Plan, quota_for

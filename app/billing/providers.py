@@ -16,9 +16,9 @@ from typing import Protocol
 from sqlmodel import Session
 
 from app.billing.checkout import Checkout
-from app.config import get_settings
-from app.errors import PaymentProviderUnavailable
-from app.ids import random_lower_alnum
+from app.kit.config import get_settings
+from app.kit.errors import PaymentProviderUnavailable
+from app.kit.ids import random_lower_alnum
 from app.models import Subscription
 
 

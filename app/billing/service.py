@@ -26,9 +26,9 @@ from app.account_lock import lock_account
 from app.billing.checkout import Checkout
 from app.billing.providers import get_provider
 from app.billing.schemas import SubscriptionResponse, SubscriptionStatus
-from app.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
-from app.db import new_session
-from app.errors import Conflict, NotFound
+from app.kit.clock import as_utc, iso_ms, period_end, period_of, period_start, utcnow
+from app.kit.db import new_session
+from app.kit.errors import Conflict, NotFound
 from app.models import Subscription
 from app.plans import ENTITLED_STATUSES, Plan, ended, get_subscription, in_force
 

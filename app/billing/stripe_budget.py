@@ -14,9 +14,9 @@ import logging
 
 import redis
 
-from app.config import get_settings
-from app.errors import RateLimited
-from app.redis_client import sync_redis
+from app.kit.config import get_settings
+from app.kit.errors import RateLimited
+from app.kit.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

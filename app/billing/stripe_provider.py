@@ -13,7 +13,7 @@
 
 Every request has the client timeout `GEOSVC_STRIPE_TIMEOUT_S` (connecting: at most 3 s),
 the library's retries (two, with idempotency keys on POSTs), the library's User-Agent,
-and passes the Stripe circuit breaker (`app.breaker`, shared through Redis): a request
+and passes the Stripe circuit breaker (`app.kit.breaker`, shared through Redis): a request
 that ends, after its retries, without an answer, with a 429 or a 5xx is a failure;
 `GEOSVC_STRIPE_BREAKER_FAILURES` in a row open it, and for
 `GEOSVC_STRIPE_BREAKER_COOLDOWN_S` every Stripe call (checkout, portal, cancel, webhook
@@ -34,11 +34,11 @@ from sqlmodel import Session
 
 from app.billing import stripe_budget
 from app.billing.checkout import Checkout
-from app.breaker import CircuitBreaker
-from app.config import get_settings
-from app.errors import AppError, PaymentProviderUnavailable
+from app.kit.breaker import CircuitBreaker
+from app.kit.config import get_settings
+from app.kit.errors import AppError, PaymentProviderUnavailable
+from app.kit.redis_client import sync_redis
 from app.models import StripeCustomer, Subscription
-from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

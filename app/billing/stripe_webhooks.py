@@ -32,9 +32,9 @@ from sqlmodel import Session, select
 
 from app.account_lock import lock_account
 from app.billing.stripe_provider import StripeProvider
-from app.clock import utcnow
-from app.config import get_settings
-from app.errors import AppError, PaymentProviderUnavailable
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.errors import AppError, PaymentProviderUnavailable
 from app.models import StripeCustomer, StripeWebhookEvent, Subscription
 from app.plans import Plan
 

@@ -17,9 +17,9 @@ from app.dashboard.rendering import field_error_of, field_errors, redirect, rend
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
 from app.deps.users import SESSION_COOKIE, SignedInUser
-from app.errors import AppError
+from app.kit.errors import AppError
+from app.kit.redis_client import sync_redis
 from app.models import User
-from app.redis_client import sync_redis
 
 router = APIRouter(prefix="/dashboard/account", include_in_schema=False)
 

@@ -9,7 +9,7 @@ from app.dashboard.pages import mcp_url
 from app.dashboard.rendering import redirect, render
 from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
-from app.errors import NotFound
+from app.kit.errors import NotFound
 from app.oauth.grants import connected_apps, revoke_grant
 from app.oauth.verify import note_grant_revoked
 

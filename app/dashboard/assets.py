@@ -14,7 +14,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import RedirectResponse, Response
 
-from app.errors import NotFound
+from app.kit.errors import NotFound
 
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PREFIX = "/dashboard/static/"

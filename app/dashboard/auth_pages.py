@@ -12,13 +12,13 @@ from app.accounts import service as accounts
 from app.accounts import signup, throttle
 from app.accounts.mailbox import normalise_email
 from app.accounts.schemas import SignInRequest, SignUpRequest
-from app.config import get_settings
 from app.dashboard.rendering import field_error_of, field_errors, prices, redirect, render
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
 from app.deps.users import SESSION_COOKIE, OptionalUser, set_session_cookie
-from app.errors import AppError, Conflict, InvalidArgument
-from app.redis_client import sync_redis
+from app.kit.config import get_settings
+from app.kit.errors import AppError, Conflict, InvalidArgument
+from app.kit.redis_client import sync_redis
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 

@@ -12,11 +12,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from sqlmodel import col, select
 
-from app.clock import utcnow
-from app.config import get_settings
 from app.dashboard.rendering import render
 from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
 from app.models import ApiKey, OAuthClient, OAuthGrant
 from app.request_log.schemas import MAX_LIMIT, OUTCOME_PATTERN, PRINCIPAL_ID_PATTERN
 from app.request_log.service import FAILED, OK, call_log

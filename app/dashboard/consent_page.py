@@ -21,12 +21,12 @@ from authlib.oauth2.rfc6749 import InvalidRequestError, OAuth2Error
 from fastapi import APIRouter, Cookie, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
-from app.config import get_settings
 from app.dashboard.authorize_admission import ADMIT_FIRST
 from app.dashboard.rendering import render
 from app.deps.database import SessionDep
 from app.deps.users import SESSION_COOKIE, OptionalUser, SignedInUser
 from app.http.guards import CONTENT_SECURITY_POLICY
+from app.kit.config import get_settings
 from app.models import User
 from app.oauth import grants, redirects
 from app.oauth.clients import ClientView

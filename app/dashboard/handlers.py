@@ -16,10 +16,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.dashboard.authorize_admission import AuthorizationRefused
 from app.dashboard.rendering import render, to_sign_in
-from app.db import new_session
 from app.deps.session_tokens import user_for_token
 from app.deps.users import SESSION_COOKIE, SignInRequired
-from app.errors import Unauthenticated, unavailable_for
+from app.kit.db import new_session
+from app.kit.errors import Unauthenticated, unavailable_for
 from app.models import User
 
 # First path segments of the JSON API (and of /mcp): these never answer HTML.

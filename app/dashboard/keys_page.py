@@ -11,12 +11,12 @@ from fastapi import APIRouter, Form, Request, Response
 from sqlmodel import Session
 
 from app.api_keys import service as api_keys
-from app.clock import utcnow
-from app.config import get_settings
 from app.dashboard.rendering import field_error_of, mcp_url, redirect, render
 from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
-from app.errors import AppError, InvalidArgument, NotFound
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.errors import AppError, InvalidArgument, NotFound
 from app.models import User
 
 router = APIRouter(include_in_schema=False)

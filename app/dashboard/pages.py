@@ -9,12 +9,12 @@ from fastapi import APIRouter, Request, Response
 
 from app.api_keys import service as api_keys
 from app.billing import service as billing
-from app.config import get_settings
 from app.dashboard.rendering import mcp_url, prices, redirect, render
 from app.dashboard.usage_page import gauge_view
 from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
-from app.errors import AppError, Conflict, NotFound
+from app.kit.config import get_settings
+from app.kit.errors import AppError, Conflict, NotFound
 from app.metering.service import usage_for
 from app.models import User
 

@@ -20,8 +20,8 @@ from app.dashboard.rendering import field_error_of, field_errors, redirect, rend
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
 from app.deps.users import OptionalUser
-from app.errors import AppError, InvalidArgument
-from app.redis_client import sync_redis
+from app.kit.errors import AppError, InvalidArgument
+from app.kit.redis_client import sync_redis
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 

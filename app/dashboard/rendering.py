@@ -13,10 +13,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app.clock import as_utc, period_end, period_of, period_start, utcnow
-from app.config import get_settings
 from app.dashboard.assets import asset_url
-from app.validation import describe_errors
+from app.kit.clock import as_utc, period_end, period_of, period_start, utcnow
+from app.kit.config import get_settings
+from app.kit.validation import describe_errors
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 

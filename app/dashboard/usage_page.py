@@ -12,15 +12,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request, Response
 from sqlmodel import Session
 
-from app.clock import period_end, utcnow
-from app.config import get_settings
 from app.dashboard.rendering import percent, readable_date, redirect, render
 from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
+from app.kit.clock import period_end, utcnow
+from app.kit.config import get_settings
+from app.kit.validation import ascii_digits
 from app.metering import reports
 from app.metering.schemas import MAX_CREDIT_CAP, UsageResponse
 from app.metering.service import set_credit_cap, usage_for
-from app.validation import ascii_digits
 
 router = APIRouter(include_in_schema=False)
 

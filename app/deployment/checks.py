@@ -1,7 +1,7 @@
 """Every reason a deployment would refuse to start, collected at once.
 
 The processes refuse one way each: Settings refuses its fields and the production rules
-(app/production.py), `geosvc api`/`worker` a missing metrics token, `geosvc flower` a
+(app/kit/production.py), `geosvc api`/`worker` a missing metrics token, `geosvc flower` a
 missing password, nginx a missing certificate. `geosvc check-config` asks all of them."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from cryptography import x509
 from pydantic import ValidationError
 
-from app.config import Settings
-from app.production import ProductionRefused
+from app.kit.config import Settings
+from app.kit.production import ProductionRefused
 
 # A certificate that ends sooner than this is reported (renewal is due; the alert rule
 # in deploy/alerts.yml says the same from the outside).

@@ -44,7 +44,7 @@ def settings_reference_command(
         "docs/SETTINGS.md"
     ),
 ) -> None:
-    """Write the settings reference (docs/SETTINGS.md) from app/config.py."""
+    """Write the settings reference (docs/SETTINGS.md) from app/kit/config.py."""
     from app.deployment.reference import settings_reference
 
     out.write_text(settings_reference(), encoding="utf-8")

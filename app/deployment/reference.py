@@ -1,4 +1,4 @@
-"""docs/SETTINGS.md, written from app/config.py: every setting's environment variable,
+"""docs/SETTINGS.md, written from app/kit/config.py: every setting's environment variable,
 type, default and description. The description is the comment above the field in
 config.py (a comment heads every field after it up to a blank line) and any comment at
 the end of its line, so the reference says what the code's readers read."""
@@ -12,14 +12,14 @@ from pathlib import Path
 from pydantic import SecretStr
 from pydantic_core import PydanticUndefined
 
-from app import config
-from app.config import Settings
+from app.kit import config
+from app.kit.config import Settings
 
 HEADER = """\
 # Settings reference
 
 Every setting of every `geosvc` process, read from the environment (prefix `GEOSVC_`)
-or a `.env` file in the working directory. Written from `app/config.py` by
+or a `.env` file in the working directory. Written from `app/kit/config.py` by
 `.venv/bin/geosvc settings-reference`; a test keeps it current. Lists and mappings are
 JSON (`GEOSVC_ALLOWED_HOSTS='["api.example.com"]'`). What production requires:
 [.env.example](../.env.example) and `geosvc check-config` (docs/DEPLOYMENT.md). Secrets
@@ -66,7 +66,7 @@ def _type(name: str) -> str:
     annotation = Settings.model_fields[name].annotation
     text = getattr(annotation, "__name__", None) if annotation is not None else None
     shown = str(annotation) if text is None or "[" in str(annotation) else text
-    for noise in ("typing.", "pathlib.", "pydantic.types.", "decimal.", "app.config."):
+    for noise in ("typing.", "pathlib.", "pydantic.types.", "decimal.", "app.kit.config."):
         shown = shown.replace(noise, "")
     return shown.replace("|", "\\|")
 

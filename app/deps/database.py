@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends
 from sqlmodel import Session
 
-from app.db import new_session
+from app.kit.db import new_session
 
 
 def get_session() -> Iterator[Session]:

@@ -8,8 +8,8 @@ import hashlib
 
 from sqlmodel import Session, col, select
 
-from app.clock import as_utc, utcnow
-from app.errors import Unauthenticated
+from app.kit.clock import as_utc, utcnow
+from app.kit.errors import Unauthenticated
 from app.models import AuthSession, User
 
 

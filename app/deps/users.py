@@ -10,10 +10,10 @@ from typing import Annotated
 from fastapi import Cookie, Depends, Response, Security
 from fastapi.security import APIKeyCookie
 
-from app.config import get_settings
 from app.deps.database import SessionDep
 from app.deps.session_tokens import user_for_token
-from app.errors import Unauthenticated
+from app.kit.config import get_settings
+from app.kit.errors import Unauthenticated
 from app.models import User
 
 SESSION_COOKIE = "svc_session"

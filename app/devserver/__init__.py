@@ -26,7 +26,7 @@ from rich.markup import escape
 
 from app.devserver.demo import DEMO_FILE, DemoAccount, demo_account, write_copy
 from app.devserver.output import DevOutput
-from app.embedded_redis import die_with_parent
+from app.kit.embedded_redis import die_with_parent
 
 # Two pools, as in production: paying calls; free and heavy calls and billing (niced).
 WORKER_POOLS = [("tools", "dev@%h"), ("tools.free,tools.heavy,jobs,billing", "dev-bulk@%h")]
@@ -118,9 +118,9 @@ def shown_path(path: Path) -> str:
 def load_indices(console: Console) -> None:
     """Load the geodata indices, saying so first when they must be built (the first start,
     or a new version of a dataset package)."""
-    from app.config import get_settings
     from app.geodata import service as geodata
     from app.geodata.indices import store
+    from app.kit.config import get_settings
 
     if store.is_current(store.index_dir(get_settings().data_dir)):
         geodata.warm_up()
@@ -137,7 +137,7 @@ def load_indices(console: Console) -> None:
 
 def announcement(demo: DemoAccount, base: str, data_dir: Path, output: DevOutput) -> list[str]:
     """What a person needs, in plain text (printed, and kept in demo.txt)."""
-    from app.config import get_settings
+    from app.kit.config import get_settings
     from app.mail.transport import startup_line
 
     settings = get_settings()
@@ -172,9 +172,9 @@ def announcement(demo: DemoAccount, base: str, data_dir: Path, output: DevOutput
 def serve(*, host: str, port: int, console: Console) -> None:
     import uvicorn
 
-    from app.config import get_settings
-    from app.db import migrate, new_session
     from app.http.server import uvicorn_options
+    from app.kit.config import get_settings
+    from app.kit.db import migrate, new_session
     from app.main import create_app
 
     data_dir = get_settings().data_dir

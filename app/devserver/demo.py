@@ -58,7 +58,7 @@ def _active_demo_key(session: Session, user_id: str, plaintext: str | None) -> s
     else None."""
     from app.api_keys.service import hash_secret, is_expired
     from app.api_keys.verify import parse_bearer
-    from app.errors import Unauthenticated
+    from app.kit.errors import Unauthenticated
     from app.models import ApiKey
 
     if plaintext is None:

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from app.errors import InvalidArgument
 from app.geodata import results
+from app.kit.errors import InvalidArgument
 
 MAX_BATCH_ITEMS = 100
 

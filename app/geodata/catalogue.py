@@ -16,8 +16,6 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from app.config import Settings, ToolPolicy, UpstreamTool, get_settings
-from app.errors import InvalidArgument, NotFound
 from app.geodata.batch import BatchForm
 from app.geodata.tools import (
     demographics,
@@ -30,7 +28,9 @@ from app.geodata.tools import (
 )
 from app.geodata.tools.common import batch_summary
 from app.geodata.tools.spec import ToolSpec
-from app.validation import describe_errors
+from app.kit.config import Settings, ToolPolicy, UpstreamTool, get_settings
+from app.kit.errors import InvalidArgument, NotFound
+from app.kit.validation import describe_errors
 
 # Every tool, in the order tools/list, /v1 and docs/TOOLS.md show them.
 TOOL_SPECS: dict[str, ToolSpec] = {
@@ -53,7 +53,9 @@ BATCH_FORMS: dict[str, BatchForm] = {
 # Settings name the upstream-capable tools with a Literal (config imports no feature);
 # the catalogue is the truth, so the two must agree.
 if {s.name for s in TOOL_SPECS.values() if s.upstream_capable} != set(get_args(UpstreamTool)):
-    raise RuntimeError("app.config.UpstreamTool must list the catalogue's upstream-capable tools")
+    raise RuntimeError(
+        "app.kit.config.UpstreamTool must list the catalogue's upstream-capable tools"
+    )
 
 
 # Each tool's folder answers it: `embedded`, and `upstream` exactly when it is

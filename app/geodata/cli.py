@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.errors import AppError
+from app.kit.errors import AppError
 
 data_cli = typer.Typer(no_args_is_help=True, help="Embedded datasets and their indices.")
 console = Console(stderr=True)
@@ -27,7 +27,7 @@ DataDirOption = Annotated[
 
 
 def _data_dir(data_dir: Path | None) -> Path:
-    from app.config import get_settings
+    from app.kit.config import get_settings
 
     return data_dir or get_settings().data_dir
 
@@ -38,8 +38,8 @@ def build_command(
     data_dir: DataDirOption = None,
 ) -> None:
     """Build the geodata indices from the installed dataset packages."""
-    from app.config import get_settings
-    from app.production import serving_as
+    from app.kit.config import get_settings
+    from app.kit.production import serving_as
 
     # production asks it for no secret (it reads none): Kubernetes gives it none
     with serving_as("data"):

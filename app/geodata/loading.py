@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 if TYPE_CHECKING:
     from app.geodata.providers.embedded import EmbeddedProvider

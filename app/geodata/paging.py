@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from app.errors import InvalidArgument, NotFound
-from app.validation import ascii_digits
+from app.kit.errors import InvalidArgument, NotFound
+from app.kit.validation import ascii_digits
 
 CURSOR_PREFIX = "offset:"
 MAX_OFFSET = 10_000

@@ -16,10 +16,10 @@ from pathlib import Path
 from app.geodata import service
 from app.geodata.indices import store
 from app.geodata.providers.embedded import attribution
+from app.kit.redis_client import sync_redis
 from app.queue import tool_workers
 from app.queue.liveness import Announcer
 from app.queue.tool_workers import WorkerData
-from app.redis_client import sync_redis
 
 
 class DataNotReady(RuntimeError):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.config import Settings
 from app.geodata.batch import MAX_BATCH_ITEMS, BatchForm, BatchItem
 from app.geodata.catalogue import BATCH_FORMS, TOOL_SPECS, ToolSpec
+from app.kit.config import Settings
 
 ERRORS = (
     ("INVALID_ARGUMENT", "an argument is missing, unknown, of the wrong type or out of range; "

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from app.config import get_settings
-from app.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.geodata import results
 from app.geodata.catalogue import (
     TOOL_SPECS,
@@ -36,6 +34,8 @@ from app.geodata.catalogue import (
     validate_arguments,
 )
 from app.geodata.loading import provider, use_data_dir
+from app.kit.config import get_settings
+from app.kit.errors import NotFound, Unsupported, UpstreamUnavailable
 
 if TYPE_CHECKING:
     from app.geodata.providers.upstream import UpstreamProvider

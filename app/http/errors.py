@@ -23,8 +23,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import Send
 
-from app.errors import AppError, ServiceUnavailable, unavailable_for
-from app.validation import describe_errors
+from app.kit.errors import AppError, ServiceUnavailable, unavailable_for
+from app.kit.validation import describe_errors
 
 logger = logging.getLogger(__name__)
 

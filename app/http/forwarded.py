@@ -20,7 +20,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 # Only a proxy may set these; `Forwarded` (RFC 7239) and `X-Real-IP` are read by nothing
 # here, but are dropped too so no later reader trusts them by mistake.

@@ -16,10 +16,10 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.config import get_settings
-from app.credentials import CREDENTIAL_PARAMS, SECRET_PREFIXES
 from app.http.errors import error_body, send_error
-from app.validation import has_control_characters
+from app.kit.config import get_settings
+from app.kit.credentials import CREDENTIAL_PARAMS, SECRET_PREFIXES
+from app.kit.validation import has_control_characters
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

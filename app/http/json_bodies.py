@@ -1,4 +1,4 @@
-"""Limits for every JSON body, at the edge (`app.json_text`: too deep, or half a
+"""Limits for every JSON body, at the edge (`app.kit.json_text`: too deep, or half a
 surrogate pair).
 
 This pure ASGI layer reads the body first (RequestLimits, outside it, has bounded its
@@ -17,7 +17,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.http.errors import bad_input_status, error_body, send_error
-from app.json_text import json_problem
+from app.kit.json_text import json_problem
 
 _NOT_JSON = (b"application/x-www-form-urlencoded", b"multipart/form-data")
 

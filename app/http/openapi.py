@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from app.errors import ERROR_ENVELOPE_SCHEMA
+from app.kit.errors import ERROR_ENVELOPE_SCHEMA
 
 
 class ErrorResponse(BaseModel):
     """The error envelope of every failed request, documented with the JSON Schema the
-    tools and /v1 use (app.errors.ERROR_ENVELOPE_SCHEMA)."""
+    tools and /v1 use (app.kit.errors.ERROR_ENVELOPE_SCHEMA)."""
 
     model_config = ConfigDict(extra="allow")
 

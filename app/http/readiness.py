@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy import text
 
-from app.config import get_settings
-from app.db import get_engine
+from app.kit.config import get_settings
+from app.kit.db import get_engine
+from app.kit.redis_client import async_redis, persistence_problem, sync_redis
 from app.queue import tool_workers
 from app.queue.celery import TOOL_QUEUES
-from app.redis_client import async_redis, persistence_problem, sync_redis
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.config import get_settings
 from app.http.errors import error_body, send_error
+from app.kit.config import get_settings
 
 _STATE_CHANGING = frozenset({b"POST", b"PUT", b"PATCH", b"DELETE"})
 # Stripe calls its webhook cross-site by design; the signature authenticates it. /mcp and

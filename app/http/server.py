@@ -24,8 +24,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app.config import get_settings
 from app.http.errors import error_body
+from app.kit.config import get_settings
 
 PROTOCOL = "app.http.server:BoundedHttpTools"
 KEEP_ALIVE_S = 5

@@ -5,9 +5,9 @@ tokens. A chunk takes its rows' tokens before it runs, or learns how long to wai
 
 from __future__ import annotations
 
-from app.config import get_settings
+from app.kit.config import get_settings
+from app.kit.redis_client import LuaScript, sync_redis
 from app.plans import Plan
-from app.redis_client import LuaScript, sync_redis
 
 # KEYS: bucket. ARGV: rows, rate (rows/s), burst. A hash {t, ts ms}, created full.
 # Returns 0 (tokens taken) or the ms until the bucket holds `rows`.

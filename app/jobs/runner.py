@@ -16,9 +16,6 @@ from typing import Any
 from sqlalchemy import delete, func, update
 from sqlmodel import col, select
 
-from app.clock import utcnow
-from app.config import get_settings
-from app.db import new_session
 from app.jobs import pace
 from app.jobs.service import (
     COMPLETED,
@@ -26,6 +23,9 @@ from app.jobs.service import (
     finish,
     send_chunk,
 )
+from app.kit.clock import utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
 from app.metering.chunks import charge_chunk
 from app.metering.outbox import DRAIN_TASK
 from app.metering.refusals import refusal

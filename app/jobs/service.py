@@ -11,12 +11,12 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from app.clock import as_utc, utcnow
-from app.config import get_settings
-from app.errors import AppError, InvalidArgument, NotFound, RateLimited, error_from_body
 from app.geodata.catalogue import BATCH_FORMS, spec_for, validate_arguments
-from app.ids import random_lower_alnum
 from app.jobs.pace import rows_per_s
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import get_settings
+from app.kit.errors import AppError, InvalidArgument, NotFound, RateLimited, error_from_body
+from app.kit.ids import random_lower_alnum
 from app.models import Job, JobChunk
 from app.plans import plan_of
 from app.queue import celery_app

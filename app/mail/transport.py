@@ -24,7 +24,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
 from urllib.parse import unquote, urlsplit
 
-from app.config import Settings, get_settings
+from app.kit.config import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 

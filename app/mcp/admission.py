@@ -28,7 +28,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import (
+from app.geodata.catalogue import TOOL_SPECS
+from app.http.errors import send_error
+from app.kit.errors import (
     AppError,
     Forbidden,
     QuotaExceeded,
@@ -36,11 +38,9 @@ from app.errors import (
     ServiceUnavailable,
     unavailable_for,
 )
-from app.geodata.catalogue import TOOL_SPECS
-from app.http.errors import send_error
+from app.kit.principal import CallerPrincipal
 from app.mcp.results import error_result
 from app.observability import metrics
-from app.principal import CallerPrincipal
 from app.tool_calls.service import Admission, admit, close_admission, record_refused
 
 logger = logging.getLogger(__name__)

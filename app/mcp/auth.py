@@ -24,13 +24,13 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api_keys.verify import KEY_PREFIX, averify_bearer
-from app.config import get_settings
-from app.credentials import ONE_AUTHORIZATION, bearer_credential
-from app.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
 from app.http.errors import error_body, send_error
+from app.kit.config import get_settings
+from app.kit.credentials import ONE_AUTHORIZATION, bearer_credential
+from app.kit.errors import AppError, Forbidden, ServiceUnavailable, Unauthenticated
+from app.kit.principal import CallerPrincipal
 from app.oauth.metadata import resource_metadata_url
 from app.oauth.verify import averify_access_token
-from app.principal import CallerPrincipal
 from app.request_log.service import MCP_SURFACE
 
 REQUIRED_SCOPE = "read:data"
@@ -55,7 +55,7 @@ class BearerAuth:
         if sum(key == b"authorization" for key, _ in scope["headers"]) > 1:
             await _challenge(send, Unauthenticated(ONE_AUTHORIZATION), error="invalid_request")
             return
-        # only HTTP's whitespace is trimmed: the credential is read as app/credentials.py says
+        # only HTTP's whitespace is trimmed: the credential is read as app/kit/credentials.py says
         authorization = (_header(scope, b"authorization") or "").strip(" \t")
         if not authorization:
             await _challenge(send, Unauthenticated(SIGN_IN_REQUIRED))

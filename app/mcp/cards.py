@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 import mcp_types as types
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
-from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
+from app.kit.config import Settings
 from app.mcp import map_app
 from app.mcp.server import SERVER_NAME, SERVER_VERSION, tool_definition
 

@@ -12,9 +12,9 @@ from functools import cache
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from app.config import Settings, get_settings
 from app.geodata.catalogue import TOOL_SPECS, policies
 from app.geodata.reference import tool_reference
+from app.kit.config import Settings, get_settings
 from app.mcp.cards import TITLE, server_card
 
 router = APIRouter(include_in_schema=False)

@@ -15,8 +15,8 @@ from typing import Any
 
 import mcp_types as types
 
-from app.errors import AppError
 from app.geodata.catalogue import summarize
+from app.kit.errors import AppError
 from app.metering.readings import MeterReading, usage_meta
 
 

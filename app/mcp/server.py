@@ -23,9 +23,6 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 from starlette.types import ASGIApp
 
-from app.clock import iso_ms
-from app.config import Settings
-from app.errors import AppError, Internal, unavailable_for
 from app.geodata.batch import MAX_BATCH_ITEMS
 from app.geodata.catalogue import (
     BATCH_FORMS,
@@ -36,6 +33,10 @@ from app.geodata.catalogue import (
     policy,
 )
 from app.http.errors import product_api_status
+from app.kit.clock import iso_ms
+from app.kit.config import Settings
+from app.kit.errors import AppError, Internal, unavailable_for
+from app.kit.principal import CallerPrincipal
 from app.mcp import map_app, task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
@@ -52,7 +53,6 @@ from app.mcp.tool_schemas import input_schema, output_schema
 from app.mcp.transport_checks import TransportChecks
 from app.observability.logs import bind_request_of
 from app.plans import Plan, limits_for
-from app.principal import CallerPrincipal
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import ToolAnswer, call_tool
 

@@ -24,10 +24,10 @@ from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from pydantic import ConfigDict
 from sqlmodel import Session
 
+from app.kit.principal import CallerPrincipal
 from app.mcp.auth import principal_of
 from app.mcp.task_wire import TASKS_EXTENSION, TERMINAL, declares_tasks
 from app.mcp.tasks import detailed_task, in_session, task_state
-from app.principal import CallerPrincipal
 
 LISTEN_POLL_S = 0.5
 # A stream ends (gracefully: the client may listen again) after this long at most.

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.clock import as_utc, iso_ms
-from app.config import get_settings
 from app.jobs.service import progress
+from app.kit.clock import as_utc, iso_ms
+from app.kit.config import get_settings
 from app.models import Job
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"

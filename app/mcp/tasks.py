@@ -42,8 +42,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from sqlmodel import Session
 from starlette.requests import Request
 
-from app.db import new_session
-from app.errors import AppError, Internal, InvalidArgument
 from app.geodata.batch import MAX_BATCH_ITEMS
 from app.geodata.catalogue import BATCH_FORMS, TOOL_SPECS
 from app.jobs.service import (
@@ -55,6 +53,9 @@ from app.jobs.service import (
     start_job,
     submit_job,
 )
+from app.kit.db import new_session
+from app.kit.errors import AppError, Internal, InvalidArgument
+from app.kit.principal import CallerPrincipal
 from app.mcp.auth import principal_of
 from app.mcp.disconnect import ClientGone, run_unless_client_gone
 from app.mcp.results import compact_json, error_result, success_result
@@ -73,7 +74,6 @@ from app.metering.readings import MeterReading, usage_meta
 from app.metering.refusals import credit_limit
 from app.metering.service import usage_for
 from app.plans import Plan
-from app.principal import CallerPrincipal
 
 logger = logging.getLogger(__name__)
 

@@ -29,16 +29,16 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col, select
 
-from app.clock import period_end, period_start, utcnow
-from app.config import get_settings
-from app.db import new_session
+from app.kit.clock import period_end, period_start, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.redis_client import sync_redis
 from app.mail import transport
 from app.metering.keys import counter_key
 from app.metering.scripts import ALERT_QUOTA, ALERT_WARNING
 from app.models import UsageAlert, User
 from app.plans import Plan, quota_for
 from app.queue import enqueue
-from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ from datetime import datetime
 
 import redis
 
-from app.clock import period_of, utcnow
-from app.errors import AppError
+from app.kit.clock import period_of, utcnow
+from app.kit.errors import AppError
+from app.kit.redis_client import async_redis
 from app.metering import alerts, outbox, recent_refusals
 from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.refusals import credit_limit, refusal
@@ -38,7 +39,6 @@ from app.metering.service import (
 )
 from app.observability import metrics
 from app.plans import Plan, limits_for
-from app.redis_client import async_redis
 
 logger = logging.getLogger(__name__)
 

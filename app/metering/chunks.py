@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.clock import period_of, utcnow
-from app.db import new_session
+from app.kit.clock import period_of, utcnow
+from app.kit.db import new_session
+from app.kit.redis_client import LuaScript, sync_redis
 from app.metering import alerts, outbox
 from app.metering.keys import counter_key, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
@@ -27,7 +28,6 @@ from app.metering.schemas import UsageEventIn
 from app.metering.scripts import lua_source, seed_script
 from app.metering.service import CREDITS_PER_CALL, counter_ttl_s
 from app.plans import Plan
-from app.redis_client import LuaScript, sync_redis
 
 # A chunk's marker outlives any retry of it (results are kept for days at most).
 MARKER_TTL_S = 40 * 86_400

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 
 def counter_key(user_id: str, period: str) -> str:

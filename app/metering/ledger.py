@@ -10,7 +10,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
-from app.clock import as_utc
+from app.kit.clock import as_utc
 from app.metering.schemas import UsageEventIn
 from app.models import ApiKey, UsageEvent
 

@@ -36,13 +36,13 @@ import redis
 from pydantic import ValidationError
 from sqlmodel import Session
 
-from app.clock import as_utc, utcnow
+from app.kit.clock import as_utc, utcnow
+from app.kit.redis_client import sync_redis
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import mark_keys_used, record_events
 from app.metering.schemas import UsageEventIn
 from app.observability import metrics
 from app.queue import enqueue
-from app.redis_client import sync_redis
 
 logger = logging.getLogger(__name__)
 

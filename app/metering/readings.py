@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.clock import iso_ms, period_end
+from app.kit.clock import iso_ms, period_end
 from app.plans import Plan, quota_for
 
 USAGE_META_KEY = "geosvc/usage"

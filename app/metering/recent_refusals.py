@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 
-from app.errors import RateLimited
+from app.kit.errors import RateLimited
 from app.metering.refusals import rate_limited
 from app.metering.scripts import ACCOUNT_RATE, KEY_RATE
 from app.observability import metrics

@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 import redis
 from sqlmodel import Session
 
-from app.clock import iso_ms, period_of, utcnow
+from app.kit.clock import iso_ms, period_of, utcnow
 from app.metering.keys import counter_key, counter_pattern, repairs_key, user_of_counter
 from app.metering.ledger import ledger_total_before, ledger_totals
 from app.metering.scripts import reconcile_script, snapshot_script

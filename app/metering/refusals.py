@@ -4,8 +4,8 @@ to go on and that nothing was charged; and the credit limit a call may not pass.
 
 from __future__ import annotations
 
-from app.clock import iso_ms, period_end
-from app.errors import QuotaExceeded, RateLimited
+from app.kit.clock import iso_ms, period_end
+from app.kit.errors import QuotaExceeded, RateLimited
 from app.metering.readings import MeterReading
 from app.metering.scripts import ACCOUNT_RATE, CONCURRENCY, KEY_RATE
 from app.observability import metrics

@@ -14,7 +14,7 @@ from sqlalchemy import Date, cast, func
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
-from app.clock import as_utc, period_end, period_start
+from app.kit.clock import as_utc, period_end, period_start
 from app.models import ApiKey, OAuthClient, OAuthGrant, UsageEvent
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col
 
-from app.clock import period_of, period_start, previous_period
+from app.kit.clock import period_of, period_start, previous_period
 from app.metering.ledger import totals_by_account
 from app.models import UsagePeriod
 from app.plans import Plan, plan_of, quota_for

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from app.redis_client import LuaScript
+from app.kit.redis_client import LuaScript
 
 LUA_DIR = files("app.metering") / "lua"
 

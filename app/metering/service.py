@@ -28,10 +28,11 @@ import redis
 from redis.asyncio.client import Pipeline as AsyncPipeline
 from sqlmodel import Session
 
-from app.clock import period_end, period_of, utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import NotFound
+from app.kit.clock import period_end, period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import NotFound
+from app.kit.redis_client import LuaScript, async_redis, send_now, sync_redis
 from app.metering import alerts, outbox, recent_refusals, retries
 from app.metering.keys import (
     account_bucket_key,
@@ -56,7 +57,6 @@ from app.metering.scripts import (
 from app.models import User
 from app.observability import metrics
 from app.plans import Plan, PlanLimits, limits_for, plan_of, quota_for
-from app.redis_client import LuaScript, async_redis, send_now, sync_redis
 
 logger = logging.getLogger(__name__)
 

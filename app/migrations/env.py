@@ -1,10 +1,10 @@
-"""Alembic environment: the engine comes from app.db (or the caller's config attributes)."""
+"""Alembic environment: the engine comes from app.kit.db (or the caller's config attributes)."""
 
 from alembic import context
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables)
-from app.db import get_engine
+from app.kit.db import get_engine
 
 target_metadata = SQLModel.metadata
 engine = context.config.attributes.get("engine") or get_engine()

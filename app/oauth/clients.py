@@ -15,13 +15,13 @@ from urllib.parse import urlsplit
 from authlib.oauth2.rfc6749 import ClientMixin
 from sqlmodel import Session
 
-from app.clock import as_utc, utcnow
-from app.config import get_settings
-from app.ids import random_lower_alnum
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import get_settings
+from app.kit.ids import random_lower_alnum
+from app.kit.validation import has_control_characters, plain_text
 from app.models import OAuthClient
 from app.oauth import metadata_documents, redirects
 from app.oauth.secrets import secret_hash
-from app.validation import has_control_characters, plain_text
 
 SCOPE = "read:data"
 SCOPES_SUPPORTED = [SCOPE]

@@ -19,14 +19,14 @@ from functools import lru_cache
 import anyio.to_thread
 from sqlalchemy.exc import IntegrityError
 
-from app.clock import as_utc, utcnow
-from app.config import get_settings
-from app.db import new_session
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.ttl_cache import TTLCache
 from app.models import OAuthClient
 from app.oauth import clients, metadata_documents
 from app.oauth.addresses import Resolver
 from app.oauth.metadata_documents import FetchedDocument, FetchesBusy, MetadataDocumentError
-from app.ttl_cache import TTLCache
 
 FAILURES_KEPT = 10_000
 CURRENT_KEPT = 10_000

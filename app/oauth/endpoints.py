@@ -21,9 +21,9 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.config import get_settings
-from app.db import new_session
 from app.deps.client import client_ip_of
+from app.kit.config import get_settings
+from app.kit.db import new_session
 from app.oauth import grants, metadata, rate_limit
 from app.oauth.requests import HttpRequest, OAuthResponse, unsafe_parameter
 from app.oauth.server import OAuthServer

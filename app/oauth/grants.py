@@ -24,10 +24,10 @@ from sqlalchemy import delete, event, or_, update
 from sqlmodel import Session, col, select
 
 from app.account_lock import lock_account
-from app.clock import as_utc, utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import NotFound
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import NotFound
 from app.metering.reports import last_used_by_key
 from app.models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from app.oauth import redirects

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.oauth.clients import AUTH_METHODS, SCOPES_SUPPORTED
 from app.oauth.verify import resource_url
 

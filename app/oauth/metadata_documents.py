@@ -45,8 +45,8 @@ import anyio
 import httpcore
 import httpx
 
-from app.config import Settings
-from app.json_text import json_problem
+from app.kit.config import Settings
+from app.kit.json_text import json_problem
 from app.oauth import addresses
 from app.oauth.addresses import AddressRefused, IPAddress, Resolver, ResolverBusy
 

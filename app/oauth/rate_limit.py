@@ -16,8 +16,8 @@ import logging
 
 from redis.exceptions import RedisError
 
-from app.config import get_settings
-from app.redis_client import async_redis
+from app.kit.config import get_settings
+from app.kit.redis_client import async_redis
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ import json
 import threading
 from collections.abc import Mapping
 
-from app.config import Settings, get_settings
-from app.credentials import ACCESS_TOKEN_PREFIX, AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX
-from app.ids import random_base62, random_lower_alnum
+from app.kit.config import Settings, get_settings
+from app.kit.credentials import ACCESS_TOKEN_PREFIX, AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX
+from app.kit.ids import random_base62, random_lower_alnum
 
 # 43 base62 characters: about 256 bits, as many as a 32-byte key.
 SECRET_LENGTH = 43

@@ -37,7 +37,7 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 from sqlmodel import Session
 
-from app.config import get_settings
+from app.kit.config import get_settings
 from app.models import OAuthCode, OAuthGrant, OAuthToken, User
 from app.oauth import clients, grants
 from app.oauth.metadata import authorization_server_metadata, issuer

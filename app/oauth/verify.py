@@ -18,15 +18,15 @@ import anyio.to_thread
 from sqlmodel import select
 
 from app.api_keys.verify import mark_revoked, revoked_lately
-from app.clock import as_utc, utcnow
-from app.config import Settings
-from app.db import new_session
-from app.errors import ServiceUnavailable, Unauthenticated, unavailable_for
+from app.kit.clock import as_utc, utcnow
+from app.kit.config import Settings
+from app.kit.db import new_session
+from app.kit.errors import ServiceUnavailable, Unauthenticated, unavailable_for
+from app.kit.per_settings import PerSettings
+from app.kit.principal import CallerPrincipal
+from app.kit.ttl_cache import SingleFlight, TTLCache
 from app.models import OAuthGrant, OAuthToken
 from app.oauth.secrets import secret_hash
-from app.per_settings import PerSettings
-from app.principal import CallerPrincipal
-from app.ttl_cache import SingleFlight, TTLCache
 
 
 def resource_url(settings: Settings) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 
 class _HeadRefused(Exception):

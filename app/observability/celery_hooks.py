@@ -20,7 +20,7 @@ from typing import Any
 
 from celery import signals
 
-from app.config import get_settings
+from app.kit.config import get_settings
 from app.observability import exposition, metrics, tracing
 from app.observability.logs import (
     bind_call_id,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.config import Settings, get_settings
+from app.kit.config import Settings, get_settings
 from app.observability import exposition, tracing
 from app.observability.exposition import OutboxReader
 from app.observability.logs import RequestIdMiddleware, configure_logging

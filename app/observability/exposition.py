@@ -37,12 +37,12 @@ from prometheus_client import REGISTRY, CollectorRegistry, make_wsgi_app, multip
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app.config import Settings, get_settings
-from app.credentials import bearer_credential
+from app.kit.config import Settings, get_settings
+from app.kit.credentials import bearer_credential
+from app.kit.redis_client import sync_redis
 from app.observability.bounded_wsgi import BoundedHandler, BoundedWSGIServer
 from app.queue import tool_workers
 from app.queue.celery import QUEUES, TOOL_QUEUES, celery_app
-from app.redis_client import sync_redis
 
 # Where `geosvc admin backup` records when its newest backup finished (under the key
 # prefix): a Unix time, read at every scrape.
@@ -79,7 +79,7 @@ def authorized(settings: Settings, authorization: str | None) -> bool:
         return True
     previous = settings.metrics_previous_token
     accepted = [token, previous.get_secret_value() if previous else ""]
-    # the scheme read as every credential is (app/credentials.py): any case and spacing
+    # the scheme read as every credential is (app/kit/credentials.py): any case and spacing
     given = (bearer_credential(authorization) or "").encode()
     # both compared every time, in constant time: which one matched is not told apart
     matches = [hmac.compare_digest(given, one.encode()) for one in accepted if one]
@@ -162,8 +162,8 @@ class SharedStateCollector(Collector):
         meter batches not yet sent to Stripe (the alert on failing meter reports)."""
         from sqlalchemy import func, select, text
 
-        from app.clock import as_utc, utcnow
-        from app.db import get_engine
+        from app.kit.clock import as_utc, utcnow
+        from app.kit.db import get_engine
         from app.models import StripeMeterReport
 
         up = GaugeMetricFamily("geosvc_database_up", "The database answered this scrape")

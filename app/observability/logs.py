@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.credentials import REDACTED_PARAMS, SECRET_PREFIXES
+from app.kit.credentials import REDACTED_PARAMS, SECRET_PREFIXES
 
 if TYPE_CHECKING:  # types only: a worker imports this module and no web framework
     from starlette.types import ASGIApp, Message, Receive, Scope, Send

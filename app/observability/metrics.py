@@ -21,8 +21,8 @@ from typing import ParamSpec, TypeVar
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from app.clock import as_utc, utcnow
-from app.errors import AppError
+from app.kit.clock import as_utc, utcnow
+from app.kit.errors import AppError
 from app.observability.logs import log_event
 
 logger = logging.getLogger("geosvc.calls")

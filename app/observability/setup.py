@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.observability import exposition
 from app.observability.logs import configure_logging
 

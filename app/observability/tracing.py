@@ -66,7 +66,7 @@ def _trace_sql_engine() -> None:
     from opentelemetry import metrics, trace
     from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 
-    from app.db import get_engine
+    from app.kit.db import get_engine
 
     scope = "opentelemetry.instrumentation.sqlalchemy"
     usage = metrics.get_meter(scope).create_up_down_counter("db.client.connections.usage")

@@ -54,7 +54,7 @@ from celery import Celery
 from celery.backends.redis import RedisBackend
 from kombu import Exchange, Queue
 
-from app.config import Settings, get_settings
+from app.kit.config import Settings, get_settings
 from app.queue import broker
 
 # Tool calls by who pays and how heavy (app.tool_calls.routing chooses): paying

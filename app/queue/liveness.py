@@ -30,7 +30,7 @@ from typing import Any
 
 from celery import Celery, bootsteps
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 logger = logging.getLogger(__name__)
 

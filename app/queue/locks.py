@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import redis
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then

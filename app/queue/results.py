@@ -26,10 +26,10 @@ from celery import states
 from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.exceptions import RedisError
 
-from app.config import get_settings
-from app.errors import DeadlineExceeded, Internal, ServiceUnavailable
+from app.kit.config import get_settings
+from app.kit.errors import DeadlineExceeded, Internal, ServiceUnavailable
+from app.kit.redis_client import async_pubsub_redis, async_redis
 from app.queue.celery import celery_app, publish_declares, results_awaited_elsewhere
-from app.redis_client import async_pubsub_redis, async_redis
 
 logger = logging.getLogger(__name__)
 

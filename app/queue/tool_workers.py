@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 KEY = "tool-workers"
 # Several heartbeats (liveness.HEARTBEAT_S) long: one late beat does not drop a worker.

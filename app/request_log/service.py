@@ -33,11 +33,11 @@ import redis
 from redis.asyncio.client import Pipeline
 from sqlmodel import Session
 
-from app.clock import iso_ms
-from app.config import get_settings
-from app.errors import AppError, unavailable_for
+from app.kit.clock import iso_ms
+from app.kit.config import get_settings
+from app.kit.errors import AppError, unavailable_for
+from app.kit.redis_client import LuaScript, async_redis, sync_redis
 from app.metering.reports import principal_names
-from app.redis_client import LuaScript, async_redis, sync_redis
 from app.request_log.schemas import CallLogResponse, CallLogRetention, CallPrincipal, CallRecord
 
 logger = logging.getLogger(__name__)

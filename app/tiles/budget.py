@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hashlib
 
-from app.config import get_settings
-from app.errors import RateLimited
-from app.redis_client import async_redis
+from app.kit.config import get_settings
+from app.kit.errors import RateLimited
+from app.kit.redis_client import async_redis
 from app.tool_calls.link_budget import address_group
 
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 
 from redis.asyncio.client import Pipeline as AsyncPipeline
 
-from app.config import get_settings
 from app.geodata.indices.version import INDEX_VERSION
-from app.redis_client import async_redis
+from app.kit.config import get_settings
+from app.kit.redis_client import async_redis
 from app.tiles.grid import TILE_STYLE, TileId
 
 

@@ -9,12 +9,12 @@ from fastapi.responses import Response
 
 from app.api_keys.verify import averify_data_key
 from app.deps.client import client_ip_of
-from app.errors import AppError, InvalidArgument, unavailable_for
 from app.http.errors import error_response
+from app.kit.errors import AppError, InvalidArgument, unavailable_for
+from app.kit.validation import ascii_digits
 from app.tiles import budget, service
 from app.tiles.grid import TileId, tile_id
 from app.tiles.signing import SIGNED_PARAMS, TILES_PATH, signed_account
-from app.validation import ascii_digits
 
 # Tiles are the same for every caller: any cache may keep them for a day, and serve a
 # stale one for a week while it asks again (the ETag changes only with a new basemap).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.errors import InvalidArgument, NotFound
+from app.kit.errors import InvalidArgument, NotFound
 
 # The basemap's detail ends at zoom 12 (GSHHG's full resolution, docs/DATA.md): deeper
 # tiles would only magnify it, which a map client does itself (Leaflet's maxNativeZoom).

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from app.config import get_settings
-from app.errors import Forbidden, InvalidArgument
+from app.kit.config import get_settings
+from app.kit.errors import Forbidden, InvalidArgument
+from app.kit.validation import ascii_digits
 from app.tiles.grid import TILE_ATTRIBUTION, TILE_MAX_ZOOM
-from app.validation import ascii_digits
 
 TILES_PATH = "/v1/tiles"
 _ACCOUNT = re.compile(r"^usr_[A-Za-z0-9]{1,64}$")

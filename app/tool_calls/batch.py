@@ -23,15 +23,15 @@ from typing import Any
 import anyio
 
 from app.billing.entitlements import current_entitlements
-from app.config import get_settings
-from app.errors import AppError, DeadlineExceeded, Internal, error_from_body
 from app.geodata import service as geodata
+from app.kit.config import get_settings
+from app.kit.errors import AppError, DeadlineExceeded, Internal, error_from_body
+from app.kit.principal import CallerPrincipal
 from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import logs, metrics
 from app.plans import Plan
-from app.principal import CallerPrincipal
 from app.queue import waiter
 from app.request_log.refusals import record_later
 from app.request_log.service import CallEntry, entry_for, outcome_of, principal_type

@@ -17,10 +17,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from app.config import get_settings
-from app.errors import AppError
 from app.geodata import service as geodata
 from app.geodata.catalogue import policy
+from app.kit.config import get_settings
+from app.kit.errors import AppError
 from app.upstream.client import CacheMiss, only_cached_answers
 
 logger = logging.getLogger(__name__)

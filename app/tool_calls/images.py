@@ -25,12 +25,12 @@ from urllib.parse import urlencode
 
 from redis.asyncio.client import Pipeline as AsyncPipeline
 
-from app.config import get_settings
-from app.errors import NotFound
+from app.kit.config import get_settings
+from app.kit.errors import NotFound
+from app.kit.redis_client import async_redis
+from app.kit.validation import ascii_digits
 from app.metering.service import AlsoWrite
-from app.redis_client import async_redis
 from app.tool_calls import link_budget
-from app.validation import ascii_digits
 
 IMAGES_PATH = "/v1/static-map/images"
 _IMAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # secrets.token_urlsafe's alphabet

@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 
-from app.config import get_settings
-from app.errors import RateLimited
-from app.redis_client import async_redis
+from app.kit.config import get_settings
+from app.kit.errors import RateLimited
+from app.kit.redis_client import async_redis
 
 
 def address_group(client_ip: str) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.config import get_settings
 from app.geodata.catalogue import spec_for
+from app.kit.config import get_settings
 from app.plans import Plan
 from app.queue.celery import FREE_TOOLS_QUEUE, HEAVY_TOOLS_QUEUE, TOOLS_QUEUE
 

@@ -22,14 +22,14 @@ import anyio
 from redis.asyncio.client import Pipeline as AsyncPipeline
 
 from app.billing.entitlements import current_entitlements
-from app.config import get_settings
-from app.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
 from app.geodata import service as geodata
+from app.kit.config import get_settings
+from app.kit.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
+from app.kit.principal import CallerPrincipal
 from app.metering import service as metering
 from app.metering.readings import MeterReading
 from app.observability import logs, metrics
 from app.plans import Plan
-from app.principal import CallerPrincipal
 from app.queue import waiter
 from app.queue.results import forget_result
 from app.request_log import service as request_log

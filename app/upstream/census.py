@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from app.errors import NotFound
+from app.kit.errors import NotFound
 from app.upstream.client import UpstreamClient
 
 POPULATION = "B01003_001E"  # total population

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from app.errors import NotFound, Unsupported
+from app.kit.errors import NotFound, Unsupported
 from app.upstream.census import query
 from app.upstream.client import UpstreamClient
 

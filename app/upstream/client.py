@@ -29,9 +29,9 @@ import httpx
 import redis
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from app.breaker import CircuitBreaker, Passage
-from app.clock import utcnow
-from app.errors import UpstreamUnavailable
+from app.kit.breaker import CircuitBreaker, Passage
+from app.kit.clock import utcnow
+from app.kit.errors import UpstreamUnavailable
 from app.observability import metrics
 from app.upstream.ratelimit import RateLimiter
 

@@ -20,7 +20,7 @@ import time
 
 import redis
 
-from app.errors import UpstreamUnavailable
+from app.kit.errors import UpstreamUnavailable
 
 logger = logging.getLogger(__name__)
 

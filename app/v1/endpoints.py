@@ -24,18 +24,18 @@ from fastapi.responses import Response
 
 from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
-from app.clock import period_of, utcnow
-from app.credentials import ONE_AUTHORIZATION
 from app.deps.client import client_ip_of
-from app.errors import AppError, InvalidArgument, Unauthenticated, unavailable_for
 from app.geodata.batch import batch_body_items
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
+from app.kit.clock import period_of, utcnow
+from app.kit.credentials import ONE_AUTHORIZATION
+from app.kit.errors import AppError, InvalidArgument, Unauthenticated, unavailable_for
+from app.kit.principal import CallerPrincipal
 from app.metering import retries
 from app.metering.readings import MeterReading
 from app.metering.service import Reservation
 from app.observability import metrics
-from app.principal import CallerPrincipal
 from app.request_log.service import V1_SURFACE
 from app.tool_calls import images, link_budget
 from app.tool_calls.batch import batch_body, call_tool_batch

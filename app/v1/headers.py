@@ -28,9 +28,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from app.clock import period_end, period_start, utcnow
-from app.errors import AppError, QuotaExceeded, RateLimited
 from app.geodata.service import FALLBACK_SOURCE
+from app.kit.clock import period_end, period_start, utcnow
+from app.kit.errors import AppError, QuotaExceeded, RateLimited
 from app.metering.readings import MeterReading
 from app.metering.refusals import credit_limit
 from app.plans import Plan, limits_for, quota_for

@@ -19,11 +19,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 
-from app.clock import iso_ms
-from app.db import new_session
-from app.errors import AppError, InvalidArgument
 from app.geodata.catalogue import BATCH_FORMS
 from app.jobs import service as jobs
+from app.kit.clock import iso_ms
+from app.kit.db import new_session
+from app.kit.errors import AppError, InvalidArgument
 from app.models import Job
 from app.v1.endpoints import Principal
 from app.v1.query import query_arguments

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.config import Settings
 from app.geodata.catalogue import BATCH_FORMS
+from app.kit.config import Settings
 
 REF = "#/components/schemas/{model}"
 ERROR = {"$ref": REF.format(model="Error")}

@@ -12,8 +12,6 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from app.config import Settings
-from app.errors import ERROR_ENVELOPE_SCHEMA
 from app.geodata.batch import MAX_BATCH_ITEMS
 from app.geodata.catalogue import (
     BATCH_FORMS,
@@ -22,6 +20,8 @@ from app.geodata.catalogue import (
     call_description,
     spec_for,
 )
+from app.kit.config import Settings
+from app.kit.errors import ERROR_ENVELOPE_SCHEMA
 from app.tiles.grid import TILE_MAX_ZOOM
 from app.tiles.signing import TILES_PATH
 from app.tool_calls.images import IMAGES_PATH

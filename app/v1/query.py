@@ -31,9 +31,9 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from app.errors import InvalidArgument
 from app.geodata.catalogue import spec_for
 from app.geodata.tools.static_map.schemas import MAX_PATH_POINTS
+from app.kit.errors import InvalidArgument
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 # What float() takes besides this ("4_8.8", Arabic-Indic digits, "nan", "inf") is no

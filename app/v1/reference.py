@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from app.config import Settings, get_settings
 from app.dashboard.rendering import render
 from app.geodata.catalogue import policies
+from app.kit.config import Settings, get_settings
 from app.v1 import examples
 from app.v1.openapi import openapi_document
 from app.v1.routes import ROUTES

@@ -18,9 +18,9 @@ from app.accounts import reclaim, recovery, tokens
 from app.accounts.mailbox import mailbox_of
 from app.accounts.service import create_user
 from app.accounts.tokens import Purpose
-from app.clock import utcnow
-from app.db import new_session
-from app.errors import InvalidArgument
+from app.kit.clock import utcnow
+from app.kit.db import new_session
+from app.kit.errors import InvalidArgument
 from app.models import EmailToken, User
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.fixtures import Backend
@@ -109,7 +109,7 @@ class TestTokens:
 
 
 def test_reset_links_per_address_stop_silently_past_the_hour_limit(use_backend: Backend) -> None:
-    from app.redis_client import sync_redis
+    from app.kit.redis_client import sync_redis
 
     address = f"reset-{secrets.token_hex(4)}@example.com"
     tagged = address.replace("@", "+again@")

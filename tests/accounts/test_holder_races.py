@@ -14,8 +14,8 @@ from sqlmodel import Session
 from app.accounts import reclaim
 from app.accounts.service import create_user
 from app.api_keys.service import create_key, list_keys
-from app.db import new_session
-from app.errors import Unauthenticated
+from app.kit.db import new_session
+from app.kit.errors import Unauthenticated
 from app.models import User
 from app.oauth.grants import grant_for
 from tests.support.factories import PASSWORD, unique_email

@@ -34,8 +34,8 @@ from app.api_keys.service import create_key
 from app.billing.meter_reports import report_overage
 from app.billing.service import set_plan
 from app.billing.stripe_provider import stripe_client
-from app.clock import period_of, utcnow
-from app.db import engine_for, new_session
+from app.kit.clock import period_of, utcnow
+from app.kit.db import engine_for, new_session
 from app.metering.keys import counter_key
 from app.metering.ledger import ledger_total
 from app.models import StripeCustomer, StripeMeterReport
@@ -175,7 +175,7 @@ class TestBackupAndRestore:
 
         # --- the deployment as it was: an account, a key, overage reported to Stripe ---
         deployment.use(source)
-        from app.db import migrate
+        from app.kit.db import migrate
 
         migrate()
         with new_session() as session:
@@ -250,7 +250,7 @@ class TestBackupAndRestore:
     ) -> None:
         source, target = databases
         deployment.use(source)
-        from app.db import migrate
+        from app.kit.db import migrate
 
         migrate()
         with new_session() as session:
@@ -391,7 +391,7 @@ class TestBackupUnderLoad:
         source, target = databases
         period = period_of(utcnow())
         env = deployment.use(source)
-        from app.db import migrate
+        from app.kit.db import migrate
 
         migrate()
         users, keys = [], []
@@ -467,7 +467,7 @@ class TestBackupUnderLoad:
         filled (`relation "admin_actions" already exists`)."""
         source, target = databases
         deployment.use(source)
-        from app.db import migrate
+        from app.kit.db import migrate
 
         migrate()
         dump = tmp_path / "geosvc.dump"
@@ -490,8 +490,8 @@ class TestScheduledBackups:
     ) -> None:
         source, _ = databases
         deployment.use(source)
-        from app.config import get_settings
-        from app.db import migrate
+        from app.kit.config import get_settings
+        from app.kit.db import migrate
 
         migrate()
         directory = tmp_path / "backups"
@@ -525,7 +525,7 @@ class TestScheduledBackups:
     ) -> None:
         source, _ = databases
         deployment.use(source)
-        from app.config import get_settings
+        from app.kit.config import get_settings
         from app.runtime import reload_settings
 
         os.environ["GEOSVC_DATABASE_URL"] = source.rsplit("/", 1)[0] + "/no_such_database"

@@ -16,10 +16,10 @@ from typer.testing import CliRunner, Result
 from app.accounts.service import create_user
 from app.api_keys.service import create_key
 from app.api_keys.verify import verify_bearer
-from app.clock import period_of, utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import QuotaExceeded, Unauthenticated
+from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import QuotaExceeded, Unauthenticated
 from app.metering import service as metering
 from app.metering.keys import counter_key, reservations_key
 from app.metering.ledger import ledger_total

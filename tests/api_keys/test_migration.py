@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
-import app.db
+import app.kit.db
 from tests.support.services import postgres_database_or_skip
 
 
@@ -26,13 +26,13 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 def alembic(engine: sa.Engine) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(Path(app.db.__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(Path(app.kit.db.__file__).parent / "migrations"))
     config.attributes["engine"] = engine
     return config
 
 
 def test_used_keys_get_their_latest_charged_call(database_url: str) -> None:
-    engine = sa.create_engine(app.db.normalise_url(database_url))
+    engine = sa.create_engine(app.kit.db.normalise_url(database_url))
     config = alembic(engine)
     command.upgrade(config, "0005_checkout_url")
     early, late = datetime(2026, 10, 3, 8, tzinfo=UTC), datetime(2026, 11, 20, 9, 30, tzinfo=UTC)

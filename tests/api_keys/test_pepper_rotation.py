@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlmodel import Session, create_engine, select
 
-from app.db import normalise_url
+from app.kit.db import normalise_url
 from app.models import ApiKey
 from tests.support.factories import mcp_initialize, sign_up
 from tests.support.fixtures import Backend

@@ -1,6 +1,6 @@
 """What a bearer credential is, the same for the api as for the proxy in front (issue 51,
 item 1): the scheme in any case, then spaces or tabs, then the credential
-(app/credentials.py; deploy/nginx-limits.conf keys its per-credential limit on the same
+(app/kit/credentials.py; deploy/nginx-limits.conf keys its per-credential limit on the same
 shape, tests/test_proxy.py drives it). A header that nginx's map would not read, such as
 a no-break space that Python's str.strip() takes for whitespace, is no credential here
 either: otherwise it would reach the api past the proxy's per-credential limit."""

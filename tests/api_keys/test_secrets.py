@@ -9,7 +9,7 @@ import httpx
 from sqlalchemy import MetaData, create_engine, select
 
 from app.api_keys.verify import verify_bearer
-from app.db import normalise_url
+from app.kit.db import normalise_url
 from tests.api_keys.conftest import create_key
 from tests.support.factories import sign_up
 from tests.support.fixtures import Backend

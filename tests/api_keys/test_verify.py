@@ -16,12 +16,12 @@ from sqlalchemy import event
 
 from app.api_keys import service
 from app.api_keys.verify import KeyRecord, averify_bearer, verify_bearer
-from app.config import get_settings
-from app.db import get_engine, new_session
-from app.errors import Unauthenticated
-from app.principal import CallerPrincipal
+from app.kit.config import get_settings
+from app.kit.db import get_engine, new_session
+from app.kit.errors import Unauthenticated
+from app.kit.principal import CallerPrincipal
+from app.kit.ttl_cache import TTLCache
 from app.runtime import reload_settings
-from app.ttl_cache import TTLCache
 from tests.api_keys.conftest import create_key
 from tests.support.factories import sign_up
 from tests.support.fixtures import Backend

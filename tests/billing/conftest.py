@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlmodel import Session
 
-from app.db import new_session
+from app.kit.db import new_session
 from app.models import Subscription
 from tests.fakes.stripe import FakeStripe
 from tests.support.factories import sign_up

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlmodel import Session
 
-from app.clock import iso_ms, period_end, period_of, period_start, utcnow
+from app.kit.clock import iso_ms, period_end, period_of, period_start, utcnow
 from tests.billing.conftest import move_period_end, subscribe
 from tests.support.factories import sign_up
 from tests.support.live_server import LiveServer

@@ -13,9 +13,9 @@ from sqlmodel import Session, col, select
 
 from app.billing.meter_reports import meter_identifier, report_overage
 from app.billing.stripe_provider import stripe_client
-from app.clock import period_end, period_of, utcnow
-from app.db import new_session
-from app.ids import new_user_id
+from app.kit.clock import period_end, period_of, utcnow
+from app.kit.db import new_session
+from app.kit.ids import new_user_id
 from app.models import StripeCustomer, StripeMeterReport, User
 from tests.billing.conftest import STANDARD_QUOTA
 from tests.fakes.stripe import METER_EVENT, FakeStripe

@@ -10,8 +10,8 @@ from sqlmodel import Session
 from app import plans
 from app.billing import service
 from app.billing.providers import LocalProvider, get_provider
-from app.errors import Conflict, NotFound, PaymentProviderUnavailable
-from app.ids import new_user_id
+from app.kit.errors import Conflict, NotFound, PaymentProviderUnavailable
+from app.kit.ids import new_user_id
 from app.models import Subscription, User
 from app.plans import Plan
 from app.runtime import reload_settings

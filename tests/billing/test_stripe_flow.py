@@ -14,8 +14,8 @@ import pytest
 from sqlmodel import select
 
 from app.billing.meter_reports import REPORT_TASK
-from app.clock import period_of, utcnow
-from app.db import new_session
+from app.kit.clock import period_of, utcnow
+from app.kit.db import new_session
 from app.metering.ledger import ledger_total
 from app.metering.outbox import DRAIN_TASK
 from app.metering.schemas import UsageEventIn

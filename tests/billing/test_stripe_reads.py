@@ -9,8 +9,8 @@ from datetime import timedelta
 import httpx
 from sqlmodel import Session
 
-from app.clock import utcnow
-from app.db import new_session
+from app.kit.clock import utcnow
+from app.kit.db import new_session
 from app.models import Subscription
 from tests.billing.conftest import (
     paid_at_stripe,

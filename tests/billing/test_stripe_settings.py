@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.config import Settings
-from app.embedded_redis import free_port
+from app.kit.config import Settings
+from app.kit.embedded_redis import free_port
 from tests.fakes.stripe import FakeStripe
 from tests.support.fixtures import Backend
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.errors import ERROR_ENVELOPE_SCHEMA
+from app.kit.errors import ERROR_ENVELOPE_SCHEMA
 from app.main import create_app
 
 pytestmark = pytest.mark.contract

@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from sqlalchemy import create_engine
 from sqlmodel import Session
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from tests.fakes.smtp import FakeSmtp

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import Dialog, Page, expect
 
-from app.clock import utcnow
+from app.kit.clock import utcnow
 from tests.dashboard.conftest import (
     FREE_QUOTA,
     STANDARD_QUOTA,

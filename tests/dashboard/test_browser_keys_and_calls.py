@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page, expect
 
-from app.clock import utcnow
+from app.kit.clock import utcnow
 from tests.dashboard.conftest import DashboardServer, Shot, create_key, look, sign_up
 from tests.support.celery_worker import CeleryWorker
 

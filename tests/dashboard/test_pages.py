@@ -8,8 +8,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from app.clock import period_end, period_of, period_start, utcnow
 from app.dashboard.usage_page import CHART_HEIGHT, y_ticks
+from app.kit.clock import period_end, period_of, period_start, utcnow
 from tests.support.factories import PASSWORD, sign_up, unique_email
 
 PLAINTEXT = re.compile(r"svc_live_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
 from app.deployment.checks import tls_problems
+from app.kit.config import Settings
 from tests.deployment.compose_env import ROOT, read_env_file
 from tests.support.live_server import PRODUCTION_ENV
 
@@ -119,7 +119,7 @@ class TestCheckConfig:
 class TestStartUpNamesEveryRefusal:
     def test_every_problem_is_named_not_only_the_first(self, tmp_path: Path) -> None:
         # secrets the billing pool reads (a migration reads the database URL alone:
-        # app/production.py, SECRETS_READ_BY), and a setting every process needs
+        # app/kit/production.py, SECRETS_READ_BY), and a setting every process needs
         env = {**COMPLETE, "GEOSVC_STRIPE_SECRET_KEY": "", "GEOSVC_SMTP_URL": ""}
         del env["GEOSVC_STRIPE_METER_EVENT"]
         result = geosvc(env, "worker", "--queues", "billing", cwd=tmp_path)

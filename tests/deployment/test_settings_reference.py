@@ -1,11 +1,11 @@
-"""docs/SETTINGS.md is written from app/config.py and kept current (issue 38, item 4)."""
+"""docs/SETTINGS.md is written from app/kit/config.py and kept current (issue 38, item 4)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.config import Settings
 from app.deployment.reference import field_comments, settings_reference
+from app.kit.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ class TestSettingsReference:
         comments = field_comments()
         for name in Settings.model_fields:
             assert f"| `GEOSVC_{name.upper()}` |" in reference, name
-            assert comments[name].strip(), f"{name}: add a comment above it in app/config.py"
+            assert comments[name].strip(), f"{name}: add a comment above it in app/kit/config.py"
 
     def test_a_comment_heads_its_group_and_a_blank_line_ends_it(self) -> None:
         comments = field_comments()

@@ -24,8 +24,8 @@ from alembic.script import ScriptDirectory
 
 from app.accounts.service import hash_password
 from app.api_keys.service import KEY_ID_LENGTH, SECRET_LENGTH
-from app.embedded_redis import free_port
-from app.ids import random_base62, random_lower_alnum
+from app.kit.embedded_redis import free_port
+from app.kit.ids import random_base62, random_lower_alnum
 from tests.support.factories import mcp_initialize
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server

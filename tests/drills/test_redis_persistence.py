@@ -12,7 +12,7 @@ import httpx
 import pytest
 from drill_stack import RedisServer
 
-from app.redis_client import persistence_problem
+from app.kit.redis_client import persistence_problem
 from tests.support.live_server import PRODUCTION_ENV, service_env, start_live_server
 from tests.support.services import REQUIRE_SERVICES
 

@@ -25,7 +25,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 
 MAIL_FROM = "Geospatial Data Service <no-reply@geosvc.test>"
 _LINK = re.compile(r"https?://\S+")

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.fakes.stripe_wire import (
     WEBHOOK_SECRET,
     decode_form,

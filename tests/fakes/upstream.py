@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.fakes import census_profile
 from tests.fakes.census_geocoder import geographies
 

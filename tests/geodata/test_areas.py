@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.areas import resolve_area
 from app.geodata.service import execute
+from app.kit.errors import InvalidArgument, NotFound, Unsupported
 
 
 @pytest.fixture(autouse=True)

@@ -13,11 +13,11 @@ from typing import get_args, get_type_hints
 
 import pytest
 
-from app.config import UpstreamTool
 from app.geodata import tools
 from app.geodata.catalogue import TOOL_SPECS, ToolSpec, summarize, validate_arguments
 from app.geodata.providers.embedded import EmbeddedProvider
 from app.geodata.providers.upstream import UpstreamProvider
+from app.kit.config import UpstreamTool
 from app.v1.routes import ROUTES
 
 SPECS = list(TOOL_SPECS.values())

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata.service import execute
+from app.kit.errors import InvalidArgument, NotFound
 
 
 @pytest.fixture(autouse=True)

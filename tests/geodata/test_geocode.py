@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.geometry import haversine_km
 from app.geodata.service import execute
+from app.kit.errors import InvalidArgument, NotFound, Unsupported
 
 
 @pytest.fixture(autouse=True)

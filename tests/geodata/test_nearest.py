@@ -5,13 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.errors import NotFound, Unsupported
 from app.geodata.catalogue import summarize
 from app.geodata.geometry import haversine_km, haversine_km_many
 from app.geodata.indices.nearest_grid import REACH_KM
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.nearest import MAX_REVERSE_KM, nearest_locality
 from app.geodata.service import execute
+from app.kit.errors import NotFound, Unsupported
 
 
 @pytest.fixture(autouse=True)

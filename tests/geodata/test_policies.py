@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.config import Settings, get_settings
-from app.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.geodata import service
 from app.geodata.catalogue import TOOL_SPECS, description_for, input_schema_for
 from app.geodata.paging import cursor_at
 from app.geodata.tools.search_nearby import nearby_categories
+from app.kit.config import Settings, get_settings
+from app.kit.errors import NotFound, Unsupported, UpstreamUnavailable
 from app.runtime import reload_settings
 from tests.fakes.upstream import FakeUpstream
 

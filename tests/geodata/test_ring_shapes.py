@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
 from app.geodata.service import execute
+from app.kit.errors import InvalidArgument
 
 DENVER = (39.7392, -104.9903)
 HALF_KM = 5.0  # a 10 km square around downtown Denver

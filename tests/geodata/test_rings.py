@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.errors import InvalidArgument, Unsupported
 from app.geodata.catalogue import summarize
 from app.geodata.providers.embedded.ring_answers import ERROR_TABLE
 from app.geodata.providers.embedded.rings import lens_area, share_inside
 from app.geodata.service import execute
+from app.kit.errors import InvalidArgument, Unsupported
 
 
 @pytest.fixture(autouse=True)

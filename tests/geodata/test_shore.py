@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.errors import NotFound
 from app.geodata import service
 from app.geodata.catalogue import summarize
 from app.geodata.indices.country_grid import country_at
 from app.geodata.indices.nearest_grid import cell_of
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM, plane_km, shore_km
+from app.kit.errors import NotFound
 
 
 @pytest.fixture(autouse=True)

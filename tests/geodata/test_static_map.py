@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.errors import InvalidArgument
 from app.geodata.catalogue import summarize
 from app.geodata.rendering.map_image import LAND, OCEAN
 from app.geodata.service import execute
 from app.geodata.tools.static_map.schemas import NAMED_COLORS, Marker, StaticMapArgs
+from app.kit.errors import InvalidArgument
 
 
 @pytest.fixture(autouse=True)

@@ -12,13 +12,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from app.errors import InvalidArgument
 from app.geodata.catalogue import parse
 from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import MapMarker, render
 from app.geodata.service import execute, provider
 from app.geodata.tools.static_map.embedded import map_view
 from app.geodata.tools.static_map.schemas import StaticMapArgs
+from app.kit.errors import InvalidArgument
 from tests.geodata.test_static_map import mercator_pixel
 from tests.geodata.test_static_map_pixels import FIXED, pixels
 

@@ -20,7 +20,7 @@ from app.geodata.catalogue import TOOL_SPECS
 from tests.support.import_graph import ROOT
 
 APP = ROOT / "app"
-# Outside its folder a tool's name may be in the catalogue's line, app/config.py's
+# Outside its folder a tool's name may be in the catalogue's line, app/kit/config.py's
 # UpstreamTool (config imports no feature) and the shared machinery that builds its result.
 MAX_FILES_OUTSIDE_ITS_FOLDER = 4
 
@@ -152,7 +152,7 @@ import eighth_tool
 
 catalogue.TOOL_SPECS[eighth_tool.SPEC.name] = eighth_tool.SPEC  # the catalogue's one line
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.mcp.server import tool_definition
 from app.v1.openapi import openapi_document
 from app.v1.routes import ROUTES

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata import service
 from app.geodata.catalogue import TOOL_SPECS
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.tools.search_nearby.schemas import NEARBY_CATEGORIES
+from app.kit.errors import InvalidArgument, NotFound
 
 
 def reverse(lat: float, lon: float) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata.reference import tool_reference
 from app.geodata.service import TOOL_SPECS, validate_arguments
+from app.kit.errors import InvalidArgument, NotFound
 from app.mcp.host_views import tools_document
 
 

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.errors import NotFound
 from app.geodata import service
 from app.geodata.catalogue import summarize
 from app.geodata.indices.water_grid import (
@@ -25,6 +24,7 @@ from app.geodata.indices.water_grid import (
 )
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.water import water_kind
+from app.kit.errors import NotFound
 
 
 @pytest.fixture(autouse=True)

@@ -7,14 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from app.clock import period_of, utcnow
-from app.db import new_session
-from app.errors import NotFound
-from app.ids import new_user_id
 from app.jobs import runner
 from app.jobs import service as jobs
+from app.kit.clock import period_of, utcnow
+from app.kit.db import new_session
+from app.kit.errors import NotFound
+from app.kit.ids import new_user_id
+from app.kit.redis_client import sync_redis
 from app.metering.keys import counter_key
-from app.redis_client import sync_redis
 from tests.support.fixtures import Backend
 
 

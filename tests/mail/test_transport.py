@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from app.config import Settings
-from app.embedded_redis import free_port
+from app.kit.config import Settings
+from app.kit.embedded_redis import free_port
 from app.mail import transport
 from app.mail.transport import MailDeferred, MailRefused, Message, parse_smtp_url
 from tests.fakes.smtp import MAIL_FROM, FakeSmtp, self_signed_tls

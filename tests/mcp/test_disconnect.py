@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import redis
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import Account, Stack
 

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
+from app.kit.config import Settings
 from app.mcp.server import tool_definition
 from app.mcp.tool_schemas import (
     SAID_BY_THE_NAME,

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import redis
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from tests.billing.conftest import subscribe
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack, structured

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from app.config import Settings
 from app.geodata.catalogue import TOOL_SPECS
+from app.kit.config import Settings
 from app.mcp.server import tool_definition
 
 TOOL_DEFINITION_MAX_CHARS = 3_500

@@ -12,16 +12,16 @@ import pytest
 import redis
 from sqlmodel import Session
 
-from app.config import get_settings
-from app.db import migrate, new_session
-from app.ids import new_user_id
+from app.kit.config import get_settings
+from app.kit.db import migrate, new_session
+from app.kit.ids import new_user_id
+from app.kit.redis_client import sync_redis
 from app.metering.keys import counter_key, outbox_key, repairs_key
 from app.metering.outbox import encode
 from app.metering.schemas import UsageEventIn
 from app.metering.service import Reservation, send_commit
 from app.models import Subscription, User
 from app.plans import Plan
-from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.support.fixtures import Backend
 from tests.support.live_server import TEST_RUN_PREFIX, service_env

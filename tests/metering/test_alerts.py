@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import create_engine
 from sqlmodel import Session, col, select
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
+from app.kit.redis_client import sync_redis
 from app.metering import alerts
 from app.metering.keys import counter_key, reservations_key
 from app.metering.scripts import ALERT_NONE, ALERT_QUOTA, ALERT_WARNING, commit_script
 from app.models import UsageAlert, User
 from app.plans import Plan
-from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.billing.conftest import subscribe
 from tests.fakes.smtp import FakeSmtp
@@ -88,7 +88,7 @@ class TestOneMailEach:
         self, mail_settings: None, accounts: Accounts, fake_smtp: FakeSmtp
     ) -> None:
         """A lost Redis counter loses its claims; the database row still says sent."""
-        from app.db import new_session
+        from app.kit.db import new_session
 
         with new_session() as session:
             user_id = accounts.create(session)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.clock import period_of, utcnow
-from app.errors import QuotaExceeded, RateLimited
+from app.kit.clock import period_of, utcnow
+from app.kit.errors import QuotaExceeded, RateLimited
 from app.metering.batch import commit_batch, release_batch, reserve_batch
 from app.metering.keys import reservations_key
 from app.metering.service import release, reserve

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from app.metering.chunks import charge_chunk
 from app.metering.keys import outbox_key
 from app.plans import Plan

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from app.clock import period_of, utcnow
-from app.config import get_settings
-from app.errors import QuotaExceeded
+from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.errors import QuotaExceeded
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 from app.metering.service import release, reserve

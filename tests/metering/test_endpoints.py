@@ -6,7 +6,7 @@ import httpx
 import pytest
 from sqlmodel import Session
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.models import Subscription
 from tests.metering.conftest import Accounts

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, func, select
 
-from app.clock import period_of, previous_period, utcnow
+from app.kit.clock import period_of, previous_period, utcnow
 from app.metering.ledger import ledger_total, record_events
 from app.metering.schemas import UsageEventIn
 from app.metering.service import usage_for

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.clock import period_of, utcnow
-from app.errors import QuotaExceeded, RateLimited
+from app.kit.clock import period_of, utcnow
+from app.kit.errors import QuotaExceeded, RateLimited
 from app.metering.batch import reserve_batch
 from app.metering.keys import key_bucket_key, outbox_key, reservations_key
 from app.metering.service import Reservation, release, reserve

@@ -10,13 +10,13 @@ from datetime import timedelta
 import pytest
 from sqlmodel import Session
 
-from app.clock import as_utc, utcnow
-from app.db import new_session
+from app.kit.clock import as_utc, utcnow
+from app.kit.db import new_session
+from app.kit.redis_client import sync_redis
 from app.metering.keys import outbox_key, outbox_lock_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import LOCK_TTL_MS, drain, encode, outbox_stats
 from app.models import ApiKey
-from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
 from tests.metering.test_ledger import events_for

@@ -7,15 +7,15 @@ from datetime import timedelta
 import pytest
 from sqlmodel import Session
 
-from app.clock import period_of, utcnow
-from app.errors import QuotaExceeded
+from app.kit.clock import period_of, utcnow
+from app.kit.errors import QuotaExceeded
+from app.kit.redis_client import sync_redis
 from app.metering.keys import counter_key
 from app.metering.ledger import record_events
 from app.metering.reconcile import ReconcileResult, reconcile
 from app.metering.scripts import reconcile_script
 from app.metering.service import reserve
 from app.plans import Plan
-from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts
 from tests.metering.test_ledger import events_for
 

@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlmodel import Session
 
 from app.api_keys import service as api_keys
-from app.clock import previous_period
+from app.kit.clock import previous_period
 from app.metering import reports
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from app.clock import iso_ms, next_period, period_end, period_of, utcnow
+from app.kit.clock import iso_ms, next_period, period_end, period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.rollover import finalise_periods
 from app.models import UsagePeriod

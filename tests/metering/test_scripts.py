@@ -15,8 +15,8 @@ import fakeredis
 import pytest
 import redis
 
+from app.kit.redis_client import LuaScript
 from app.metering import scripts
-from app.redis_client import LuaScript
 from tests.support.live_server import TEST_RUN_PREFIX
 
 TTL_MS = 60_000

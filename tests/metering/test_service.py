@@ -13,17 +13,17 @@ import redis
 import redis.asyncio as aioredis
 from sqlmodel import Session, select
 
-from app.clock import iso_ms, period_end, period_of, utcnow
-from app.config import get_settings
-from app.db import new_session
-from app.errors import QuotaExceeded
+from app.kit.clock import iso_ms, period_end, period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.db import new_session
+from app.kit.errors import QuotaExceeded
+from app.kit.redis_client import async_redis, send_now, sync_redis
 from app.metering import retries, service
 from app.metering.keys import counter_key, reservations_key
 from app.metering.outbox import drain
 from app.metering.service import Reservation, release, reserve, usage_state
 from app.models import UsageEvent
 from app.plans import Plan
-from app.redis_client import async_redis, send_now, sync_redis
 from tests.metering.conftest import Accounts, call_id, commit
 from tests.support.services import redis_reachable
 

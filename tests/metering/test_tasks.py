@@ -14,9 +14,10 @@ from typing import TypeVar
 import pytest
 from sqlmodel import Session, func, select
 
-from app.clock import iso_ms, period_end, period_of, previous_period, utcnow
-from app.db import new_session
-from app.errors import QuotaExceeded
+from app.kit.clock import iso_ms, period_end, period_of, previous_period, utcnow
+from app.kit.db import new_session
+from app.kit.errors import QuotaExceeded
+from app.kit.redis_client import sync_redis
 from app.metering.keys import outbox_key
 from app.metering.ledger import ledger_total
 from app.metering.outbox import DRAIN_TASK, encode
@@ -24,7 +25,6 @@ from app.metering.schemas import UsageEventIn
 from app.metering.service import reserve, send_commit
 from app.models import UsageEvent, UsagePeriod, User
 from app.plans import Plan
-from app.redis_client import sync_redis
 from tests.metering.conftest import Accounts, call_id, commit, put_in_outbox
 from tests.metering.test_ledger import events_for
 from tests.support.celery_worker import CeleryWorker

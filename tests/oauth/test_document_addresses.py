@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.oauth.metadata_documents import FetchesBusy, FetchSlots, MetadataDocumentError, fetch
 from tests.fakes.oauth_host import Answer, MetadataServer
 from tests.fakes.slow_http import ResettingServer, shared_free_port

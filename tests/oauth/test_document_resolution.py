@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 import anyio
 import pytest
 
-from app.db import migrate
+from app.kit.db import migrate
 from app.oauth import document_refresh
 from app.oauth.addresses import ResolverBusy, ThreadedResolver, site_of
 from app.oauth.metadata_documents import FetchesBusy, MetadataDocumentError

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 
-from app.clock import utcnow
+from app.kit.clock import utcnow
 from app.observability.logs import redact
 from tests.oauth.conftest import Host, approve, call_mcp, refused_within, tokens_for
 from tests.support.fixtures import Backend

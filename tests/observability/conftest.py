@@ -16,7 +16,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import mcp_env, stop_stack
 from tests.support.celery_worker import CeleryWorker, launch_celery_worker, wait_until_ready

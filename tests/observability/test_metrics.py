@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import FREE_QUOTA, connect, stop_stack
@@ -168,7 +168,7 @@ def test_the_series_of_the_operations_alerts_read_what_they_say(
     import redis
     from sqlmodel import Session, delete
 
-    from app.db import engine_for
+    from app.kit.db import engine_for
     from app.models import StripeMeterReport
     from app.observability.exposition import BACKUP_STATUS_KEY
 

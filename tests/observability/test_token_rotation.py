@@ -38,7 +38,7 @@ def test_both_tokens_are_accepted_while_rotating_and_no_other(rotating: LiveServ
 
 def test_an_empty_previous_token_matches_nothing() -> None:
     """After the rotation the previous token is emptied: an empty bearer is no token."""
-    from app.config import Settings
+    from app.kit.config import Settings
     from app.observability.exposition import authorized
 
     settings = Settings(metrics_token=NEW, metrics_previous_token="")  # type: ignore[arg-type]
@@ -48,8 +48,8 @@ def test_an_empty_previous_token_matches_nothing() -> None:
 
 
 def test_the_metrics_token_is_read_as_every_credential_is() -> None:
-    """Issue 51, item 1: the scheme in any case, spaces or tabs after it (app/credentials.py)."""
-    from app.config import Settings
+    """Issue 51, item 1: the scheme in any case, spaces or tabs after it (kit/credentials.py)."""
+    from app.kit.config import Settings
     from app.observability.exposition import authorized
 
     settings = Settings(metrics_token=NEW)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import connect
 from tests.observability.conftest import observed_env, poll, start_observed_stack

@@ -19,7 +19,7 @@ from kombu import Connection, Consumer, Exchange, Producer, Queue
 from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.queue import broker
 from app.queue.celery import celery_config
 from tests.support.services import REQUIRE_SERVICES

@@ -13,7 +13,7 @@ from celery import Celery, states
 from celery.schedules import crontab
 
 import workers
-from app.config import Settings
+from app.kit.config import Settings
 from app.queue.celery import (
     MAINTENANCE_TIME_LIMIT_S,
     TASK_TIME_LIMIT_S,

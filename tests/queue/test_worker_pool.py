@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from app.config import Settings
+from app.kit.config import Settings
 from app.queue.broker import TRANSPORT
 from app.queue.celery import celery_config
 from app.worker_start import worker_pool

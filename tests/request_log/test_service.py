@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from app.config import get_settings
-from app.embedded_redis import free_port
-from app.errors import NotFound
-from app.ids import new_user_id
-from app.redis_client import sync_redis
+from app.kit.config import get_settings
+from app.kit.embedded_redis import free_port
+from app.kit.errors import NotFound
+from app.kit.ids import new_user_id
+from app.kit.redis_client import sync_redis
 from app.request_log import refusals
 from app.request_log import service as request_log
 from app.request_log.refusals import record_refusal

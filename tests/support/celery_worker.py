@@ -15,7 +15,7 @@ import redis
 from celery import Celery
 
 from app.cli import ALL_QUEUES
-from app.config import Settings
+from app.kit.config import Settings
 from app.queue.celery import celery_config
 from tests.support.services import migrate
 from tests.support.zygote import ChildProcess, start_command

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import httpx
 from sqlmodel import Session
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from app.metering.ledger import record_events
 from app.metering.schemas import UsageEventIn
 

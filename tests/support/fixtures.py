@@ -253,7 +253,7 @@ def http(live_server: LiveServer) -> Iterator[httpx.Client]:
 @pytest.fixture
 def use_backend(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     """Point this process's Settings (DB, Redis) at the backend, for service-level tests."""
-    from app.db import migrate
+    from app.kit.db import migrate
     from app.runtime import reload_settings
 
     for key, value in backend.env().items():

@@ -22,7 +22,7 @@ import httpx
 import uvicorn
 from starlette.types import Message, Receive, Scope, Send
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 
 # Hop-by-hop headers (RFC 9110, 7.6.1) and the framing the proxy sets anew on each side.
 NOT_FORWARDED = {

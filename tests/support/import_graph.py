@@ -82,7 +82,7 @@ def app_modules() -> dict[str, set[str]]:
 
 
 def top_package(name: str) -> str:
-    """`app.billing.service` -> `billing`; `app.config` -> `config`."""
+    """`app.billing.service` -> `billing`; `app.kit.config` -> `config`."""
     return name.split(".")[1] if name.count(".") else name
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from celery import states
 
-from app.config import get_settings
+from app.kit.config import get_settings
 from app.queue import celery_app
 from workers import tools
 

@@ -22,9 +22,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.config import Settings
+from app.kit.config import Settings
+from app.kit.production import serving_as
 from app.observability.exposition import require_metrics_protection
-from app.production import serving_as
 
 ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 ALERTS = ROOT.parent / "alerts.yml"
@@ -166,7 +166,7 @@ def operator_filled(env: dict[str, str]) -> dict[str, str]:
 def process_refusals(env: dict[str, str], args: list[str]) -> list[str]:
     """What a `geosvc <args>` process given `env` (and nothing else), its placeholders
     filled in, would refuse to start with: the production rules of Settings
-    (app/production.py), the metrics token of the api and worker, and Flower's password
+    (app/kit/production.py), the metrics token of the api and worker, and Flower's password
     (app/cli.py)."""
     env = operator_filled(env)
     saved = {k: v for k, v in os.environ.items() if k.startswith("GEOSVC_")}

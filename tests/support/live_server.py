@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.support.services import migrate
 from tests.support.zygote import SERVERS, ChildProcess
 

@@ -62,7 +62,7 @@ def redis_url_for_tests() -> Iterator[tuple[str, bool]]:
         return
     if REQUIRE_SERVICES:
         raise ServiceUnavailable(f"Redis at {REDIS_URL} is not reachable (REQUIRE_SERVICES=1)")
-    from app.embedded_redis import die_with_parent, free_port, wait_for_ping
+    from app.kit.embedded_redis import die_with_parent, free_port, wait_for_ping
 
     # In a process of its own, with a longer listen backlog: in this process its handler
     # threads (one per connection, each polling) took the GIL from the tests' event loop,

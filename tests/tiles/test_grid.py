@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.config import get_settings
-from app.errors import Forbidden, InvalidArgument, NotFound
+from app.kit.config import get_settings
+from app.kit.errors import Forbidden, InvalidArgument, NotFound
 from app.tiles.cache import TileLru
 from app.tiles.grid import TILE_ATTRIBUTION, TILE_MAX_ZOOM, Metatile, TileId, metatile_of, tile_id
 from app.tiles.signing import grant, signed_account

@@ -15,15 +15,15 @@ import pytest
 import pytest_asyncio
 import redis
 
-from app.clock import period_of, utcnow
-from app.config import get_settings
-from app.db import migrate, new_session
 from app.geodata import service as geodata
-from app.ids import new_user_id
+from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
+from app.kit.db import migrate, new_session
+from app.kit.ids import new_user_id
+from app.kit.principal import CallerPrincipal
 from app.metering.keys import counter_key, key_bucket_key, outbox_key, reservations_key
 from app.metering.schemas import UsageEventIn
 from app.models import User
-from app.principal import CallerPrincipal
 from app.queue import close_waiter
 from app.queue.celery import FREE_TOOLS_QUEUE
 from app.runtime import reload_settings

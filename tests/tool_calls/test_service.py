@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from app.db import new_session
-from app.errors import DeadlineExceeded, NotFound, QuotaExceeded, RateLimited
+from app.kit.db import new_session
+from app.kit.errors import DeadlineExceeded, NotFound, QuotaExceeded, RateLimited
+from app.kit.redis_client import sync_redis
 from app.metering import outbox, retries
 from app.metering.ledger import ledger_total
-from app.redis_client import sync_redis
 from app.runtime import reload_settings
 from app.tool_calls.service import ToolAnswer, admit, call_tool, close_admission
 from tests.tool_calls.conftest import FREE_CONCURRENCY, FREE_QUOTA, TOOL, Meter

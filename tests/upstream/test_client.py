@@ -6,7 +6,7 @@ import fakeredis
 import pytest
 import redis
 
-from app.errors import UpstreamUnavailable
+from app.kit.errors import UpstreamUnavailable
 from app.upstream.client import RetryPolicy, UpstreamClient, UpstreamStatusError
 from tests.fakes.upstream import FakeUpstream
 
@@ -62,7 +62,7 @@ class TestRetries:
         assert time.monotonic() - started < 1.5
 
     def test_unreachable_host_is_upstream_unavailable(self) -> None:
-        from app.embedded_redis import free_port
+        from app.kit.embedded_redis import free_port
 
         client = UpstreamClient("census", f"http://127.0.0.1:{free_port()}", policy=FAST)
         with pytest.raises(UpstreamUnavailable):

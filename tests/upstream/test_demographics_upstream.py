@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.errors import NotFound, Unsupported
 from app.geodata.measures import BY_NAME, MEASURES
 from app.geodata.tools.demographics.upstream_profiles import measure
+from app.kit.errors import NotFound, Unsupported
 from app.upstream.census_profile import VARIABLES, CensusProfileApi, ProfileFigure, margin_of
 from app.upstream.client import RetryPolicy, UpstreamClient
 from tests.fakes.upstream import FakeUpstream

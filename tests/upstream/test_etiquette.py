@@ -15,12 +15,12 @@ from pydantic import ValidationError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from app.breaker import CircuitBreaker
-from app.config import Settings
-from app.errors import UpstreamUnavailable
 from app.geodata.providers.upstream import UpstreamProvider
 from app.geodata.tools.geocode import upstream as geocode_upstream
 from app.geodata.tools.geocode.schemas import GeocodeArgs
+from app.kit.breaker import CircuitBreaker
+from app.kit.config import Settings
+from app.kit.errors import UpstreamUnavailable
 from app.upstream.client import RetryPolicy, UpstreamClient, user_agent
 from app.upstream.overpass import OverpassApi
 from app.upstream.ratelimit import RateLimiter

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import NotFound
+from app.kit.errors import NotFound
 from app.upstream.census import CensusAcsApi
 from app.upstream.client import RetryPolicy, UpstreamClient
 from app.upstream.nominatim import NominatimApi

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 from sqlalchemy import create_engine, text
 
-from app.clock import iso_ms, period_end, period_of, period_start, utcnow
+from app.kit.clock import iso_ms, period_end, period_of, period_start, utcnow
 from app.v1.headers import CREDIT_HEADERS
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, FREE_QUOTA, Stack, connect, structured

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import redis
 
-from app.clock import period_of, utcnow
+from app.kit.clock import period_of, utcnow
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, start_stack
 from tests.mcp.test_disconnect import reset, wait_until

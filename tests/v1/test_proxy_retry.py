@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.mcp.conftest import Stack
 from tests.test_proxy import Proxy, deployed_config, require_nginx, running_nginx, self_signed
 from tests.v1.conftest import Client, ledger_rows
@@ -189,10 +189,10 @@ def test_a_retry_id_from_a_caller_not_a_proxy_is_ignored(v1_stack: Stack, client
 # what the first run's snapshot counted and the ledger still lacks.
 RECONCILE_TWICE = """
 from datetime import timedelta
-from app.clock import utcnow
-from app.db import new_session
+from app.kit.clock import utcnow
+from app.kit.db import new_session
 from app.metering.reconcile import reconcile
-from app.redis_client import sync_redis
+from app.kit.redis_client import sync_redis
 with new_session() as session:
     first = utcnow()
     reconcile(session, sync_redis(), now=first)

@@ -8,9 +8,9 @@ import base64
 import pytest
 from starlette.datastructures import QueryParams
 
-from app.errors import InvalidArgument
 from app.geodata.catalogue import parse
 from app.geodata.paging import cursor_at, offset_of
+from app.kit.errors import InvalidArgument
 from app.v1.query import query_arguments
 
 

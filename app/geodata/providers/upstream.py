@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import cast
 
-from app.breaker import CircuitBreaker
-from app.config import Settings
-from app.errors import NotFound
 from app.geodata.providers.embedded.areas import AreaMatch
 from app.geodata.results import Kind, area_candidate
-from app.redis_client import sync_redis, sync_redis_bytes
+from app.kit.breaker import CircuitBreaker
+from app.kit.config import Settings
+from app.kit.errors import NotFound
+from app.kit.redis_client import sync_redis, sync_redis_bytes
 from app.upstream.census import AcsZcta, CensusAcsApi
 from app.upstream.census_geocoder import CensusGeocoderApi
 from app.upstream.census_profile import CensusProfileApi

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.errors import NotFound, Unsupported
 from app.geodata.areas import resolve_area
 from app.geodata.providers.embedded.areas import AreaMatch
 from app.geodata.text import normalize
+from app.kit.errors import NotFound, Unsupported
 from app.upstream import census
 from app.upstream.census import AcsArea, CensusAcsApi
 from app.upstream.client import UpstreamStatusError

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from app.config import Settings
 from app.geodata.batch import BatchList
 from app.geodata.tools.spec import Describe, ToolSpec
+from app.kit.config import Settings
 
 CREDIT = " Costs 1 credit; errors free."
 PLACES = "GeoNames (CC BY 4.0), U.S. Census ZCTA 2023, airportsdata (MIT)"

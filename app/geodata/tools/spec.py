@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.config import Settings, ToolPolicy
 from app.geodata.batch import BatchForm
+from app.kit.config import Settings, ToolPolicy
 
 # One line with the gist of a (dumped, camelCase) result: the first line of the MCP text block
 Summary = Callable[[dict[str, Any]], str]

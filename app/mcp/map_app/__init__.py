@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import mcp_types as types
 
-from app.config import Settings, get_settings
+from app.kit.config import Settings, get_settings
 from app.tiles.signing import grant
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"

@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.providers.embedded import area_data
 from app.geodata.providers.embedded.area_data import AreaTables, UsArea
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.geocoder import Geocoder
 from app.geodata.text import normalize
 from app.geodata.tools.geocode.schemas import GeocodeArgs
+from app.kit.errors import InvalidArgument, NotFound, Unsupported
 
 AreaLevel = Literal["city", "county", "state", "country"]
 

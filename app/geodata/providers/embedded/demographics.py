@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.errors import NotFound, Unsupported
 from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded import attribution
 from app.geodata.providers.embedded.areas import AreaMatch, AreaResolver
@@ -10,6 +9,7 @@ from app.geodata.providers.embedded.data import GeoData
 from app.geodata.results import area_candidate
 from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+from app.kit.errors import NotFound, Unsupported
 
 
 def _row(data: GeoData, code: str | None) -> int:

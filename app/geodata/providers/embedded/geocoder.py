@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from app.errors import InvalidArgument, NotFound, Unsupported
 from app.geodata.indices.store import (
     KIND_ADMIN1,
     KIND_AIRPORT,
@@ -62,6 +61,7 @@ from app.geodata.tools.geocode.schemas import (
     GeocodeMatch,
     GeocodeResult,
 )
+from app.kit.errors import InvalidArgument, NotFound, Unsupported
 
 _ZIP = re.compile(r"(?<!\d)(\d{5})(?:-\d{4})?(?!\d)")
 MAX_WORDS = 8  # longest place name tried, in words

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.errors import NotFound, Unsupported
 from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, km_to_chord, unit_vector
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.country_lists import KEY_STRIDE
@@ -49,6 +48,7 @@ from app.geodata.tools.search_nearby.schemas import (
     SearchNearbyArgs,
     SearchNearbyResult,
 )
+from app.kit.errors import NotFound, Unsupported
 
 CATEGORIES = ("city", "airport", "postal_code")
 REACH_CHORD = km_to_chord(REACH_KM)

@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from app.errors import NotFound, Unsupported
 from app.geodata.indices.sources import package_dir, read_parquet
 from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, TOPICS, Unit
 from app.geodata.providers.embedded.data import GeoData
@@ -24,6 +23,7 @@ from app.geodata.tools.demographics.schemas import (
     DemographicsResult,
     Measure,
 )
+from app.kit.errors import NotFound, Unsupported
 
 SOURCE = (
     "U.S. Census Bureau, American Community Survey 5-Year Estimates 2018-2022, by ZIP Code "

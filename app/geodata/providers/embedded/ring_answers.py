@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.errors import Unsupported
 from app.geodata.providers.embedded import attribution, ring_shapes
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.rings import (
@@ -20,6 +19,7 @@ from app.geodata.providers.embedded.rings import (
 from app.geodata.schemas import Circle, Shape
 from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
+from app.kit.errors import Unsupported
 
 # |error| of such answers against independent totals: (median %, 90th percentile %) on
 # the "check" half of bench/rings.py, per region with enough cases and the rest of the

@@ -14,7 +14,6 @@ from importlib.metadata import version
 
 import numpy as np
 
-from app.errors import Unsupported
 from app.geodata.measures import HOME_VALUE_TOP_CODE, OCCUPIED, TOPICS
 from app.geodata.providers.embedded import profiles, rings
 from app.geodata.providers.embedded.data import GeoData
@@ -26,6 +25,7 @@ from app.geodata.providers.embedded.ring_answers import (
     kind,
 )
 from app.geodata.tools.demographics.schemas import DemographicsArgs, DemographicsResult
+from app.kit.errors import Unsupported
 
 MEDIANS = frozenset({"median_age", "median_home_value"})
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from app.errors import NotFound
 from app.geodata import measures as profile
 from app.geodata.measures import TOPICS
 from app.geodata.providers import upstream_areas
@@ -21,6 +20,7 @@ from app.geodata.tools.demographics.schemas import (
     DemographicsResult,
     Measure,
 )
+from app.kit.errors import NotFound
 from app.upstream.census import CensusAcsApi
 from app.upstream.census_profile import AcsProfile, CensusProfileApi, ProfileFigure
 from app.upstream.client import UpstreamStatusError

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.config import Settings
 from app.geodata.batch import BatchForm, BatchList, batch_result
 from app.geodata.tools.common import CREDIT, PLACES, PLACES_DATASET, STRING, where
 from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeResult
 from app.geodata.tools.spec import Example, ToolSpec
+from app.kit.config import Settings
 
 # What geocode resolves from the shipped datasets, and what only the upstream geocoder can.
 EMBEDDED_GEOCODE_COVERAGE = (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata.providers.upstream import (
     UpstreamProvider,
     kind_of,
 )
 from app.geodata.tools.geocode.schemas import GeocodeArgs, GeocodeMatch, GeocodeResult
+from app.kit.errors import InvalidArgument, NotFound
 from app.upstream import nominatim
 from app.upstream.client import UpstreamStatusError
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.errors import NotFound
 from app.geodata.providers import upstream_areas
 from app.geodata.providers.upstream import (
     UpstreamProvider,
@@ -12,6 +11,7 @@ from app.geodata.providers.upstream import (
     zcta,
 )
 from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
+from app.kit.errors import NotFound
 
 
 def answer(upstream: UpstreamProvider, args: IncomeArgs) -> IncomeResult:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.errors import NotFound
 from app.geodata.geometry import chord_to_km, unit_vector
 from app.geodata.indices.country_grid import NO_COUNTRY, country_at
 from app.geodata.indices.store import KIND_AIRPORT
@@ -16,6 +15,7 @@ from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.shore import TERRITORIAL_SEA_KM
 from app.geodata.providers.embedded.water import SHORE_MARGIN_KM, on_land
 from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeResult
+from app.kit.errors import NotFound
 
 # Farther than this from every known place (open ocean, polar ice) there is nothing to name.
 MAX_REVERSE_KM = 300.0

@@ -3,7 +3,6 @@ Census geocoder gives the ZIP, county and state whose polygons hold the point.""
 
 from __future__ import annotations
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.providers.upstream import (
     UpstreamProvider,
@@ -11,6 +10,7 @@ from app.geodata.providers.upstream import (
 )
 from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
 from app.geodata.tools.reverse_geocode.us_upstream import us_containment
+from app.kit.errors import InvalidArgument, NotFound
 from app.upstream import nominatim
 from app.upstream.client import UpstreamStatusError
 

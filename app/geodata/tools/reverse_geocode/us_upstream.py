@@ -5,8 +5,8 @@ postcode of the nearest address, said as such (`postalCodeBasis` "address", a wa
 
 from __future__ import annotations
 
-from app.errors import UpstreamUnavailable
 from app.geodata.tools.reverse_geocode.schemas import ReverseGeocodeArgs, ReverseGeocodeResult
+from app.kit.errors import UpstreamUnavailable
 from app.upstream import census_geocoder
 from app.upstream.census_geocoder import CensusGeocoderApi, CensusGeographies
 from app.upstream.client import UpstreamStatusError

@@ -6,8 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.config import Settings
-from app.errors import Unsupported
 from app.geodata.tools.common import CREDIT, PLACES, PLACES_DATASET, km
 from app.geodata.tools.search_nearby.schemas import (
     NEARBY_CATEGORIES,
@@ -15,6 +13,8 @@ from app.geodata.tools.search_nearby.schemas import (
     SearchNearbyResult,
 )
 from app.geodata.tools.spec import Example, ToolSpec
+from app.kit.config import Settings
+from app.kit.errors import Unsupported
 
 # search_nearby's categories in the shipped datasets; the others need the place search.
 OFFLINE_CATEGORIES = ("city", "airport", "postal_code")

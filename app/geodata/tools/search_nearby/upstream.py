@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.errors import InvalidArgument, NotFound
 from app.geodata.geometry import haversine_km
 from app.geodata.paging import cursor_at, offset_of, past_the_last_page
 from app.geodata.providers.upstream import (
@@ -13,6 +12,7 @@ from app.geodata.tools.search_nearby.schemas import (
     SearchNearbyArgs,
     SearchNearbyResult,
 )
+from app.kit.errors import InvalidArgument, NotFound
 from app.upstream import overpass
 from app.upstream.client import UpstreamStatusError
 

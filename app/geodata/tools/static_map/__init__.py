@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from app.config import Settings
 from app.geodata.tools.common import CREDIT
 from app.geodata.tools.spec import Example, ToolSpec
 from app.geodata.tools.static_map.schemas import MAX_MAP_ZOOM, StaticMapArgs, StaticMapResult
+from app.kit.config import Settings
 
 
 def weight(arguments: Mapping[str, Any], settings: Settings) -> int:

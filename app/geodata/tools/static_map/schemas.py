@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from app.geodata.results import DATASET, SOURCE, ImageResult
 from app.geodata.schemas import Arguments, BBox, Latitude, LatLon, Longitude
-from app.validation import plain_text
+from app.kit.validation import plain_text
 
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app import production
-from app.production import DEFAULT_MAIL_FROM
+from app.kit import production
+from app.kit.production import DEFAULT_MAIL_FROM
 
 UpstreamTool = Literal[
     "get_population",
@@ -34,7 +34,7 @@ class Settings(BaseSettings):
         env_prefix="GEOSVC_", env_file=".env", extra="ignore", hide_input_in_errors=True
     )
 
-    # "production" refuses unsafe settings at start-up (app/production.py).
+    # "production" refuses unsafe settings at start-up (app/kit/production.py).
     env: Literal["development", "production"] = "development"
     # Geodata indices, the development database, pepper and signing key, beat's schedule.
     data_dir: Path = Path(".geosvc")
@@ -304,7 +304,7 @@ class Settings(BaseSettings):
     stripe_overage_price: str | None = Field(None, max_length=255)
     stripe_api_base: str = "https://api.stripe.com"  # tests point it at a fake
     stripe_timeout_s: float = Field(10.0, gt=0)  # per request attempt (the library retries twice)
-    # The Stripe breaker (app/breaker.py): opens after this many consecutive failed
+    # The Stripe breaker (app/kit/breaker.py): opens after this many consecutive failed
     # requests (after the library's retries), refuses calls for the cool-down, then probes.
     stripe_breaker_failures: int = Field(3, ge=1)
     stripe_breaker_cooldown_s: float = Field(30.0, gt=0)
@@ -352,7 +352,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
-        production.check(self)  # app/production.py: refuses naming every setting at fault
+        production.check(self)  # app/kit/production.py: refuses naming every setting at fault
         return self
 
     @property

@@ -30,7 +30,7 @@ from enum import Enum
 
 import redis
 
-from app.errors import AppError, UpstreamUnavailable
+from app.kit.errors import AppError, UpstreamUnavailable
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import SecretStr
 
 if TYPE_CHECKING:
-    from app.config import Settings
+    from app.kit.config import Settings
 
 MIN_PEPPER_BYTES = 32
 # A sender no real mail server should accept: production must name its own.

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from app.config import Settings, get_settings
+from app.kit.config import Settings, get_settings
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 if TYPE_CHECKING:
     import fakeredis

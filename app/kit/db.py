@@ -12,7 +12,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, create_engine
 
-from app.config import get_settings
+from app.kit.config import get_settings
 
 
 def normalise_url(url: str) -> str:
