@@ -14,6 +14,8 @@ from sqlmodel import Session, create_engine
 
 from app.kit.config import get_settings
 
+MIGRATIONS_DIR = Path(__file__).parent.parent / "migrations"  # app/migrations (Alembic)
+
 
 def normalise_url(url: str) -> str:
     """Accept plain postgresql:// URLs and use the psycopg 3 driver we ship."""
@@ -96,7 +98,7 @@ def _alembic() -> tuple[Any, Engine]:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
     # A migration may rewrite a big table: no statement timeout for it.
     url = normalise_url(get_settings().sqlalchemy_url)
     engine = get_engine() if url.startswith("sqlite") else create_engine(url, poolclass=NullPool)

@@ -105,6 +105,8 @@ class ToolSpec:
     # in a batch's summary: one answered item, and what is said of all of them
     batch_item: Summary | None = None
     batch_gist: BatchGist = no_gist
+    # its answer is places on a map: the MCP App (app.mcp.map_app) can show it
+    answers_places: bool = False
 
     def policy(self, settings: Settings) -> ToolPolicy:
         """Who answers it: GEOSVC_TOOL_PROVIDERS, else GEOSVC_UPSTREAM_TOOLS ("upstream"),

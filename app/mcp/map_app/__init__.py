@@ -24,16 +24,21 @@ from urllib.parse import urlsplit
 
 import mcp_types as types
 
+from app.geodata.catalogue import TOOL_SPECS
 from app.kit.config import Settings, get_settings
 from app.tiles.signing import grant
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 MAP_URI = "ui://geosvc/map.html"
 MIME_TYPE = "text/html;profile=mcp-app"
-APP_TOOLS = frozenset({"static_map", "geocode", "reverse_geocode", "search_nearby"})
+APP_TOOLS = frozenset(name for name, spec in TOOL_SPECS.items() if spec.answers_places)
 TILES_META = "geosvc/tiles"
 
 _HERE = Path(__file__).parent
+
+
+def _either(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def tool_meta(tool: str) -> dict[str, Any] | None:
@@ -72,8 +77,8 @@ def resource() -> types.Resource:
         uri=MAP_URI,
         name="map",
         title="Interactive map",
-        description="A pannable, zoomable map of a static_map, geocode, reverse_geocode or "
-        "search_nearby answer, on the service's own tiles.",
+        description=f"A pannable, zoomable map of a {_either(sorted(APP_TOOLS))} answer, on the "
+        "service's own tiles.",
         mime_type=MIME_TYPE,
     )
 

@@ -107,7 +107,7 @@ SPEC = ToolSpec(
     "Find places by name",
     "Coordinates (WGS84) for a place: a postal code ('10115 Berlin', 'SW1A 1AA'; bare "
     "digits with `country`), a city ('Austin, TX', 'München'), a state or province, a "
-    "country, an airport (code or name: 'SFO', 'Heathrow'). An address resolves to its "
+    "country, an airport ('SFO', 'Heathrow'). An address resolves to its "
     "most precise known part (`kind`, `matched`), `confidence` lowered. Sorted by "
     "`confidence` (match, then prominence); `warnings` name query parts not used. "
     "Postal codes of 100 countries. "
@@ -135,4 +135,5 @@ SPEC = ToolSpec(
     describe=describe,
     incomplete=incomplete,
     batch_item=batch_item,
+    answers_places=True,
 )

@@ -179,4 +179,5 @@ SPEC = ToolSpec(
         batch_result(ReverseGeocodeResult),
     ),
     batch_item=batch_item,
+    answers_places=True,
 )

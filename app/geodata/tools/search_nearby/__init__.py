@@ -134,4 +134,5 @@ SPEC = ToolSpec(
     describe=describe,
     arguments_schema=arguments_schema,
     check=check,
+    answers_places=True,
 )

@@ -79,4 +79,5 @@ SPEC = ToolSpec(
     upstream_capable=False,
     cacheable=False,
     weight=weight,
+    answers_places=True,
 )
