@@ -27,9 +27,7 @@ def migration_chain() -> dict[str, str]:
     config = Config()
     config.set_main_option("script_location", str(ROOT / "app" / "migrations"))
     script = ScriptDirectory.from_config(config)
-    return {
-        rev.revision: str(rev.down_revision or "base") for rev in script.walk_revisions()
-    }
+    return {rev.revision: str(rev.down_revision or "base") for rev in script.walk_revisions()}
 
 
 def alembic_head() -> str:
