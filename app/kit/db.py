@@ -96,7 +96,7 @@ def _alembic() -> tuple[Any, Engine]:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(Path(__file__).parents[1] / "migrations"))
     # A migration may rewrite a big table: no statement timeout for it.
     url = normalise_url(get_settings().sqlalchemy_url)
     engine = get_engine() if url.startswith("sqlite") else create_engine(url, poolclass=NullPool)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.config import Settings
+from app.kit.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = (ROOT / "deploy/proxy/nginx-limits.conf").read_text()

@@ -20,7 +20,7 @@ import httpx
 import psycopg
 import pytest
 
-from app.embedded_redis import free_port
+from app.kit.embedded_redis import free_port
 from tests.deployment.test_releases import alembic_head, migration_chain
 from tests.deployment.test_upgrade import PASSWORD, populate
 from tests.support.factories import mcp_initialize
