@@ -25,7 +25,9 @@ from tests.support.services import postgres_database_or_skip
 def migrated_to_head(url: str) -> sa.Engine:
     engine = sa.create_engine(url)
     config = Config()
-    config.set_main_option("script_location", str(app.kit.db.MIGRATIONS_DIR))
+    config.set_main_option(
+        "script_location", str(Path(app.kit.db.__file__).parents[1] / "migrations")
+    )
     config.attributes["engine"] = engine
     command.upgrade(config, "head")
     return engine

@@ -48,8 +48,8 @@ class Settings(BaseSettings):
     # one Redis without reading each other's counters or taking each other's tasks.
     redis_key_prefix: str = ""
 
-    # Server-side secret mixed into API-key and session hashes. Required in production;
-    # in development a random one is generated once and kept under data_dir.
+    # Server-side secret mixed into API-key hashes and map-link signatures. Required in
+    # production; in development a random one is generated once and kept under data_dir.
     secret_pepper: SecretStr | None = None
     # The pepper before a rotation: a key hashed with it still verifies, and is hashed again
     # with the current pepper on that use (docs/DEPLOYMENT.md, "Secrets and rotating them").

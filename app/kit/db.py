@@ -14,8 +14,6 @@ from sqlmodel import Session, create_engine
 
 from app.kit.config import get_settings
 
-MIGRATIONS_DIR = Path(__file__).parent.parent / "migrations"  # app/migrations (Alembic)
-
 
 def normalise_url(url: str) -> str:
     """Accept plain postgresql:// URLs and use the psycopg 3 driver we ship."""
@@ -98,7 +96,7 @@ def _alembic() -> tuple[Any, Engine]:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(Path(__file__).parents[1] / "migrations"))
     # A migration may rewrite a big table: no statement timeout for it.
     url = normalise_url(get_settings().sqlalchemy_url)
     engine = get_engine() if url.startswith("sqlite") else create_engine(url, poolclass=NullPool)
@@ -107,9 +105,21 @@ def _alembic() -> tuple[Any, Engine]:
 
 
 def migrate(revision: str = "head") -> None:
-    """Bring the database to `revision` (the newest by default), forward only."""
+    """Bring the database to `revision` (the newest by default), forward only. A schema a
+    newer release migrated is left as it is (a rolled-back release serves it: migrations
+    only add); Alembic would otherwise fail with "Can't locate revision"."""
     from alembic import command
 
+    current, head, known = schema_revisions()
+    if not known:
+        if revision != "head":
+            raise SystemExit(_newer_schema_refusal(current, revision))
+        logging.getLogger(__name__).warning(
+            "the database schema (%s) is newer than this release's (%s): left as it is",
+            current,
+            head,
+        )
+        return
     config, _ = _alembic()
     command.upgrade(config, revision)
 
@@ -118,8 +128,18 @@ def downgrade(revision: str) -> None:
     """Take the schema back to `revision` (docs/DEPLOYMENT.md: what each step drops)."""
     from alembic import command
 
+    current, _, known = schema_revisions()
+    if not known:  # only the release that wrote a revision knows how to undo it
+        raise SystemExit(_newer_schema_refusal(current, revision))
     config, _ = _alembic()
     command.downgrade(config, revision)
+
+
+def _newer_schema_refusal(current: str | None, revision: str) -> str:
+    return (
+        f"refusing: the database schema is at {current}, newer than this release knows; "
+        f"run the newer release's `geosvc migrate --down-to {revision}` first"
+    )
 
 
 def schema_revisions() -> tuple[str | None, str, bool]:

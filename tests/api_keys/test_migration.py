@@ -26,7 +26,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 def alembic(engine: sa.Engine) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(app.kit.db.MIGRATIONS_DIR))
+    config.set_main_option(
+        "script_location", str(Path(app.kit.db.__file__).parents[1] / "migrations")
+    )
     config.attributes["engine"] = engine
     return config
 
