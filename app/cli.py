@@ -74,9 +74,9 @@ def create_user(
     name: str | None = None,
 ) -> None:
     """Create an account (for operators; users sign up in the dashboard)."""
-    from app.accounts.service import create_user as create
     from app.kit.db import migrate as run_migrations
     from app.kit.db import new_session
+    from app.users.service import create_user as create
 
     run_migrations()
     with new_session() as session:

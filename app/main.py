@@ -11,9 +11,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
-from app.accounts.endpoints import router as accounts_router
-from app.accounts.passwords import common_passwords
-from app.accounts.service import dummy_password_hash
 from app.api_keys.endpoints import router as api_keys_router
 from app.billing.endpoints import router as billing_router
 from app.dashboard.account_pages import router as dashboard_account_router
@@ -50,6 +47,9 @@ from app.observability.exposition import authorized
 from app.queue import close_waiter
 from app.request_log.endpoints import router as request_log_router
 from app.tiles.endpoints import router as tiles_router
+from app.users.endpoints import router as accounts_router
+from app.users.passwords import common_passwords
+from app.users.service import dummy_password_hash
 from app.v1.endpoints import router as v1_router
 from app.v1.jobs import router as v1_jobs_router
 from app.v1.reference import router as v1_reference_router

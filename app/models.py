@@ -38,7 +38,7 @@ class User(SQLModel, table=True):
     deleted_at: datetime | None = Field(default=None, sa_column=_utc_column(nullable=True))
     # Bumped whenever the account may have changed hands or its address changed (a
     # password reset or change, a confirmation, a deletion): an e-mail link carries the
-    # generation it was made in and dies with it (app/accounts/reclaim.py).
+    # generation it was made in and dies with it (app/users/reclaim.py).
     generation: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 

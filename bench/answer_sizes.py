@@ -27,8 +27,8 @@ from app.geodata.catalogue import TOOL_SPECS
 from app.kit.config import Settings
 from app.kit.errors import NotFound
 from app.mcp.host_views import EXAMPLES, example_result
-from app.mcp.results import compact_json, error_result, success_result
 from app.mcp.server import tool_definition
+from app.mcp.tool_results import compact_json, error_result, success_result
 from app.metering.readings import MeterReading
 from app.plans import Plan
 

@@ -134,7 +134,7 @@ def serve_api(argv: list[str]) -> None:
     import app.mcp.admission
     import app.mcp.server
     import app.metering.service
-    import app.queue.results
+    import app.queue.replies
     from app.queue.celery import celery_app
 
     for owner, name, label in (
@@ -142,8 +142,8 @@ def serve_api(argv: list[str]) -> None:
         (app.metering.service, "reserve", RESERVE),
         (app.mcp.server, "handle_call_tool", HANDLER),
         (app.mcp.server, "call_tool", CALL_TOOL),
-        (app.queue.results.ResultWaiter, "run_task", RUN_TASK),
-        (app.queue.results.ResultWaiter, "_await", RESULT_WAIT),
+        (app.queue.replies.ResultWaiter, "run_task", RUN_TASK),
+        (app.queue.replies.ResultWaiter, "_await", RESULT_WAIT),
         (app.metering.service, "send_commit", COMMIT),
     ):
         timed(owner, name, label)

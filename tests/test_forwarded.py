@@ -14,8 +14,8 @@ import httpx
 import pytest
 import redis
 
-from app.accounts.throttle import failures_key
 from app.kit.embedded_redis import free_port
+from app.users.throttle import failures_key
 from tests.support.factories import unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import LiveServer, wait_until_healthy

@@ -54,7 +54,7 @@ class TestSignInThrottling:
         email = unique_email()
         sign_up(http, email=email)
         # The owner's usual address (issue 21: a new one would wait out the account's
-        # backoff, tests/accounts/test_account_backoff.py).
+        # backoff, tests/users/test_account_backoff.py).
         owner_ip = from_ip(client_ip())
         signed_in = http.post(
             "/auth/signin", json={"email": email, "password": PASSWORD}, headers=owner_ip

@@ -14,12 +14,12 @@ from typing import Any
 from celery.signals import worker_ready
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from app.accounts.notices import NOTICE_TASK, send_notice
 from app.kit.config import get_settings
 from app.mail.transport import MailDeferred, MailRefused, startup_line
 from app.metering.alerts import ALERT_TASK, send_alert
 from app.observability.metrics import mail_failed
 from app.queue import celery_app
+from app.users.notices import NOTICE_TASK, send_notice
 
 logger = logging.getLogger(__name__)
 

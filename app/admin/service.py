@@ -24,7 +24,6 @@ from sqlalchemy import event
 from sqlmodel import Session, col, select
 
 from app.account_lock import lock_account
-from app.accounts.mailbox import normalise_email
 from app.api_keys.service import list_keys, revoke_key
 from app.billing.service import set_plan
 from app.kit.clock import period_of, utcnow
@@ -36,6 +35,7 @@ from app.metering.service import usage_for
 from app.models import AdminAction, ApiKey, Subscription, UsageEvent, User
 from app.observability.logs import log_event
 from app.plans import Plan, get_subscription, plan_of
+from app.users.mailbox import normalise_email
 
 logger = logging.getLogger("geosvc.admin")
 

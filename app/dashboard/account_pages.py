@@ -8,11 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, Cookie, Form, Request, Response
 from pydantic import ValidationError
 
-from app.accounts import deletion, email_address, recovery
-from app.accounts.mailbox import normalise_email
-from app.accounts.messages import Notice
-from app.accounts.notices import request_notice
-from app.accounts.schemas import ChangeEmailRequest, ChangePasswordRequest, DeleteAccountRequest
 from app.dashboard.rendering import field_error_of, field_errors, redirect, render
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
@@ -20,6 +15,11 @@ from app.deps.users import SESSION_COOKIE, SignedInUser
 from app.kit.errors import AppError
 from app.kit.redis_client import sync_redis
 from app.models import User
+from app.users import deletion, email_address, recovery
+from app.users.mailbox import normalise_email
+from app.users.messages import Notice
+from app.users.notices import request_notice
+from app.users.schemas import ChangeEmailRequest, ChangePasswordRequest, DeleteAccountRequest
 
 router = APIRouter(prefix="/dashboard/account", include_in_schema=False)
 

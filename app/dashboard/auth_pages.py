@@ -8,10 +8,6 @@ from urllib.parse import quote, urlsplit
 from fastapi import APIRouter, BackgroundTasks, Cookie, Form, Query, Request, Response
 from pydantic import ValidationError
 
-from app.accounts import service as accounts
-from app.accounts import signup, throttle
-from app.accounts.mailbox import normalise_email
-from app.accounts.schemas import SignInRequest, SignUpRequest
 from app.dashboard.rendering import field_error_of, field_errors, prices, redirect, render
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
@@ -19,6 +15,10 @@ from app.deps.users import SESSION_COOKIE, OptionalUser, set_session_cookie
 from app.kit.config import get_settings
 from app.kit.errors import AppError, Conflict, InvalidArgument
 from app.kit.redis_client import sync_redis
+from app.users import service as accounts
+from app.users import signup, throttle
+from app.users.mailbox import normalise_email
+from app.users.schemas import SignInRequest, SignUpRequest
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 
@@ -107,7 +107,7 @@ def sign_up(
     next: NextForm = "",
 ) -> Response:
     """Signed in at once; with e-mail verification on, "check your inbox" for every
-    address (app/accounts/signup.py)."""
+    address (app/users/signup.py)."""
     context = {"email": email, "name": name, "prices": prices(), **_next_context(next)}
     try:
         store = sync_redis()

@@ -12,16 +12,16 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Form, Request, Response
 from pydantic import ValidationError
 
-from app.accounts import email_address, recovery, throttle
-from app.accounts.messages import Notice
-from app.accounts.notices import request_notice
-from app.accounts.schemas import PasswordResetConfirm, PasswordResetRequest
 from app.dashboard.rendering import field_error_of, field_errors, redirect, render
 from app.deps.client import client_ip_of
 from app.deps.database import SessionDep
 from app.deps.users import OptionalUser
 from app.kit.errors import AppError, InvalidArgument
 from app.kit.redis_client import sync_redis
+from app.users import email_address, recovery, throttle
+from app.users.messages import Notice
+from app.users.notices import request_notice
+from app.users.schemas import PasswordResetConfirm, PasswordResetRequest
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 

@@ -85,9 +85,9 @@ def demo_account(session: Session, data_dir: Path) -> DemoAccount:
     work, else new ones (and the other demo keys revoked). Flushes only."""
     import secrets
 
-    from app.accounts.service import create_user, password_matches, set_password
     from app.api_keys.service import create_key, list_keys, revoke_key
     from app.models import User
+    from app.users.service import create_user, password_matches, set_password
 
     saved_key, saved_password = saved_secrets(data_dir)
     user = session.exec(select(User).where(User.email == DEMO_EMAIL)).first()

@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     signin_failure_window_s: int = 15 * 60
     # Failed sign-ins of one client IP (any e-mail) within the window before it is refused.
     signin_max_failures_per_ip: int = Field(100, ge=1)
-    # Per-account backoff across all IPs (app/accounts/throttle.py): from this many failures
+    # Per-account backoff across all IPs (app/users/throttle.py): from this many failures
     # on, each failure pauses the account's next attempt, doubling from base up to max.
     signin_backoff_after: int = Field(10, ge=1)
     signin_backoff_base_s: float = Field(1.0, gt=0)

@@ -39,7 +39,7 @@ from app.kit.errors import (
     unavailable_for,
 )
 from app.kit.principal import CallerPrincipal
-from app.mcp.results import error_result
+from app.mcp.tool_results import error_result
 from app.observability import metrics
 from app.tool_calls.service import Admission, admit, close_admission, record_refused
 

@@ -1,7 +1,7 @@
 """docs/TOOLS.md's last part: one answer of each tool as a host's model sees it. Claude
 Desktop passes its model only a result's `content`; Claude Code and VS Code only its
 `structuredContent`. Both views are written from real answers of the embedded datasets,
-rendered by the server's own result code (`app.mcp.results`), so each shows every field.
+rendered by the server's own result code (`app.mcp.tool_results`), so each shows every field.
 
 `geosvc data reference` writes the whole file (`tools_document`); a test checks it is
 current. Needs the geodata indices (`geosvc data build`).
@@ -18,7 +18,7 @@ import mcp_types as types
 from app.geodata import service
 from app.geodata.catalogue import TOOL_SPECS
 from app.geodata.reference import tool_reference
-from app.mcp.results import success_result
+from app.mcp.tool_results import success_result
 
 # The OpenAPI document's example calls, with their arguments as MCP takes them where /v1's
 # query form differs (static_map's).

@@ -3,7 +3,7 @@
 Built on the SDK's low-level `Server` so the wire shape is ours to state: each tool's
 input schema is its strict argument model, its output schema its result
 (`app.mcp.tool_schemas`), and every failure is a result with `isError` carrying
-`{"error": {"code", "message", ...}}` (`app.mcp.results`). The handlers are thin: the
+`{"error": {"code", "message", ...}}` (`app.mcp.tool_results`). The handlers are thin: the
 metered call lives in `app.tool_calls.service`.
 """
 
@@ -41,7 +41,6 @@ from app.mcp import map_app, task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
-from app.mcp.results import error_result, success_result
 from app.mcp.tasks import (
     MAX_TASK_ITEMS,
     TaskingServer,
@@ -49,6 +48,7 @@ from app.mcp.tasks import (
     install,
     task_input_schema,
 )
+from app.mcp.tool_results import error_result, success_result
 from app.mcp.tool_schemas import input_schema, output_schema
 from app.mcp.transport_checks import TransportChecks
 from app.observability.logs import bind_request_of

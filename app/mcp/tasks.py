@@ -58,7 +58,6 @@ from app.kit.errors import AppError, Internal, InvalidArgument
 from app.kit.principal import CallerPrincipal
 from app.mcp.auth import principal_of
 from app.mcp.disconnect import ClientGone, run_unless_client_gone
-from app.mcp.results import compact_json, error_result, success_result
 from app.mcp.task_wire import (
     BATCH_ORIGIN,
     ONE_CALL_ORIGIN,
@@ -70,6 +69,7 @@ from app.mcp.task_wire import (
     created_modern,
     declares_tasks,
 )
+from app.mcp.tool_results import compact_json, error_result, success_result
 from app.metering.readings import MeterReading, usage_meta
 from app.metering.refusals import credit_limit
 from app.metering.service import usage_for

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from app.queue.celery import celery_app, configure
-from app.queue.results import close_waiter, waiter
+from app.queue.replies import close_waiter, waiter
 
 __all__ = ["celery_app", "close_waiter", "configure", "enqueue", "waiter"]
 

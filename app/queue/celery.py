@@ -91,7 +91,7 @@ _awaited_elsewhere: ContextVar[bool] = ContextVar("awaited_elsewhere", default=F
 @contextmanager
 def results_awaited_elsewhere() -> Iterator[None]:
     """Tasks sent inside this block have their results awaited by the caller's own
-    subscription (`app.queue.results`), so Celery's result consumer stays out."""
+    subscription (`app.queue.replies`), so Celery's result consumer stays out."""
     token = _awaited_elsewhere.set(True)
     try:
         yield
@@ -120,7 +120,7 @@ class ResultBackend(RedisBackend):
     ) -> Any:
         """Celery reads the stored result before every store, so that a duplicate run
         cannot overwrite a success. A tool call's result is read once by the api waiting
-        for it, which deletes it with the call's commit (`app.queue.results`): nothing to keep,
+        for it, which deletes it with the call's commit (`app.queue.replies`): nothing to keep,
         and the read is a Redis round trip on every call's path."""
         if not str(getattr(request, "task", "") or "").startswith(TOOL_TASK_PREFIX):
             return super()._store_result(task_id, result, state, traceback, request, **kwargs)

@@ -11,7 +11,7 @@ from app.geodata.indices.version import INDEX_VERSION
 from app.kit.config import get_settings
 from app.kit.errors import Internal
 from app.kit.redis_client import async_redis
-from app.queue.results import waiter
+from app.queue.replies import waiter
 from app.tiles import cache
 from app.tiles.grid import TILE_STYLE, Metatile, TileId, metatile_of
 

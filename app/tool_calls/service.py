@@ -31,7 +31,7 @@ from app.metering.readings import MeterReading
 from app.observability import logs, metrics
 from app.plans import Plan
 from app.queue import waiter
-from app.queue.results import forget_result
+from app.queue.replies import forget_result
 from app.request_log import service as request_log
 from app.request_log.refusals import record_refusal
 from app.tool_calls import images

@@ -29,7 +29,6 @@ from sqlalchemy import text
 from sqlmodel import col, select
 from typer.testing import CliRunner, Result
 
-from app.accounts.service import create_user
 from app.api_keys.service import create_key
 from app.billing.meter_reports import report_overage
 from app.billing.service import set_plan
@@ -42,6 +41,7 @@ from app.models import StripeCustomer, StripeMeterReport
 from app.observability.exposition import BACKUP_STATUS_KEY
 from app.plans import Plan
 from app.runtime import reload_settings
+from app.users.service import create_user
 from tests.fakes.stripe import FakeStripe
 from tests.mcp.conftest import connect, start_stack, structured
 from tests.support.factories import PASSWORD, record_calls, unique_email

@@ -13,7 +13,6 @@ import redis
 from sqlmodel import col, select
 from typer.testing import CliRunner, Result
 
-from app.accounts.service import create_user
 from app.api_keys.service import create_key
 from app.api_keys.verify import verify_bearer
 from app.kit.clock import period_of, utcnow
@@ -25,6 +24,7 @@ from app.metering.keys import counter_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.models import AdminAction, UsageEvent
 from app.plans import Plan, plan_of
+from app.users.service import create_user
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.fixtures import Backend
 

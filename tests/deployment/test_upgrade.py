@@ -22,10 +22,10 @@ import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from app.accounts.service import hash_password
 from app.api_keys.service import KEY_ID_LENGTH, SECRET_LENGTH
 from app.kit.embedded_redis import free_port
 from app.kit.ids import random_base62, random_lower_alnum
+from app.users.service import hash_password
 from tests.support.factories import mcp_initialize
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env, start_live_server

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.accounts.test_mail_flows import NEW_PASSWORD, new_client
 from tests.fakes.oauth_host import CallbackServer
 from tests.fakes.smtp import FakeSmtp
 from tests.mcp.conftest import Stack
@@ -24,6 +23,7 @@ from tests.oauth.conftest import Host, approve, call_mcp, refused_within, tokens
 from tests.support.factories import PASSWORD
 from tests.support.live_server import LiveServer, launch_live_server, wait_until_healthy
 from tests.support.mail_stack import RESET_PATH, confirmed_account, sign_in, sign_up_unconfirmed
+from tests.users.test_mail_flows import NEW_PASSWORD, new_client
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ GMAIL_DOMAINS = ("gmail.com", "googlemail.com")
 
 
 def _mailbox(email: str) -> str:
-    """A copy of app.accounts.mailbox.mailbox_of as it was at this revision."""
+    """A copy of app.users.mailbox.mailbox_of as it was at this revision."""
     local, _, domain = email.strip().lower().rpartition("@")
     untagged = local.split("+", 1)[0] or local
     if domain in GMAIL_DOMAINS:

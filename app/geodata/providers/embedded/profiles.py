@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from app.geodata.indices.sources import package_dir, read_parquet
 from app.geodata.measures import HOME_VALUE_TOP_CODE, MEASURES, TOPICS, Unit
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.providers.embedded.demographics import island_area
+from app.geodata.providers.embedded.population_income import island_area
 from app.geodata.tools.demographics.schemas import (
     DemographicsArgs,
     DemographicsResult,

@@ -33,7 +33,7 @@ from scipy.spatial import cKDTree
 from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, unit_vector, unit_vectors
 from app.geodata.providers.embedded import attribution, profiles, ring_shapes
 from app.geodata.providers.embedded.data import GeoData
-from app.geodata.providers.embedded.demographics import TOP_CODE as TOP
+from app.geodata.providers.embedded.population_income import TOP_CODE as TOP
 from app.geodata.schemas import Circle, Shape
 
 # the countries whose people the ZCTAs count (the ACS covers Puerto Rico's ZCTAs too)

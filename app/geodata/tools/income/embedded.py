@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.geodata.providers.embedded import EmbeddedProvider, demographics, ring_answers
+from app.geodata.providers.embedded import EmbeddedProvider, population_income, ring_answers
 from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 
 
@@ -10,5 +10,5 @@ def answer(provider: EmbeddedProvider, args: IncomeArgs) -> IncomeResult:
     if args.around is not None or args.within is not None:
         return ring_answers.income(provider.data, args)
     if args.area is not None:
-        return demographics.area_income(provider.areas, args)
-    return demographics.income(provider.data, args)
+        return population_income.area_income(provider.areas, args)
+    return population_income.income(provider.data, args)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.accounts.test_mail_flows import NEW_PASSWORD, call_until, new_client
 from tests.fakes.smtp import FakeSmtp
 from tests.mcp.conftest import Stack
 from tests.mcp.test_tools import raw_call
@@ -26,6 +25,7 @@ from tests.support.mail_stack import (
     sign_in,
     sign_up_unconfirmed,
 )
+from tests.users.test_mail_flows import NEW_PASSWORD, call_until, new_client
 
 MOVE_SUBJECT = "Confirm your new e-mail address"
 

@@ -5,11 +5,17 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Cookie, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.accounts import deletion, email_address, recovery, service, signup, throttle
-from app.accounts.mailbox import normalise_email
-from app.accounts.messages import Notice
-from app.accounts.notices import request_notice
-from app.accounts.schemas import (
+from app.deps.client import client_ip_of
+from app.deps.database import SessionDep
+from app.deps.users import SESSION_COOKIE, CurrentUser, set_session_cookie
+from app.http.openapi import error_responses
+from app.kit.config import get_settings
+from app.kit.redis_client import sync_redis
+from app.users import deletion, email_address, recovery, service, signup, throttle
+from app.users.mailbox import normalise_email
+from app.users.messages import Notice
+from app.users.notices import request_notice
+from app.users.schemas import (
     Accepted,
     ChangeEmailRequest,
     ChangePasswordRequest,
@@ -24,12 +30,6 @@ from app.accounts.schemas import (
     SignUpRequest,
     TokenBody,
 )
-from app.deps.client import client_ip_of
-from app.deps.database import SessionDep
-from app.deps.users import SESSION_COOKIE, CurrentUser, set_session_cookie
-from app.http.openapi import error_responses
-from app.kit.config import get_settings
-from app.kit.redis_client import sync_redis
 
 router = APIRouter(tags=["accounts"])
 
@@ -57,7 +57,7 @@ def sign_up(
     background: BackgroundTasks,
 ) -> MeResponse | JSONResponse:
     """201 with a session; with e-mail verification on, 202 for every address (see
-    app/accounts/signup.py)."""
+    app/users/signup.py)."""
     store = sync_redis()
     throttle.check_rate(store, client_ip_of(request.client))
     signup.check_before_answer(store, body.email, body.password)
@@ -201,7 +201,7 @@ def delete_account(
     body: DeleteAccountRequest, user: CurrentUser, session: SessionDep, request: Request
 ) -> Response:
     """With the current password: keys revoked, subscription cancelled, personal data
-    removed (see app/accounts/deletion.py); signs out."""
+    removed (see app/users/deletion.py); signs out."""
     deleted = deletion.delete_account(
         session,
         sync_redis(),

@@ -16,11 +16,11 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.accounts.test_mail_flows import new_client
 from tests.fakes.smtp import FakeSmtp
 from tests.mcp.conftest import Stack
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.mail_stack import confirmed_account
+from tests.users.test_mail_flows import new_client
 
 # The stranger's own address (Linux answers on all of 127.0.0.0/8; the tests' proxy
 # address is 127.0.0.1, so the api takes this one as the client's).

@@ -22,13 +22,13 @@ import logging
 import redis
 from sqlalchemy.exc import IntegrityError
 
-from app.accounts import passwords, service, throttle
-from app.accounts.mailbox import mailbox_of, normalise_email
-from app.accounts.messages import Notice
-from app.accounts.notices import request_notice
 from app.kit.config import get_settings
 from app.kit.db import new_session
 from app.kit.errors import Conflict
+from app.users import passwords, service, throttle
+from app.users.mailbox import mailbox_of, normalise_email
+from app.users.messages import Notice
+from app.users.notices import request_notice
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The texts of the account e-mails (plain text: every client shows it, none blocks it).
 
 Links to the dashboard carry a token only in the fragment (`#t=...`): see
-`app.accounts.tokens`.
+`app.users.tokens`.
 """
 
 from __future__ import annotations

@@ -14,13 +14,13 @@ import logging
 
 from sqlmodel import col, delete
 
-from app.accounts import tokens
-from app.accounts.messages import Notice, compose
-from app.accounts.tokens import Purpose
 from app.kit.db import new_session
 from app.mail import transport
 from app.models import EmailToken, User
 from app.queue import celery_app
+from app.users import tokens
+from app.users.messages import Notice, compose
+from app.users.tokens import Purpose
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ whether an address has an account. Moves are limited per new mailbox, per accoun
 per client address.
 
 Following either link ends the account's other links and any pending move (a new
-generation: `app.accounts.reclaim`).
+generation: `app.users.reclaim`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ import redis
 from sqlmodel import Session
 
 from app.account_lock import lock_account
-from app.accounts import reclaim, service, throttle, tokens
-from app.accounts.mailbox import mailbox_of, normalise_email
-from app.accounts.messages import Notice
-from app.accounts.signup import SIGNUP
-from app.accounts.tokens import Purpose
 from app.kit.clock import utcnow
 from app.kit.config import get_settings
 from app.kit.errors import Conflict, InvalidArgument
 from app.models import User
+from app.users import reclaim, service, throttle, tokens
+from app.users.mailbox import mailbox_of, normalise_email
+from app.users.messages import Notice
+from app.users.signup import SIGNUP
+from app.users.tokens import Purpose
 
 CHANGE_EMAIL = "change_email"  # per new mailbox
 BY_ACCOUNT = "change_email_account"

@@ -6,12 +6,12 @@ says whether an account uses it. It is throttled like sign-in (the per-IP rate) 
 mailbox: past `password_reset_per_address_per_hour` requests an hour, an address gets
 no more links (still 202), so nobody can flood someone's inbox with them.
 
-A reset link works once, for 30 minutes (`app.accounts.tokens`). Following it proves
+A reset link works once, for 30 minutes (`app.users.tokens`). Following it proves
 the owner reads the address, so it confirms an account never confirmed, and, since
 whoever knew the old password may have been someone else (who signed up with another
 person's address, or learnt the password), it ends everything made under the old
 password: sessions, API keys, OAuth grants, a pending move and every other e-mail link
-(`app.accounts.reclaim`).
+(`app.users.reclaim`).
 
 A password change with the current one keeps keys and grants (the holder is the same)
 but ends the other sessions, any pending move and every e-mail link.
@@ -27,16 +27,16 @@ import redis
 from sqlmodel import Session
 
 from app.account_lock import lock_account
-from app.accounts import passwords, reclaim, service, throttle, tokens
-from app.accounts.mailbox import mailbox_of
-from app.accounts.messages import Notice
-from app.accounts.notices import request_notice
-from app.accounts.tokens import Purpose
 from app.kit.clock import utcnow
 from app.kit.config import get_settings
 from app.kit.db import new_session
 from app.kit.errors import InvalidArgument
 from app.models import User
+from app.users import passwords, reclaim, service, throttle, tokens
+from app.users.mailbox import mailbox_of
+from app.users.messages import Notice
+from app.users.notices import request_notice
+from app.users.tokens import Purpose
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ password. So a password reset (the address's owner taking the account, maybe bac
 ends everything made under the old password: every session, API key and OAuth grant
 (with its refresh and access tokens), any pending move to another address, and every
 e-mail link. Links die by generation: the account's `generation` goes up and every link
-carries the one it was made in (`app.accounts.tokens`), so even a link a worker is
+carries the one it was made in (`app.users.tokens`), so even a link a worker is
 composing at this moment is dead on arrival.
 
 Smaller steps end only the links and any pending move (`new_generation`): a password
@@ -24,11 +24,11 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from app.accounts import service, tokens
 from app.api_keys.service import revoke_all
 from app.kit.clock import utcnow
 from app.models import User
 from app.oauth.grants import revoke_all_grants
+from app.users import service, tokens
 
 
 def new_generation(session: Session, user: User) -> None:

@@ -8,7 +8,7 @@ yields no usable link. A token is used once: using it deletes its row, and of tw
 concurrent uses only the one whose delete removed the row goes on.
 
 A token also carries the account's generation when it was made: a password reset, a
-password change, a confirmation or a move bumps it (`app.accounts.reclaim`), and every
+password change, a confirmation or a move bumps it (`app.users.reclaim`), and every
 link made before is dead, including one a worker was composing at that moment.
 """
 

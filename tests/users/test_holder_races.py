@@ -11,13 +11,13 @@ from collections.abc import Iterator
 import pytest
 from sqlmodel import Session
 
-from app.accounts import reclaim
-from app.accounts.service import create_user
 from app.api_keys.service import create_key, list_keys
 from app.kit.db import new_session
 from app.kit.errors import Unauthenticated
 from app.models import User
 from app.oauth.grants import grant_for
+from app.users import reclaim
+from app.users.service import create_user
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.fixtures import Backend
 

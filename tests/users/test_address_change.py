@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.accounts.test_mail_flows import new_client
 from tests.fakes.smtp import FakeSmtp
 from tests.mcp.conftest import Stack
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.mail_stack import confirmed_account
+from tests.users.test_mail_flows import new_client
 
 # A client address of its own (Linux answers on all of 127.0.0.0/8): the per-address
 # limit counts only this test's requests.

@@ -17,9 +17,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, or_, select
 
 from app.account_lock import lock_account
-from app.accounts import passwords, throttle
-from app.accounts.mailbox import mailbox_of, normalise_email
-from app.accounts.schemas import Entitlements, MeResponse, UserObject
 from app.deps.session_tokens import hash_token
 from app.kit.clock import utcnow
 from app.kit.config import get_settings
@@ -27,6 +24,9 @@ from app.kit.errors import Conflict, Forbidden, Unauthenticated
 from app.kit.ids import new_user_id
 from app.models import AuthSession, User
 from app.plans import has_subscription
+from app.users import passwords, throttle
+from app.users.mailbox import mailbox_of, normalise_email
+from app.users.schemas import Entitlements, MeResponse, UserObject
 
 _hasher = PasswordHasher()
 
@@ -114,7 +114,7 @@ def authenticate(
     session: Session, store: redis.Redis, *, email: str, password: str, client_ip: str
 ) -> User:
     """Check credentials, throttling repeated failures per (e-mail, IP), per IP and per
-    account (a backoff; see app/accounts/throttle.py). A refusal costs no hash."""
+    account (a backoff; see app/users/throttle.py). A refusal costs no hash."""
     email = normalise_email(email)
     throttle.refuse_if_throttled(store, email, client_ip)
     user = session.exec(select(User).where(User.email == email)).first()

@@ -14,14 +14,14 @@ from alembic.config import Config
 from sqlalchemy import create_engine, text
 from sqlmodel import Session
 
-from app.accounts import reclaim, recovery, tokens
-from app.accounts.mailbox import mailbox_of
-from app.accounts.service import create_user
-from app.accounts.tokens import Purpose
 from app.kit.clock import utcnow
 from app.kit.db import new_session
 from app.kit.errors import InvalidArgument
 from app.models import EmailToken, User
+from app.users import reclaim, recovery, tokens
+from app.users.mailbox import mailbox_of
+from app.users.service import create_user
+from app.users.tokens import Purpose
 from tests.support.factories import PASSWORD, unique_email
 from tests.support.fixtures import Backend
 

@@ -21,13 +21,13 @@ import redis
 from sqlmodel import Session
 
 from app.account_lock import lock_account
-from app.accounts import service, tokens
 from app.api_keys.service import revoke_all
 from app.billing.closure import end_subscription_now
 from app.kit.clock import utcnow
 from app.models import User
 from app.oauth.grants import revoke_all_grants
 from app.request_log.service import last_used_key, log_key
+from app.users import service, tokens
 
 DELETED_DOMAIN = "deleted.invalid"
 # Not an Argon2 hash: no password ever matches it.

@@ -6,8 +6,8 @@ import httpx
 import pytest
 import redis
 
-from app.accounts.service import normalise_email
-from app.accounts.throttle import failures_key
+from app.users.service import normalise_email
+from app.users.throttle import failures_key
 from tests.support.factories import PASSWORD, poll, sign_up, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import PRODUCTION_ENV, LiveServer, start_live_server
