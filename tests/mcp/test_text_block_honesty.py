@@ -38,7 +38,8 @@ class TestCollapsedPostalCodes:
         results = json.loads(data)["results"]
         collapsed = [r["code"] for r in results if r.get("positionPrecision") == "city"]
         exact = [r["code"] for r in results if r.get("positionPrecision") is None]
-        assert collapsed and exact
+        assert collapsed
+        assert exact
         # the codes named with a distance in the first line are all placed exactly
         named = summary.split(": ", 1)[1].split(" and ", 1)[0]
         assert all(code not in named.replace(",", " ").split() for code in collapsed), summary
