@@ -47,9 +47,7 @@ class TestCreation:
         assert refused.status_code == 422
         assert "env" in refused.json()["error"]["message"]
 
-    def test_a_key_sent_with_the_other_environment_prefix_is_refused(
-        self, client: Client
-    ) -> None:
+    def test_a_key_sent_with_the_other_environment_prefix_is_refused(self, client: Client) -> None:
         created = client.control.post("/api-keys", json={"name": "ci", "env": "test"}).json()
         as_live = created["plaintext"].replace("svc_test_ak_", "svc_live_ak_", 1)
         live_as_test = client.api_key.replace("svc_live_ak_", "svc_test_ak_", 1)
