@@ -144,3 +144,21 @@ class TestMcp:
             time.sleep(0.05)
         usage = client.usage()
         assert (usage["used"], usage["test"]["used"]) == (0, 1)
+
+
+class TestLiveOnly:
+    def test_a_test_key_cannot_start_a_bulk_job(self, client: Client) -> None:
+        """A job is charged to live credits (`app.metering.chunks`): refused, stored and
+        charged nothing, in our envelope saying what to use instead."""
+        api, _key_id = make_test_key(client)
+        with api:
+            refused = api.post("/v1/jobs", json={"tool": "geocode", "items": [{"query": "Paris"}]})
+            listed = api.get("/v1/jobs")
+
+        assert refused.status_code == 403
+        error = refused.json()["error"]
+        assert (error["code"], error["reason"]) == ("FORBIDDEN", "test_key")
+        assert "Use a live key" in error["message"]
+        assert listed.status_code == 200
+        assert listed.json()["jobs"] == []
+        assert client.usage()["used"] == 0
