@@ -162,3 +162,32 @@ class TestLiveOnly:
         assert listed.status_code == 200
         assert listed.json()["jobs"] == []
         assert client.usage()["used"] == 0
+
+    def test_a_test_key_cannot_run_a_tool_as_an_mcp_task(
+        self, v1_stack: Stack, client: Client
+    ) -> None:
+        """An MCP task is a job (charged to live credits): refused at the edge."""
+        created = client.control.post("/api-keys", json={"name": "ci", "env": "test"}).json()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {
+                "name": "geocode",
+                "arguments": {"query": "Paris"},
+                "task": {"ttl": 60_000},
+            },
+        }
+        headers = {
+            "Authorization": f"Bearer {created['plaintext']}",
+            "Accept": "application/json, text/event-stream",
+        }
+
+        refused = httpx.post(v1_stack.mcp_url, json=call, headers=headers, timeout=30)
+
+        assert refused.status_code == 200
+        body = refused.json()
+        assert body["id"] == 7
+        assert body["error"]["data"]["error"]["reason"] == "test_key"
+        assert "live key" in body["error"]["message"]
+        assert client.usage()["used"] == 0
