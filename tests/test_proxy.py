@@ -309,6 +309,19 @@ def test_one_credential_from_many_addresses_is_shed_at_the_proxy(
     assert {answer.status_code for answer in _flood(proxy, ["127.0.0.8"], guessed, 20)} == {200}
 
 
+def test_a_test_mode_key_has_its_own_bucket_at_the_proxy(key_limited_proxy: Proxy) -> None:
+    """Issue 57, item 1: a svc_test_ak_ key is read like a live key (its own bucket), not
+    counted in the one "unparsed" bucket that every unread header shares."""
+    proxy = key_limited_proxy
+    flooded = "svc_test_ak_flood5_" + "A" * 8 + os.urandom(12).hex()
+    other = "svc_test_ak_quiet5_" + "B" * 8 + os.urandom(12).hex()
+    started = time.monotonic()
+    answers = _flood(proxy, [f"127.0.0.{n}" for n in range(3, 8)], flooded, 190, "Bearer ")
+    _assert_shed(answers, time.monotonic() - started)
+    quiet = _flood(proxy, ["127.0.0.2"], other, 20, "Bearer ")
+    assert [answer.status_code for answer in quiet] == [200] * 20
+
+
 # Authorization headers neither the proxy's map nor the api reads as a credential: a
 # no-break space (obs-text), a scheme without a separator, one the api has no use for.
 UNREAD = [("Bearer\xa0", "svc_live_ak_flood2_"), ("Bearer", "svc_live_ak_flood3_")]

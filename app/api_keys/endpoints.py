@@ -22,10 +22,16 @@ router = APIRouter(prefix="/api-keys", tags=["api-keys"], responses=error_respon
 def create_api_key(
     body: CreateApiKeyRequest, user: CurrentUser, session: SessionDep
 ) -> CreateApiKeyResponse:
-    """Create a key, optionally expiring at `expiresAt`. The plaintext is in this response
+    """Create a key, optionally expiring at `expiresAt`; `env` "test" makes a test-mode
+    key (real data, its own counter, never billed). The plaintext is in this response
     only; store it now."""
     key, plaintext = service.create_key(
-        session, user.id, body.name, expires_at=body.expiresAt, generation=user.generation
+        session,
+        user.id,
+        body.name,
+        expires_at=body.expiresAt,
+        generation=user.generation,
+        env=body.env,
     )
     session.commit()
     return CreateApiKeyResponse(plaintext=plaintext, key=service.to_record(key))

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -40,6 +40,11 @@ class CreateApiKeyRequest(BaseModel):
 
     name: KeyName = Field(description="A label for the key, 1-64 characters")
     expiresAt: datetime | None = Field(None, description=EXPIRES_AT)
+    env: Literal["live", "test"] = Field(
+        "live",
+        description="`live` (default): billed. `test`: a svc_test_ak_ key with real data, "
+        "metered on its own test counter, never billed or counted against quota or caps",
+    )
 
 
 class UpdateApiKeyRequest(BaseModel):
@@ -66,7 +71,7 @@ class ApiKeyRecord(BaseModel):
     """Key metadata: never the plaintext nor its hash."""
 
     keyId: KeyId
-    env: str
+    env: str = Field(description="`live`: billed; `test`: its own test counter, never billed")
     name: str
     scopes: list[str]
     createdAt: str = Field(description="ISO 8601 UTC with milliseconds")

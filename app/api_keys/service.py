@@ -1,8 +1,9 @@
 """API keys: create, list, rename, expire and revoke (the control plane). Bearer
 verification, on the data plane, is `app.api_keys.verify`.
 
-Plaintext: `svc_live_ak_<keyId>_<secret>`. The keyId (16 lowercase alphanumerics) is the
-primary key; of the secret (40 base62 characters, about 238 bits) only
+Plaintext: `svc_live_ak_<keyId>_<secret>` (`svc_test_ak_` for a test-mode key). The keyId
+(16 lowercase alphanumerics) is the primary key; of the secret (40 base62 characters,
+about 238 bits) only
 HMAC-SHA256(pepper, secret) is stored, so neither a database dump nor a log line yields
 a usable key.
 """
@@ -21,7 +22,7 @@ from sqlmodel import Session, col, func, select
 
 from app.account_lock import lock_account
 from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
-from app.api_keys.verify import KEY_PREFIX, invalidate_cached, note_revoked
+from app.api_keys.verify import PREFIX_OF_ENV, invalidate_cached, note_revoked
 from app.kit.clock import as_utc, iso_ms, utcnow
 from app.kit.config import get_settings
 from app.kit.errors import Conflict, InvalidArgument, KeyLimitReached, NotFound
@@ -79,15 +80,19 @@ def create_key(
     *,
     expires_at: datetime | None = None,
     generation: int | None = None,
+    env: str = "live",
 ) -> tuple[ApiKey, str]:
-    """Create an active key (expiring at `expires_at`, if given); returns the row and the
-    plaintext (never stored). Flushes only.
+    """Create an active key (expiring at `expires_at`, if given) of environment `env`
+    ("live", or "test": real data on its own counter, never billed); returns the row and
+    the plaintext (never stored). Flushes only.
 
     The account row is locked first, so concurrent creations cannot pass the limit, and
     a key asked for by a sign-in a password reset has ended since (`generation`, as read
     with the sign-in) is refused rather than made after the reset revoked the others.
     """
     name = _clean_name(name)
+    if env not in PREFIX_OF_ENV:
+        raise InvalidArgument(f"env: must be one of {', '.join(PREFIX_OF_ENV)}")
     expires_at = _checked_expiry(expires_at, utcnow())
     lock_account(session, user_id, generation=generation)
     limit = get_settings().max_active_keys
@@ -102,14 +107,14 @@ def create_key(
         key_id=key_id,
         user_id=user_id,
         name=name,
-        env="live",
+        env=env,
         scopes=" ".join(DEFAULT_SCOPES),
         secret_hash=hash_secret(secret),
         expires_at=expires_at,
     )
     session.add(key)
     session.flush()
-    return key, f"{KEY_PREFIX}{key_id}_{secret}"
+    return key, f"{PREFIX_OF_ENV[env]}{key_id}_{secret}"
 
 
 def list_keys(session: Session, user_id: str) -> list[ApiKey]:

@@ -33,7 +33,7 @@ from sqlmodel import col
 
 from app.kit.clock import as_utc, iso_ms, utcnow
 from app.kit.config import Settings, get_settings
-from app.kit.credentials import API_KEY_PREFIX, bearer_credential
+from app.kit.credentials import API_KEY_PREFIX, TEST_API_KEY_PREFIX, bearer_credential
 from app.kit.db import new_session
 from app.kit.errors import Forbidden, ServiceUnavailable, Unauthenticated, unavailable_for
 from app.kit.per_settings import PerSettings
@@ -45,8 +45,12 @@ from app.models import ApiKey
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = API_KEY_PREFIX
+# The plaintext's prefix of each key environment (`ApiKey.env`).
+PREFIX_OF_ENV = {"live": API_KEY_PREFIX, "test": TEST_API_KEY_PREFIX}
+KEY_ENVS = tuple(PREFIX_OF_ENV)
+KEY_PREFIXES = tuple(PREFIX_OF_ENV.values())
 
-_TOKEN = re.compile(r"svc_live_ak_([a-z0-9]{8,32})_([A-Za-z0-9]{32,128})")
+_TOKEN = re.compile(r"svc_(live|test)_ak_([a-z0-9]{8,32})_([A-Za-z0-9]{32,128})")
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,12 @@ class _Verifier:
             if unavailable is None:
                 raise
             return self._last_known(key_id, unavailable)
-        if key is None or key.env != "live":
+        if key is None or key.env not in PREFIX_OF_ENV:
             record = KeyRecord(None, None, revoked=False)
         else:
-            principal = CallerPrincipal(key.key_id, key.user_id, frozenset(key.scopes.split()))
+            principal = CallerPrincipal(
+                key.key_id, key.user_id, frozenset(key.scopes.split()), env=key.env
+            )
             expiry = as_utc(key.expires_at) if key.expires_at is not None else None
             record = KeyRecord(key.secret_hash, principal, key.revoked_at is not None, expiry)
         self.cache.put(key_id, record, expires_at=expires_at)
@@ -101,7 +107,9 @@ class _Verifier:
             return KeyRecord(record.secret_hash, record.principal, True, record.expires_at)
         return record
 
-    def check(self, record: KeyRecord, secret: str) -> CallerPrincipal:
+    def check(self, record: KeyRecord, secret: str, env: str = "live") -> CallerPrincipal:
+        """The key's principal, when `secret` matches and the token's environment (`env`,
+        from its prefix) is the key's: a live key's id sent as svc_test_ is refused."""
         digest = hmac.new(self.pepper, secret.encode(), hashlib.sha256).hexdigest()
         stored = record.secret_hash or "0" * 64  # compare anyway: unknown ids take as long
         matches = hmac.compare_digest(digest, stored)
@@ -110,7 +118,7 @@ class _Verifier:
             matches = hmac.compare_digest(old, stored)
             if matches and record.principal is not None:
                 self._rehash_later(record.principal.key_id, stored, digest)
-        if record.principal is None or not matches:
+        if record.principal is None or not matches or record.principal.env != env:
             raise Unauthenticated("Invalid API key")
         if record.revoked:
             raise Unauthenticated("This API key has been revoked; create a new one")
@@ -192,8 +200,9 @@ def revoked_lately(*credential_ids: str) -> bool:
         return True  # neither the database nor Redis can vouch for the key: refuse it
 
 
-def parse_bearer(authorization: str | None) -> tuple[str, str]:
-    """`Bearer svc_live_ak_<keyId>_<secret>` -> (keyId, secret), else Unauthenticated."""
+def parse_bearer(authorization: str | None) -> tuple[str, str, str]:
+    """`Bearer svc_<env>_ak_<keyId>_<secret>` -> (keyId, secret, env), else
+    Unauthenticated."""
     if not authorization or not authorization.strip(" \t"):
         raise Unauthenticated(
             "Missing API key: send the header `Authorization: Bearer svc_live_ak_...`"
@@ -203,29 +212,31 @@ def parse_bearer(authorization: str | None) -> tuple[str, str]:
         raise Unauthenticated("The Authorization header must be `Bearer <API key>`")
     match = _TOKEN.fullmatch(token)
     if match is None:
-        raise Unauthenticated("Malformed API key: expected svc_live_ak_<keyId>_<secret>")
-    return match.group(1), match.group(2)
+        raise Unauthenticated(
+            "Malformed API key: expected svc_live_ak_<keyId>_<secret> (or svc_test_ak_...)"
+        )
+    return match.group(2), match.group(3), match.group(1)
 
 
 def verify_bearer(authorization: str | None) -> CallerPrincipal:
     """The principal of an `Authorization` header value; raises Unauthenticated for a
     missing, malformed, unknown, wrong, revoked or expired key. Blocks on the database on a cache
     miss: from async code use `averify_bearer`."""
-    key_id, secret = parse_bearer(authorization)
+    key_id, secret, env = parse_bearer(authorization)
     verifier = _verifier()
     record = verifier.cache.get(key_id) or verifier.load(key_id)
-    return verifier.check(record, secret)
+    return verifier.check(record, secret, env)
 
 
 async def averify_bearer(authorization: str | None) -> CallerPrincipal:
     """`verify_bearer` for the event loop: a cache hit is answered inline, a miss reads
     the database in a worker thread (one read for all the concurrent misses of a key)."""
-    key_id, secret = parse_bearer(authorization)
+    key_id, secret, env = parse_bearer(authorization)
     verifier = _verifier()
     record = verifier.cache.get(key_id)
     if record is None:
         record = await _loads.load(key_id, lambda: anyio.to_thread.run_sync(verifier.load, key_id))
-    return verifier.check(record, secret)
+    return verifier.check(record, secret, env)
 
 
 _loads: SingleFlight[str, KeyRecord] = SingleFlight()

@@ -78,7 +78,7 @@ def _keys_page(
     status: int = 200,
     **context: Any,
 ) -> Response:
-    context.setdefault("form", {"name": "", "expires_on": ""})
+    context.setdefault("form", {"name": "", "expires_on": "", "env": "live"})
     return render(
         request, "keys.html", status=status, user=user, **keys_context(session, user), **context
     )
@@ -96,18 +96,25 @@ def create_key(
     user: SignedInUser,
     name: FormText = "",
     expires_on: FormText = "",
+    env: FormText = "live",
 ) -> Response:
-    """Creates a key and shows its plaintext in this response only (no redirect, so the
-    plaintext never lands in a URL or the history)."""
+    """Creates a key (`env`: live, or test: real data on its own counter, never billed)
+    and shows its plaintext in this response only (no redirect, so the plaintext never
+    lands in a URL or the history)."""
     try:
         expires_at = expiry_of_form(expires_on)
         key, plaintext = api_keys.create_key(
-            session, user.id, name, expires_at=expires_at, generation=user.generation
+            session,
+            user.id,
+            name,
+            expires_at=expires_at,
+            generation=user.generation,
+            env=env,
         )
     except AppError as exc:
         session.rollback()
         error, on_fields = _form_errors(exc)
-        form = {"name": name[:200], "expires_on": expires_on[:20]}
+        form = {"name": name[:200], "expires_on": expires_on[:20], "env": env[:10]}
         return _keys_page(
             request,
             session,

@@ -156,6 +156,7 @@ def usage_context(session: Session, user_id: str) -> dict[str, Any]:
         "gauge": gauge_view(usage),
         "limits": usage.limits,
         "credit_cap": usage.creditCap,
+        "test_usage": usage.test,
         "chart": chart_view(reports.daily_totals(session, user_id, usage.period), now.date()),
         "by_tool": [(row, round(row.credits * 100 / tool_total, 1)) for row in by_tool],
         "by_key": reports.totals_by_key(session, user_id, usage.period),

@@ -64,7 +64,7 @@ def _active_demo_key(session: Session, user_id: str, plaintext: str | None) -> s
     if plaintext is None:
         return None
     try:
-        key_id, secret = parse_bearer(f"Bearer {plaintext}")
+        key_id, secret, _env = parse_bearer(f"Bearer {plaintext}")
     except Unauthenticated:
         return None
     key = session.get(ApiKey, key_id)

@@ -61,6 +61,8 @@ class Settings(BaseSettings):
 
     session_days: int = 30  # a dashboard sign-in lasts this long
     max_active_keys: int = 25  # unrevoked API keys per account
+    # Calls a month of an account's test-mode keys (their own counter, never billed).
+    test_key_monthly_calls: int = Field(10_000, ge=1)
     # Failed sign-ins of one (e-mail, client IP) within the window before it is refused.
     signin_max_failures: int = 10
     signin_failure_window_s: int = 15 * 60

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 API_KEY_PREFIX = "svc_live_ak_"
+# A test-mode key (`env` "test"): real data, its own counter, never billed.
+TEST_API_KEY_PREFIX = "svc_test_ak_"
 # A request with two Authorization headers is refused: a proxy in front may have read
 # the other one.
 ONE_AUTHORIZATION = "Send one Authorization header, not several"
@@ -17,6 +19,7 @@ REFRESH_TOKEN_PREFIX = "svc_rt_"
 AUTHORIZATION_CODE_PREFIX = "svc_ac_"
 SECRET_PREFIXES = (
     API_KEY_PREFIX,
+    TEST_API_KEY_PREFIX,
     ACCESS_TOKEN_PREFIX,
     REFRESH_TOKEN_PREFIX,
     AUTHORIZATION_CODE_PREFIX,

@@ -18,3 +18,9 @@ class CallerPrincipal:
     kind: str = "api_key"
     # Where the call came in ("mcp" or "v1"), set by that edge for the request log.
     surface: str | None = None
+    # The key's environment: "test" keys are metered on their own counter, never billed.
+    env: str = "live"
+
+    @property
+    def is_test(self) -> bool:
+        return self.env == "test"

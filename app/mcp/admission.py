@@ -71,6 +71,9 @@ class EdgeAdmission:
         if _has_a_bad_id(message):
             await _invalid_request(send)
             return
+        if principal.is_test and (task_call := _task_call_id(message)) is not None:
+            await _refuse_test_task(send, task_call)
+            return
         call = _tool_call_of(message)
         if call is None:
             await self.app(scope, replayed, send)
@@ -156,6 +159,33 @@ def _has_a_bad_id(message: Any) -> bool:
 async def _invalid_request(send: Send) -> None:
     error = {"code": -32600, "message": "Invalid Request: id must be a string or an integer"}
     await send_error(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+
+
+def _task_call_id(message: Any) -> str | int | None:
+    """The JSON-RPC id of a task-augmented `tools/call` (a job: `app.mcp.tasks`), else None."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params, request_id = message.get("params"), message.get("id")
+    if not isinstance(params, dict) or params.get("task") is None:
+        return None
+    return request_id if isinstance(request_id, str | int) else None
+
+
+# JSON-RPC's implementation-defined server error range, as the key refusals (`app.mcp.auth`).
+TEST_KEY_RPC_CODE = -32001
+
+
+async def _refuse_test_task(send: Send, request_id: str | int) -> None:
+    """A test-mode key may not run a tool as a task: a task is a job, charged to the
+    account's live credits (`app.metering.chunks`). Refused before anything is stored."""
+    refusal = Forbidden(
+        "Test-mode keys (svc_test_ak_) cannot run tools as tasks: a task is charged to the "
+        "account's live credits. Call the tool without `task` (or as a batch), or use a "
+        "live key (svc_live_ak_). Nothing was charged.",
+        reason="test_key",
+    )
+    error = {"code": TEST_KEY_RPC_CODE, "message": refusal.message, "data": refusal.to_body()}
+    await send_error(send, 200, {"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 def _tool_call_of(message: Any) -> tuple[str | int, str, dict[str, Any]] | None:

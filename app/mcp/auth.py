@@ -23,7 +23,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api_keys.verify import KEY_PREFIX, averify_bearer
+from app.api_keys.verify import KEY_PREFIXES, averify_bearer
 from app.http.errors import error_body, send_error
 from app.kit.config import get_settings
 from app.kit.credentials import ONE_AUTHORIZATION, bearer_credential
@@ -71,7 +71,7 @@ class BearerAuth:
             message = "The Authorization header must be `Bearer <access token or API key>`"
             await _challenge(send, Unauthenticated(message), error="invalid_request")
             return
-        if credential.startswith(KEY_PREFIX):
+        if credential.startswith(KEY_PREFIXES):
             principal = await _key_principal(authorization, send)
         else:
             principal = await _token_principal(credential, send)

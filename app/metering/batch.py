@@ -18,11 +18,12 @@ from datetime import datetime
 import redis
 
 from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
 from app.kit.errors import AppError
 from app.kit.redis_client import async_redis
 from app.metering import alerts, outbox, recent_refusals
-from app.metering.keys import counter_key, outbox_key, reservations_key
-from app.metering.refusals import credit_limit, refusal
+from app.metering.keys import outbox_key, test_account_bucket_key, test_counter_key
+from app.metering.refusals import credit_limit, refusal, test_refusal
 from app.metering.schemas import UsageEventIn
 from app.metering.scripts import (
     GRANTED,
@@ -61,22 +62,32 @@ async def reserve_batch(
     credit_cap: int | None = None,
     granted: int = 0,
     now: datetime | None = None,
+    test: bool = False,
 ) -> BatchReservation:
-    """Admit up to `items` calls of cost 1 in one Lua call (see `RESERVE_BATCH`)."""
-    if key_id is not None:  # refused a moment ago: none admitted, no Redis call
+    """Admit up to `items` calls of cost 1 in one Lua call (see `RESERVE_BATCH`).
+    `test`: a test-mode key's batch, on the test counter and buckets only (see
+    `app.metering.service.reserve`)."""
+    if key_id is not None and not test:  # refused a moment ago: none admitted, no Redis call
         try:
             recent_refusals.check(user_id, key_id, plan, calls=items)
         except AppError as exc:
             return BatchReservation([], exc)
     period = period_of(now or utcnow())
     limits = limits_for(plan)
-    limit = credit_limit(plan, credit_cap)
+    limit = get_settings().test_key_monthly_calls if test else credit_limit(plan, credit_cap)
     prefix = "res_" + secrets.token_hex(10)
     keys, args = admission_arguments(user_id, period, key_id, prefix, limits, limit, items)
+    if test:
+        counter = test_counter_key(user_id, period)
+        keys[:2] = [counter, counter + ":res"]
+        keys[3] = test_account_bucket_key(user_id)
+        args[4] = 0  # a missing test counter is 0: the ledger never holds test calls
     reply = await run_admission(reserve_batch_script, user_id, period, keys, args)
     status, count, used, in_flight, wait_ms, key_tokens, account_tokens = map(int, reply)
-    refused = None
-    if status != GRANTED:
+    refused: AppError | None = None
+    if status != GRANTED and test:
+        refused = test_refusal(status, plan, limits, limit or 0, used, wait_ms, period, cost=1)
+    elif status != GRANTED:
         if key_id is not None:  # its wait is for one more token
             recent_refusals.remember(user_id, key_id, status, wait_ms, 1)
         refused = refusal(
@@ -103,6 +114,7 @@ async def reserve_batch(
             key_tokens=key_tokens,
             account_tokens=account_tokens,
             granted=granted,
+            test=test,
         )
         for index in range(1, count + 1)
     ]
@@ -140,14 +152,16 @@ async def commit_batch(
         )
         for call_id in call_ids
     ]
-    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
-    warning, quota = alerts.thresholds(first.plan)
+    keys = first.counter_keys
+    # Test calls claim no usage alert (a quota of 0) and have no usage events.
+    warning, quota = (0, 0) if first.test else alerts.thresholds(first.plan)
     args: list[str | int] = [CREDITS_PER_CALL, counter_ttl_s(period), warning, quota]
     args += [r.reservation_id for r in reservations]
     async with async_redis().pipeline(transaction=False) as pipe:
         pipe.eval(commit_many_script.source, len(keys), *keys, *args)
-        pipe.rpush(outbox_key(), *events)
-        (live, used, alert), _length = await pipe.execute()
+        if not first.test:
+            pipe.rpush(outbox_key(), *events)
+        (live, used, alert), *_length = await pipe.execute()
     for _ in reservations:
         metrics.reservation_committed(CREDITS_PER_CALL)
     if int(live) < len(reservations):
@@ -157,7 +171,8 @@ async def commit_batch(
             user_id,
             period,
         )
-    outbox.trigger.poke()
+    if not first.test:
+        outbox.trigger.poke()
     if alert:  # the batch took the account into warning or to its quota (rare)
         alerts.announce(user_id, period, first.plan, int(alert))
     return int(used)
@@ -169,7 +184,7 @@ async def release_batch(reservations: Sequence[Reservation]) -> None:
     if not reservations:
         return
     first = reservations[0]
-    keys = [counter_key(first.user_id, first.period), reservations_key(first.user_id, first.period)]
+    keys = first.counter_keys
     try:
         await release_many_script.run_async(
             async_redis(), keys, [r.reservation_id for r in reservations]

@@ -18,6 +18,12 @@ def counter_key(user_id: str, period: str) -> str:
     return f"{get_settings().redis_key_prefix}usage:{{{user_id}}}:{period}"
 
 
+def test_counter_key(user_id: str, period: str) -> str:
+    """The counter of the account's test-mode keys: like `counter_key`, under its own
+    name, so no reconciliation, rollover or usage read of live credits ever sees it."""
+    return f"{get_settings().redis_key_prefix}testusage:{{{user_id}}}:{period}"
+
+
 def reservations_key(user_id: str, period: str) -> str:
     """Sorted set: reservation id -> expiry (Redis server time, ms)."""
     return counter_key(user_id, period) + ":res"
@@ -37,6 +43,11 @@ def key_bucket_key(user_id: str, key_id: str) -> str:
 def account_bucket_key(user_id: str) -> str:
     """Token bucket of the whole account (all its keys)."""
     return f"{get_settings().redis_key_prefix}rate:{{{user_id}}}"
+
+
+def test_account_bucket_key(user_id: str) -> str:
+    """Token bucket of the account's test-mode keys together (apart from live calls')."""
+    return f"{get_settings().redis_key_prefix}rate:{{{user_id}}}:test"
 
 
 def counter_pattern(period: str) -> str:

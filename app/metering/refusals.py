@@ -130,3 +130,38 @@ def refusal(
         credit_limit=credit_limit(plan, credit_cap),
     )
     return error
+
+
+def test_refusal(
+    status: int,
+    plan: Plan,
+    limits: PlanLimits,
+    limit: int,
+    used: int,
+    wait_ms: int,
+    period: str,
+    *,
+    cost: int,
+) -> RateLimited | QuotaExceeded:
+    """The error of a refused test-mode call: the rate and concurrency refusals of live
+    calls, or the test keys' own monthly limit (never the plan's quota or a cap)."""
+    error: RateLimited | QuotaExceeded
+    if status in (KEY_RATE, ACCOUNT_RATE):
+        error = rate_limited(status, plan, limits, wait_ms, cost)
+    elif status == CONCURRENCY:
+        error = concurrency_limited(plan, limits, 0)
+    else:
+        resets_at = iso_ms(period_end(period))
+        error = QuotaExceeded(
+            f"This account's test keys made their {limit} test calls for {period}; test "
+            f"calls resume at {resets_at}. Live keys are not affected. Nothing was charged.",
+            quota=limit,
+            used=used,
+            period=period,
+            resetsAt=resets_at,
+            limit="test_calls",
+        )
+    error.reading = MeterReading(
+        charged=0, used=used, plan=plan, period=period, granted=0, credit_limit=limit
+    )
+    return error

@@ -25,6 +25,16 @@ class UsageLimits(BaseModel):
     )
 
 
+class TestUsage(BaseModel):
+    """The month's calls of the account's test-mode keys (svc_test_ak_): apart from
+    live credits, never billed, never against the quota or the account's cap."""
+
+    period: str = Field(description="Calendar month in UTC, YYYY-MM")
+    used: int = Field(description="Calls the account's test keys made in the period")
+    limit: int = Field(description="Test calls a month, past which test keys are refused")
+    remaining: int = Field(description="Test calls left in the period")
+
+
 class UsageResponse(BaseModel):
     period: str = Field(description="Calendar month in UTC, YYYY-MM")
     used: int = Field(description="Credits the period's calls consumed (never negative)")
@@ -44,6 +54,9 @@ class UsageResponse(BaseModel):
     creditCap: int | None = Field(
         description="The account's own monthly credit cap (calls past it are refused with "
         "QUOTA_EXCEEDED); null: none"
+    )
+    test: TestUsage | None = Field(
+        None, description="Test-mode keys' calls, counted apart and never billed"
     )
 
 

@@ -41,11 +41,13 @@ from app.metering.keys import (
     once_key,
     outbox_key,
     reservations_key,
+    test_account_bucket_key,
+    test_counter_key,
 )
 from app.metering.ledger import granted_in_period, ledger_total
 from app.metering.readings import MeterReading, calls_used, state_limit, usage_state
-from app.metering.refusals import credit_limit, refusal
-from app.metering.schemas import UsageEventIn, UsageLimits, UsageResponse
+from app.metering.refusals import credit_limit, refusal, test_refusal
+from app.metering.schemas import TestUsage, UsageEventIn, UsageLimits, UsageResponse
 from app.metering.scripts import (
     GRANTED,
     NEEDS_COUNTER,
@@ -81,6 +83,15 @@ class Reservation:
     key_tokens: int = 0
     account_tokens: int = 0
     granted: int = 0  # credits granted this month (the counter already holds them)
+    # A test-mode key's call: held on the test counter, committed there only (no usage
+    # event, no ledger, no alerts, no billing).
+    test: bool = False
+
+    @property
+    def counter_keys(self) -> list[str]:
+        """The counter and reservation set this reservation holds a credit on."""
+        counter = (test_counter_key if self.test else counter_key)(self.user_id, self.period)
+        return [counter, counter + ":res"]
 
     def reading(self, *, charged: int, used: int | None = None) -> MeterReading:
         """The answer's credits (`app.metering.readings`): `used` as the commit counted
@@ -111,11 +122,18 @@ async def reserve(
     credit_cap: int | None = None,
     granted: int = 0,
     now: datetime | None = None,
+    test: bool = False,
 ) -> Reservation:
     """Admit one call and hold its credit, in one Lua call: the key's and the account's
     rate buckets (`cost` tokens), the account's concurrency, then the credit limit
     (free: used + in flight < quota; any plan: < the account's own cap). A refusal
-    (RateLimited, QuotaExceeded) holds and charges nothing."""
+    (RateLimited, QuotaExceeded) holds and charges nothing.
+
+    `test`: a test-mode key's call, admitted on the account's test counter and test
+    buckets against `test_key_monthly_calls` only: live usage, the quota and the
+    account's cap are neither read nor touched."""
+    if test:
+        return await _reserve_test(user_id, plan, key_id=key_id, cost=cost, now=now)
     if key_id is not None:  # refused a moment ago: the same answer, no Redis call
         recent_refusals.check(user_id, key_id, plan)
     period = period_of(now or utcnow())
@@ -152,6 +170,37 @@ async def reserve(
         key_tokens=int(reply[4]),
         account_tokens=int(reply[5]),
         granted=granted,
+    )
+
+
+async def _reserve_test(
+    user_id: str, plan: Plan, *, key_id: str | None, cost: int, now: datetime | None
+) -> Reservation:
+    """`reserve` for a test-mode key: the same script on the test counter and buckets."""
+    period = period_of(now or utcnow())
+    limits = limits_for(plan)
+    limit = get_settings().test_key_monthly_calls
+    reservation_id = "res_" + secrets.token_hex(10)
+    cost = min(cost, limits.burst)
+    keys, args = admission_arguments(user_id, period, key_id, reservation_id, limits, limit, cost)
+    counter = test_counter_key(user_id, period)
+    keys[:2] = [counter, counter + ":res"]
+    keys[3] = test_account_bucket_key(user_id)
+    args[4] = 0  # a missing test counter is 0: the ledger never holds test calls
+    reply = await reserve_script.run_async(async_redis(), keys, args)
+    status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
+    if status != GRANTED:
+        raise test_refusal(status, plan, limits, limit, used, wait_ms, period, cost=cost)
+    return Reservation(
+        reservation_id=reservation_id,
+        user_id=user_id,
+        period=period,
+        plan=plan,
+        used=used,
+        credit_limit=limit,
+        key_tokens=int(reply[4]),
+        account_tokens=int(reply[5]),
+        test=True,
     )
 
 
@@ -229,8 +278,7 @@ async def release(reservation: Reservation, *, also: AlsoWrite | None = None) ->
     unreachable the reservation is left to expire after `reservation_ttl_s` (it charges
     nothing), so the call's own error is what the caller sees. `also`: writes of the
     caller's to send in the same round trip (the request log's entry)."""
-    user_id, period = reservation.user_id, reservation.period
-    keys = [counter_key(user_id, period), reservations_key(user_id, period)]
+    keys = reservation.counter_keys
     try:
         if also is None:
             await release_script.run_async(async_redis(), keys, [reservation.reservation_id])
@@ -280,8 +328,9 @@ async def send_commit(
         created_at=utcnow(),
     )
     async with async_redis().pipeline(transaction=False) as pipe:
-        keys = [counter_key(user_id, period), reservations_key(user_id, period)]
-        warning, quota = alerts.thresholds(reservation.plan)
+        keys = reservation.counter_keys
+        # A test call claims no usage alert (a quota of 0: none) and has no usage event.
+        warning, quota = (0, 0) if reservation.test else alerts.thresholds(reservation.plan)
         args: list[str | int] = [
             reservation.reservation_id,
             CREDITS_PER_CALL,
@@ -294,11 +343,13 @@ async def send_commit(
             args.append(retries.ONCE_TTL_S)
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
-        pipe.rpush(outbox_key(), outbox.encode(event))
+        if not reservation.test:
+            pipe.rpush(outbox_key(), outbox.encode(event))
         if also is not None:
             also(pipe)
         read_replies = await send_now(pipe)
-    outbox.trigger.poke()  # the event is on its way into the outbox
+    if not reservation.test:
+        outbox.trigger.poke()  # the event is on its way into the outbox
 
     async def committed() -> int:
         replies = await read_replies()
@@ -335,6 +386,18 @@ def used_in_period(session: Session, user_id: str, period: str) -> int:
     return int(str(raw))
 
 
+def test_usage(user_id: str, period: str) -> TestUsage:
+    """The month's calls of the account's test-mode keys (0 when Redis cannot say: test
+    calls are never in the ledger)."""
+    try:
+        raw = sync_redis().hget(test_counter_key(user_id, period), "used")
+    except redis.RedisError:
+        raw = None
+    used = int(str(raw)) if raw is not None else 0
+    limit = get_settings().test_key_monthly_calls
+    return TestUsage(period=period, used=used, limit=limit, remaining=max(0, limit - used))
+
+
 def usage_limits(plan: Plan) -> UsageLimits:
     limits = limits_for(plan)
     return UsageLimits(
@@ -369,6 +432,7 @@ def usage_for(session: Session, user_id: str, *, now: datetime | None = None) ->
         mode=plan.value,
         limits=usage_limits(plan),
         creditCap=cap,
+        test=test_usage(user_id, period),
     )
 
 

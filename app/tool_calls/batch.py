@@ -138,6 +138,7 @@ async def _call_tool_batch(
             key_id=principal.key_id,
             credit_cap=account.credit_cap,
             granted=account.granted_now(),
+            test=principal.is_test,
         )
         for index, _ in valid[len(batch.admitted) :]:
             answers[index] = ItemAnswer(error=batch.refused)

@@ -98,6 +98,7 @@ async def admit(
         cost=weight,
         credit_cap=account.credit_cap,
         granted=account.granted_now(),
+        test=principal.is_test,  # a test key's call: its own counter, never billed
     )
     return Admission(name, args, account.plan, weight, reservation, started=started)
 

@@ -23,7 +23,7 @@ from app.geodata.catalogue import BATCH_FORMS
 from app.jobs import service as jobs
 from app.kit.clock import iso_ms
 from app.kit.db import new_session
-from app.kit.errors import AppError, InvalidArgument
+from app.kit.errors import AppError, Forbidden, InvalidArgument
 from app.models import Job
 from app.v1.endpoints import Principal
 from app.v1.query import query_arguments
@@ -34,6 +34,16 @@ RESULTS_PAGE = 2_000
 NDJSON = "application/x-ndjson"
 
 router = APIRouter(include_in_schema=False)  # described by app.v1.openapi
+
+
+def test_key_refused() -> Forbidden:
+    """A test-mode key's job submission: refused before anything is stored or charged."""
+    return Forbidden(
+        "Test-mode keys (svc_test_ak_) cannot start bulk jobs: a job is charged to the "
+        "account's live credits. Use a live key (svc_live_ak_), or call the tool or its "
+        "batch endpoint with the test key. Nothing was charged.",
+        reason="test_key",
+    )
 
 
 def job_body(job: Job) -> dict[str, Any]:
@@ -123,6 +133,8 @@ async def _submitted(request: Request) -> tuple[str, list[Any]]:
 
 @router.post(JOBS_PATH)
 async def submit(request: Request, principal: Principal) -> Response:
+    if principal.is_test:  # a job's chunks are charged to live credits (app.metering.chunks)
+        raise test_key_refused()
     tool, items = await _submitted(request)
 
     def store() -> Job:

@@ -82,7 +82,7 @@ class TestVerifyBearer:
             ("Basic dXNlcjpwYXNz", "must be `Bearer <API key>`"),
             ("Bearer", "must be `Bearer <API key>`"),
             ("Bearer svc_live_ak_abc", "Malformed API key"),
-            ("Bearer svc_test_ak_0123456789abcdef_" + "a" * 40, "Malformed API key"),
+            ("Bearer svc_stage_ak_0123456789abcdef_" + "a" * 40, "Malformed API key"),
             ("Bearer svc_live_ak_0123456789abcdef_short", "Malformed API key"),
             ("Bearer svc_live_ak_0123456789ABCDEF_" + "a" * 40, "Malformed API key"),
         ],
@@ -106,6 +106,31 @@ class TestVerifyBearer:
 
         with pytest.raises(Unauthenticated, match="Invalid API key"):
             verify_bearer(bearer(wrong))
+
+    def test_a_test_mode_key_verifies_on_the_same_path_with_its_env(
+        self, http: httpx.Client, account: str
+    ) -> None:
+        """Issue 57, item 1: svc_test_ak_ keys go through `verify_bearer` as live ones do;
+        a key's id and secret under the other environment's prefix are refused."""
+        created = http.post("/api-keys", json={"name": "ci", "env": "test"}).json()
+        live = create_key(http)["plaintext"]
+
+        principal = verify_bearer(bearer(created["plaintext"]))
+
+        assert created["plaintext"].startswith("svc_test_ak_")
+        assert (principal.key_id, principal.env, principal.is_test) == (
+            created["key"]["keyId"],
+            "test",
+            True,
+        )
+        assert verify_bearer(bearer(live)).env == "live"
+        swapped = [
+            created["plaintext"].replace("svc_test_ak_", "svc_live_ak_", 1),
+            live.replace("svc_live_ak_", "svc_test_ak_", 1),
+        ]
+        for token in swapped:
+            with pytest.raises(Unauthenticated, match="Invalid API key"):
+                verify_bearer(bearer(token))
 
     def test_revoked_key(self, http: httpx.Client, account: str) -> None:
         created = create_key(http)

@@ -155,6 +155,27 @@ class TestKeysPage:
             "/dashboard/keys?notice=key_gone"
         )
 
+    def test_a_test_mode_key_is_created_and_listed_with_its_environment(
+        self, http: httpx.Client
+    ) -> None:
+        """Issue 57, item 1: the page creates either environment and shows each key's."""
+        sign_up(http)
+
+        created = form_post(http, "/dashboard/keys", {"name": "ci", "env": "test"})
+        live = form_post(http, "/dashboard/keys", {"name": "prod"})
+        listing = http.get("/dashboard/keys").text
+
+        assert created.status_code == 201
+        assert re.search(r"svc_test_ak_[a-z0-9]{16}_[A-Za-z0-9]{32,}", created.text)
+        assert live.status_code == 201
+        assert 'name="env" value="test"' in listing
+        envs = {k["name"]: k["env"] for k in http.get("/api-keys").json()["keys"]}
+        assert envs == {"ci": "test", "prod": "live"}
+        cells = re.findall(r'data-testid="env"><span class="pill[^"]*">(\w+)</span>', listing)
+        assert sorted(cells) == ["live", "test"]
+        usage_page = http.get("/dashboard/usage").text
+        assert 'data-testid="test-used">0</strong> of 10,000' in usage_page
+
     def test_an_expiry_date_on_creation_and_a_past_one_refused(self, http: httpx.Client) -> None:
         sign_up(http)
         day = utcnow().date() + timedelta(days=10)
