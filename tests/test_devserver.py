@@ -135,31 +135,44 @@ class DevServer:
     """A real `geosvc dev` on `data_dir`; its output (stdout and stderr) read by a thread."""
 
     def __init__(self, data_dir: Path, **settings: str) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
-        env["GEOSVC_DATA_DIR"] = str(data_dir)
-        env.update(settings)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
+        self.env["GEOSVC_DATA_DIR"] = str(data_dir)
+        self.env.update(settings)
         self.data_dir = data_dir
+        self._start()
+
+    def _start(self) -> None:
         self.port = free_port()
         self.lines: list[str] = []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "dev", "--port", str(self.port)],
-            env=env,
+            env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
         )
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read, args=(self.process, self.lines), daemon=True).start()
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
+    @staticmethod
+    def _read(process: subprocess.Popen[str], lines: list[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line.rstrip("\n"))
 
     def wait_for_announcement(self, deadline_s: float = 90.0) -> list[str]:
-        """The lines printed up to the end of the announcement ("Stop  Ctrl-C")."""
+        """The lines printed up to the end of the announcement ("Stop  Ctrl-C"). A port
+        that was free when picked can be taken before the server binds it (any process's
+        outgoing connection may get it): then once more on another port."""
         deadline = time.monotonic() + deadline_s
+        retried = False
         while not any(line.startswith("Stop ") for line in self.lines):
+            if self.process.poll() is not None and not retried:
+                self.process.wait()
+                if any("address already in use" in line for line in self.lines):
+                    retried = True
+                    self._start()
+                    continue
             assert self.process.poll() is None, "\n".join(self.lines)
             assert time.monotonic() < deadline, "\n".join(self.lines)
             time.sleep(0.05)

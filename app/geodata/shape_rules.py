@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from math import cos, radians
 
-import shapely
-
 MAX_POLYGON_VERTICES = 500
 MAX_SHAPE_RADIUS_KM = 100.0
 KM_PER_DEGREE_LAT = 110.57
@@ -52,6 +50,8 @@ def polygon_problem(vertices: list[tuple[float, float]]) -> str | None:
     closed = [*vertices, vertices[0]]
     if any(abs(a[0] - b[0]) > 180 for a, b in zip(closed, closed[1:], strict=False)):
         return "polygon crosses the antimeridian: give two shapes, one each side"
+    import shapely  # GEOS and numpy: only when a polygon is given (api start-up stays light)
+
     if shapely.MultiPoint(vertices).convex_hull.area == 0:
         return "polygon is degenerate: its vertices are on one line and enclose no area"
     ring = shapely.Polygon(vertices)

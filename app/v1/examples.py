@@ -52,6 +52,7 @@ ERRORS: dict[int, dict[str, Any]] = {
         "matches 'zzzzqqqq' (landmarks, natural features and street addresses "
         "need the upstream geocoder).",
     },
+    414: {"code": "URI_TOO_LONG", "message": "URL longer than 8192 bytes"},
     422: {
         "code": "UNSUPPORTED",
         "message": "category 'pharmacy' is not covered by this deployment (it needs the "

@@ -114,8 +114,17 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                 "requestBody": {
                     "required": True,
                     "content": {
-                        "application/json": {"schema": {"$ref": REF.format(model="JobSubmission")}},
-                        "text/csv": {"schema": {"type": "string"}},
+                        "application/json": {
+                            "schema": {"$ref": REF.format(model="JobSubmission")},
+                            "example": {
+                                "tool": "geocode",
+                                "items": [{"query": "Austin, TX"}, {"query": "10115 Berlin"}],
+                            },
+                        },
+                        "text/csv": {
+                            "schema": {"type": "string"},
+                            "example": "query\nAustin, TX\n10115 Berlin\n",
+                        },
                     },
                 },
                 "responses": {

@@ -39,6 +39,8 @@ ERROR_STATUSES = {
     "(QUOTA_EXCEEDED, with quota, used, period, resetsAt)",
     403: "The key lacks the read:data scope (FORBIDDEN)",
     404: "Nothing there (NOT_FOUND): no such ZIP code, no place matches, nothing in range",
+    414: "The URL is longer than GEOSVC_HTTP_MAX_URL_BYTES (URI_TOO_LONG): send long "
+    "arguments (a polygon, many items) in a POST batch body",
     422: "This deployment does not cover the request at all (UNSUPPORTED)",
     429: "Over the key's or account's rate, or the account's calls in progress "
     "(RATE_LIMITED): wait Retry-After",
@@ -194,7 +196,7 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
         "tags": [tag],
         "summary": f"{spec.title} (batch)" if route.kind == "batch" else spec.title,
     }
-    statuses = [400, 401, 403, 503, 504]
+    statuses = [400, 401, 403, 414, 503, 504]
     if route.kind == "batch":
         form = BATCH_FORMS[route.tool]
         operation["description"] = (
