@@ -17,24 +17,14 @@ import hashlib
 
 from app.kit.config import get_settings
 from app.kit.errors import RateLimited
-from app.kit.redis_client import async_redis
-from app.tool_calls.link_budget import address_group
-
-
-async def _count(key: str, window_s: int) -> tuple[int, int]:
-    pipe = async_redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, window_s, nx=True)
-    pipe.ttl(key)
-    count, _set, ttl = await pipe.execute()
-    return int(count), max(int(ttl), 1)
+from app.tool_calls.link_budget import address_group, count_in_window
 
 
 async def count_address(client_ip: str) -> None:
     settings = get_settings()
     digest = hashlib.sha256(address_group(client_ip).encode()).hexdigest()[:32]
     key = f"{settings.redis_key_prefix}tile-fetches:address:{digest}"
-    count, left_s = await _count(key, settings.tile_fetch_window_s)
+    count, left_s = await count_in_window(key, settings.tile_fetch_window_s)
     if count > settings.tile_fetches_per_ip:
         raise RateLimited(
             f"Too many tile fetches from your address: at most {settings.tile_fetches_per_ip} "
@@ -47,7 +37,7 @@ async def count_account(account: str) -> None:
     settings = get_settings()
     # the account's hash tag: its keys share a Redis Cluster slot (docs/DESIGN.md)
     key = f"{settings.redis_key_prefix}tile-fetches:{{{account}}}"
-    count, left_s = await _count(key, settings.tile_fetch_window_s)
+    count, left_s = await count_in_window(key, settings.tile_fetch_window_s)
     if count > settings.tile_fetches_per_account:
         raise RateLimited(
             f"This account fetched {settings.tile_fetches_per_account} tiles in "

@@ -47,7 +47,7 @@ def _link_key(image_id: str) -> str:
     return f"{get_settings().redis_key_prefix}map-link-fetches:link:{image_id}"
 
 
-async def _count(key: str, window_s: int) -> tuple[int, int]:
+async def count_in_window(key: str, window_s: int) -> tuple[int, int]:
     """One more in `key`'s window (started by its first count): (count, seconds left)."""
     pipe = async_redis().pipeline(transaction=False)
     pipe.incr(key)
@@ -60,7 +60,7 @@ async def _count(key: str, window_s: int) -> tuple[int, int]:
 async def count_address(client_ip: str) -> None:
     """Count a fetch from `client_ip`; RateLimited over its budget."""
     settings = get_settings()
-    count, left_s = await _count(_address_key(client_ip), settings.map_link_fetch_window_s)
+    count, left_s = await count_in_window(_address_key(client_ip), settings.map_link_fetch_window_s)
     if count > settings.map_link_fetches_per_ip:
         raise RateLimited(
             f"Too many map image fetches from your address: at most "
@@ -74,7 +74,7 @@ async def count_link(image_id: str, life_s: int) -> None:
     """Count an answered fetch of `image_id`, which is kept `life_s` more seconds;
     RateLimited once its life's budget is spent (the count ends with the link)."""
     settings = get_settings()
-    count, left_s = await _count(_link_key(image_id), life_s)
+    count, left_s = await count_in_window(_link_key(image_id), life_s)
     if count > settings.map_link_fetches_per_link:
         raise RateLimited(
             f"This map link has been fetched {settings.map_link_fetches_per_link} times, "
