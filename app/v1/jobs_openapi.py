@@ -117,13 +117,13 @@ def job_paths(settings: Settings) -> dict[str, Any]:
                         "application/json": {
                             "schema": {"$ref": REF.format(model="JobSubmission")},
                             "example": {
-                                "tool": "geocode",
-                                "items": [{"query": "Austin, TX"}, {"query": "10115 Berlin"}],
+                                "tool": "get_population",
+                                "items": [{"postal_code": "10001"}, {"postal_code": "94103"}],
                             },
                         },
                         "text/csv": {
                             "schema": {"type": "string"},
-                            "example": "query\nAustin, TX\n10115 Berlin\n",
+                            "example": "postal_code\n10001\n94103\n",
                         },
                     },
                 },
