@@ -423,6 +423,13 @@ class TestBackupUnderLoad:
             ended = time.monotonic()
             assert backed_up.returncode == 0, backed_up.stderr
             load.wait_for(len(load.finished) + 15)
+            load.stop()
+            # every call of the load reaches the source's ledger: the api drains the
+            # outbox, so it must still run while we wait
+            deadline = time.monotonic() + 60
+            while len(rows(source, LEDGER)) < len(load.finished):
+                assert time.monotonic() < deadline, "the source ledger never caught up"
+                time.sleep(0.1)
         finally:
             load.stop()
             stack.server.stop()
@@ -430,11 +437,6 @@ class TestBackupUnderLoad:
         assert not load.failures, load.failures
         during = [t for t in load.finished if started <= t <= ended]
         assert during, "no call was metered while the backup ran"
-        # every call of the load reaches the source's ledger (the outbox drained)
-        deadline = time.monotonic() + 30
-        while len(rows(source, LEDGER)) < len(load.finished):
-            assert time.monotonic() < deadline, "the source ledger never caught up"
-            time.sleep(0.1)
 
         # --- restore by the documented compose commands into a new, empty database ---
         restore_env = deployment.use(target)
