@@ -40,11 +40,13 @@ from app.geodata.providers.embedded import (
     ambiguity,
     attribution,
     postal_codes,
+    region_context,
     spelling,
     town_context,
 )
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.prominence import airport_rank
+from app.geodata.providers.embedded.region_context import Context
 from app.geodata.text import key_hash, normalize
 from app.geodata.tools.geocode import geocode_output
 from app.geodata.tools.geocode.geocode_output import Offer
@@ -100,9 +102,6 @@ class _Candidate:
     def score(self) -> float:
         # a ZIP code in the query is its most precise known part, whatever the population
         return _score(self.base, self.rank) + (1.0 if self.zip else 0.0)
-
-
-Context = tuple[set[int], set[int]]  # (countries, admin1s) a match may lie in
 
 
 class Geocoder:
@@ -227,14 +226,20 @@ class Geocoder:
         for i, part in enumerate(parts):
             # the whole query matched when its first part did (and it held no postal code)
             matched = query if i == 0 and not hits else ", ".join(raw[i:])
-            context = [c for c in (self._context(p) for p in parts[i + 1 :]) if c is not None]
+            context = [
+                c
+                for c in (region_context.named_region(self.data, p) for p in parts[i + 1 :])
+                if c is not None
+            ]
             if self._match_part(part, context, fallback, offer):
                 fallback = True
             elif not (fallback or hits) and self._misspelt(part, raw[i], context, offer, dropped):
                 fallback = True
             elif not fallback:  # nothing matched yet: this part is not in the answer
                 dropped.add(raw[i], before_match=True)
-            elif self._context(part) is None and not self._in_town(part, found):
+            elif region_context.named_region(self.data, part) is None and not self._in_town(
+                part, found
+            ):
                 dropped.add(raw[i], before_match=False)  # a region's name narrowed those before
         warnings = self._offer_postal(query, hits, found, parts, offer)
         return list(found.values()), warnings, dropped
@@ -284,7 +289,7 @@ class Geocoder:
             name, rest = " ".join(words[:k]), " ".join(words[k:])
             constraints = list(context)
             if rest:
-                inline = self._context(rest)
+                inline = region_context.named_region(self.data, rest)
                 if inline is None:
                     continue
                 constraints.insert(0, inline)
@@ -312,11 +317,13 @@ class Geocoder:
         words = part.split()[:MAX_WORDS]
         for k in range(len(words), 0, -1):
             name, rest = " ".join(words[:k]), " ".join(words[k:])
-            inline = self._context(rest) if rest else None
+            inline = region_context.named_region(self.data, rest) if rest else None
             if rest and inline is None:
                 continue
             constraints = [inline, *context] if inline is not None else context
-            within = partial(self._inside_all, constraints) if constraints else None
+            within = (
+                partial(region_context.inside_all, self.data, constraints) if constraints else None
+            )
             features = spelling.corrections(self.data, name, within)
             base = (NAME_IN_CONTEXT if constraints else NAME) * MISSPELT
             for feature in features:
@@ -338,7 +345,7 @@ class Geocoder:
         if fallback:
             hits = [(f, q) for f, q in hits if int(data.kind[f]) in (KIND_ADMIN1, KIND_COUNTRY)]
         if context:
-            hits = [(f, q) for f, q in hits if all(self._inside(f, c) for c in context)]
+            hits = [(f, q) for f, q in hits if region_context.inside_all(self.data, context, f)]
         # an airport's bare name never hides a city of that name ('Frankfurt', 'Naples')
         if "airport" not in name.split() and any(
             int(data.kind[f]) == KIND_CITY and int(data.population[f]) >= CITY_OVER_AIRPORT
@@ -376,28 +383,6 @@ class Geocoder:
         for feature, (base, rank) in scores.items():
             offer(feature, base, rank, weak=feature in weak, alternate=feature not in named)
         return True
-
-    def _context(self, text: str) -> Context | None:
-        """The countries and admin1s a part names ('TX', 'Texas', 'France', 'FR'), if any."""
-        countries: set[int] = set()
-        admin1s: set[int] = set()
-        for feature, _quality in self.data.lookup_key(key_hash(normalize(text))):
-            kind = int(self.data.kind[feature])
-            if kind == KIND_COUNTRY:
-                countries.add(int(self.data.country[feature]))
-            elif kind == KIND_ADMIN1:
-                admin1s.add(int(self.data.admin1[feature]))
-        return (countries, admin1s) if countries or admin1s else None
-
-    def _inside_all(self, context: list[Context], feature: int) -> bool:
-        return all(self._inside(feature, c) for c in context)
-
-    def _inside(self, feature: int, context: Context) -> bool:
-        countries, admin1s = context
-        return (
-            int(self.data.country[feature]) in countries
-            or int(self.data.admin1[feature]) in admin1s
-        )
 
     def _output(self, candidate: _Candidate, confidence: float) -> GeocodeMatch:
         return geocode_output.match(self.data, candidate.feature, candidate.matched, confidence)
