@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool amtool image image-tag lock
+.PHONY: run test test-fast check-migrations multihost-drill lint bench clean chromium nginx conformance-tools promtool amtool image image-tag lock clients
 
 # Every dependency from the lock, checked by hash (the `dev` and `otel` extras; the image
 # installs requirements.lock); then this project alone. `make lock` rewrites the locks.
@@ -110,10 +110,16 @@ conformance-tools: $(STAMP)
 	@command -v npm >/dev/null || { echo "npm missing: the MCP conformance test needs it"; exit 0; }; \
 	  $(BIN)/python -m tests.support.conformance_suite
 
+# The client libraries (clients/) regenerated from the API's OpenAPI document by the pinned
+# generators (clients/generate.py; tests/clients/test_generated.py fails while they are stale).
+clients: $(STAMP)
+	$(BIN)/python clients/generate.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy app workers beat_schedule.py
+	MYPYPATH=clients/python $(BIN)/mypy -p geosvc_client
 
 bench: $(STAMP)
 	$(BIN)/python bench/metering.py

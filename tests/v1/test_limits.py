@@ -5,8 +5,10 @@ a batch past the rate answered per item, and a client gone mid-call not charged.
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -20,6 +22,8 @@ from tests.mcp.test_disconnect import reset, wait_until
 from tests.mcp.test_tenancy import FREE_BURST, limited_env
 from tests.support.fixtures import Backend
 from tests.v1.conftest import Client, assert_documented, new_client
+
+PYTHON_CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +43,36 @@ def tenant(limited: Stack) -> Iterator[Client]:
     yield new_client(limited.server.url, clients)
     for http in clients:
         http.close()
+
+
+def test_the_python_client_retries_as_retry_after_says_within_its_bounds(tenant: Client) -> None:
+    """clients/python's GeoService: a RATE_LIMITED refusal is retried after the Retry-After the
+    service gave, at most max_attempts times, never past max_wait_s; nothing is charged."""
+    sys.path.insert(0, str(PYTHON_CLIENT))
+    try:
+        from geosvc_client import GeoService, ServiceError
+        from geosvc_client.generated.api.tools import geocode
+    finally:
+        sys.path.remove(str(PYTHON_CLIENT))
+    for _ in range(FREE_BURST):
+        assert tenant.api.get("/v1/geocode", params={"query": "Denver"}).status_code == 200
+    waits: list[float] = []  # recorded, not waited: the refill here is one call in 20 s
+    url = str(tenant.api.base_url)
+    service = GeoService(tenant.api_key, url, max_attempts=3, max_wait_s=100, sleep=waits.append)
+
+    with pytest.raises(ServiceError) as refused:
+        service.call(geocode, query="Denver")
+
+    assert refused.value.code == "RATE_LIMITED"
+    assert refused.value.retryable
+    assert len(waits) == 2  # three tries, two waits between them
+    assert all(0 < wait <= 20 for wait in waits)
+    assert waits[0] >= waits[1]  # each as the service said, the time left to the refill
+    impatient = GeoService(tenant.api_key, url, max_wait_s=0.5, sleep=waits.append)
+    with pytest.raises(ServiceError):
+        impatient.call(geocode, query="Denver")
+    assert len(waits) == 2  # the wait asked for is over max_wait_s: no retry
+    assert tenant.usage()["used"] == FREE_BURST
 
 
 def test_over_the_rate_is_429_with_retry_after_and_costs_nothing(tenant: Client) -> None:

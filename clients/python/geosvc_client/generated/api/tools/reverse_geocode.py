@@ -1,0 +1,246 @@
+from http import HTTPStatus
+from typing import Any, cast
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.reverse_geocode_result import ReverseGeocodeResult
+from ...types import UNSET, Response
+
+
+def _get_kwargs(
+    *,
+    lat: float,
+    lon: float,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["lat"] = lat
+
+    params["lon"] = lon
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/reverse-geocode",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Any | Error | ReverseGeocodeResult | None:
+    if response.status_code == 200:
+        response_200 = ReverseGeocodeResult.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 304:
+        response_304 = cast(Any, None)
+        return response_304
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 402:
+        response_402 = Error.from_dict(response.json())
+
+        return response_402
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 414:
+        response_414 = Error.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = Error.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Any | Error | ReverseGeocodeResult]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    lat: float,
+    lon: float,
+) -> Response[Any | Error | ReverseGeocodeResult]:
+    """Name the place at a point
+
+     The place a point is in: country by border, the best-covering place; US: state and county by Census
+    polygons. ZIP: likeliest, never claimed offline. On water: `onWater`, `nearestOnly`, `atSea`.
+    NOT_FOUND: off land, no place within 300 km. Costs 1 credit; errors free.
+
+    Args:
+        lat (float):
+        lon (float):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Error | ReverseGeocodeResult]
+    """
+
+    kwargs = _get_kwargs(
+        lat=lat,
+        lon=lon,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    lat: float,
+    lon: float,
+) -> Any | Error | ReverseGeocodeResult | None:
+    """Name the place at a point
+
+     The place a point is in: country by border, the best-covering place; US: state and county by Census
+    polygons. ZIP: likeliest, never claimed offline. On water: `onWater`, `nearestOnly`, `atSea`.
+    NOT_FOUND: off land, no place within 300 km. Costs 1 credit; errors free.
+
+    Args:
+        lat (float):
+        lon (float):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Error | ReverseGeocodeResult
+    """
+
+    return sync_detailed(
+        client=client,
+        lat=lat,
+        lon=lon,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    lat: float,
+    lon: float,
+) -> Response[Any | Error | ReverseGeocodeResult]:
+    """Name the place at a point
+
+     The place a point is in: country by border, the best-covering place; US: state and county by Census
+    polygons. ZIP: likeliest, never claimed offline. On water: `onWater`, `nearestOnly`, `atSea`.
+    NOT_FOUND: off land, no place within 300 km. Costs 1 credit; errors free.
+
+    Args:
+        lat (float):
+        lon (float):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Error | ReverseGeocodeResult]
+    """
+
+    kwargs = _get_kwargs(
+        lat=lat,
+        lon=lon,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    lat: float,
+    lon: float,
+) -> Any | Error | ReverseGeocodeResult | None:
+    """Name the place at a point
+
+     The place a point is in: country by border, the best-covering place; US: state and county by Census
+    polygons. ZIP: likeliest, never claimed offline. On water: `onWater`, `nearestOnly`, `atSea`.
+    NOT_FOUND: off land, no place within 300 km. Costs 1 credit; errors free.
+
+    Args:
+        lat (float):
+        lon (float):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Error | ReverseGeocodeResult
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            lat=lat,
+            lon=lon,
+        )
+    ).parsed

@@ -1,0 +1,14 @@
+from enum import StrEnum
+
+
+class DemographicsArgsTopicsType0Item(StrEnum):
+    AGE = "age"
+    EDUCATION = "education"
+    EMPLOYMENT = "employment"
+    HOUSEHOLDS = "households"
+    HOUSING = "housing"
+    POVERTY = "poverty"
+    RACE = "race"
+
+    def __str__(self) -> str:
+        return str(self.value)

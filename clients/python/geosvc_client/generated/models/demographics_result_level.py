@@ -1,0 +1,14 @@
+from enum import StrEnum
+
+
+class DemographicsResultLevel(StrEnum):
+    CIRCLE = "circle"
+    CITY = "city"
+    COUNTRY = "country"
+    COUNTY = "county"
+    POSTAL_CODE = "postal_code"
+    SHAPE = "shape"
+    STATE = "state"
+
+    def __str__(self) -> str:
+        return str(self.value)

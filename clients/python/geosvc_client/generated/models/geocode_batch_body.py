@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+
+if TYPE_CHECKING:
+    from ..models.geocode_args import GeocodeArgs
+    from ..models.geocode_batch_body_items_item_type_1 import (
+        GeocodeBatchBodyItemsItemType1,
+    )
+
+
+T = TypeVar("T", bound="GeocodeBatchBody")
+
+
+@_attrs_define
+class GeocodeBatchBody:
+    """
+    Attributes:
+        items (list[GeocodeArgs | GeocodeBatchBodyItemsItemType1]):
+    """
+
+    items: list[GeocodeArgs | GeocodeBatchBodyItemsItemType1]
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.geocode_args import GeocodeArgs
+
+        items = []
+        for items_item_data in self.items:
+            items_item: dict[str, Any]
+            if isinstance(items_item_data, GeocodeArgs):
+                items_item = items_item_data.to_dict()
+            else:
+                items_item = items_item_data.to_dict()
+
+            items.append(items_item)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "items": items,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.geocode_args import GeocodeArgs
+        from ..models.geocode_batch_body_items_item_type_1 import (
+            GeocodeBatchBodyItemsItemType1,
+        )
+
+        d = dict(src_dict)
+        items = []
+        _items = d.pop("items")
+        for items_item_data in _items:
+
+            def _parse_items_item(
+                data: object,
+            ) -> GeocodeArgs | GeocodeBatchBodyItemsItemType1:
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    items_item_type_0 = GeocodeArgs.from_dict(data)
+
+                    return items_item_type_0
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                if not isinstance(data, dict):
+                    raise TypeError()
+                items_item_type_1 = GeocodeBatchBodyItemsItemType1.from_dict(data)
+
+                return items_item_type_1
+
+            items_item = _parse_items_item(items_item_data)
+
+            items.append(items_item)
+
+        geocode_batch_body = cls(
+            items=items,
+        )
+
+        return geocode_batch_body
