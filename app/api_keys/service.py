@@ -23,6 +23,7 @@ from sqlmodel import Session, col, func, select
 from app.account_lock import lock_account
 from app.api_keys.schemas import KEY_ID_LENGTH, KEY_NAME_MAX, ApiKeyRecord
 from app.api_keys.verify import PREFIX_OF_ENV, invalidate_cached, note_revoked
+from app.kit import secret_keys
 from app.kit.clock import as_utc, iso_ms, utcnow
 from app.kit.config import get_settings
 from app.kit.errors import Conflict, InvalidArgument, KeyLimitReached, NotFound
@@ -37,7 +38,7 @@ MAX_LIFETIME = timedelta(days=3 * 366)
 
 
 def hash_secret(secret: str) -> str:
-    return hmac.new(get_settings().pepper(), secret.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(secret_keys.pepper(get_settings()), secret.encode(), hashlib.sha256).hexdigest()
 
 
 def _clean_name(name: str) -> str:

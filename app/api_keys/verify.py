@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import update
 from sqlmodel import col
 
+from app.kit import secret_keys
 from app.kit.clock import as_utc, iso_ms, utcnow
 from app.kit.config import Settings, get_settings
 from app.kit.credentials import API_KEY_PREFIX, TEST_API_KEY_PREFIX, bearer_credential
@@ -69,8 +70,8 @@ class _Verifier:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.pepper = settings.pepper()
-        self.previous_pepper = settings.previous_pepper()
+        self.pepper = secret_keys.pepper(settings)
+        self.previous_pepper = secret_keys.previous_pepper(settings)
         self._rehashing: set[str] = set()
         self._rehashing_lock = threading.Lock()
         # Unknown keyIds are cached too: a flood of random tokens costs one query per keyId.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import secrets
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -376,33 +375,6 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'geosvc.db').resolve()}"
-
-    def pepper(self) -> bytes:
-        if self.secret_pepper is not None:
-            return self.secret_pepper.get_secret_value().encode()
-        if not self.is_development:
-            raise RuntimeError("GEOSVC_SECRET_PEPPER must be set outside development")
-        return _kept_secret(self.data_dir / "pepper")
-
-    def previous_pepper(self) -> bytes | None:
-        previous = self.secret_pepper_previous
-        return previous.get_secret_value().encode() if previous else None
-
-    def oauth_key(self) -> bytes:
-        """GEOSVC_OAUTH_SIGNING_KEY, or in development one generated once under data_dir."""
-        if self.oauth_signing_key is not None:
-            return self.oauth_signing_key.get_secret_value().encode()
-        if not self.is_development:
-            raise RuntimeError("GEOSVC_OAUTH_SIGNING_KEY must be set outside development")
-        return _kept_secret(self.data_dir / "oauth_signing_key")
-
-
-def _kept_secret(path: Path) -> bytes:
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(32))
-        path.chmod(0o600)
-    return path.read_text().strip().encode()
 
 
 @lru_cache

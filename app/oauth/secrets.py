@@ -9,6 +9,7 @@ import json
 import threading
 from collections.abc import Mapping
 
+from app.kit import secret_keys
 from app.kit.config import Settings, get_settings
 from app.kit.credentials import ACCESS_TOKEN_PREFIX, AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX
 from app.kit.ids import random_base62, random_lower_alnum
@@ -28,7 +29,7 @@ def _signing_key() -> bytes:
     current = _key
     if current is None or current[0] is not settings:
         with _key_lock:
-            current = _key = (settings, settings.oauth_key())
+            current = _key = (settings, secret_keys.oauth_key(settings))
     return current[1]
 
 

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from app.kit import secret_keys
 from app.kit.config import get_settings
 from app.kit.errors import Forbidden, InvalidArgument
 from app.kit.validation import ascii_digits
@@ -36,7 +37,7 @@ class TileGrant:
 
 def _signature(account: str, expires_at: int) -> str:
     message = f"tiles:{account}:{expires_at}".encode()  # "tiles:": no other link's signature
-    return hmac.new(get_settings().pepper(), message, hashlib.sha256).hexdigest()
+    return hmac.new(secret_keys.pepper(get_settings()), message, hashlib.sha256).hexdigest()
 
 
 def grant(account: str, *, now: float | None = None) -> TileGrant:

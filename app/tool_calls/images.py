@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 
 from redis.asyncio.client import Pipeline as AsyncPipeline
 
+from app.kit import secret_keys
 from app.kit.config import get_settings
 from app.kit.errors import NotFound
 from app.kit.redis_client import async_redis
@@ -54,7 +55,7 @@ def _key(image_id: str) -> str:
 
 def _signature(image_id: str, owner: str, expires_at: int) -> str:
     message = f"{image_id}:{owner}:{expires_at}".encode()
-    return hmac.new(get_settings().pepper(), message, hashlib.sha256).hexdigest()
+    return hmac.new(secret_keys.pepper(get_settings()), message, hashlib.sha256).hexdigest()
 
 
 def keep(owner: str, png_base64: str) -> tuple[ImageLink, AlsoWrite]:

@@ -72,6 +72,10 @@ function credits(headers: Headers): Credits {
   };
 }
 
+function withoutTrailingSlash(url: string): string {
+  return url.endsWith("/") ? url.slice(0, -1) : url;
+}
+
 function serviceError(response: Response, body: unknown): ServiceError {
   const envelope: Record<string, unknown> =
     typeof body === "object" && body !== null && "error" in body
@@ -92,7 +96,7 @@ export class GeoService {
 
   constructor(options: Options) {
     this.api = createClient<paths>({
-      baseUrl: (options.baseUrl ?? "http://127.0.0.1:8000").replace(/\/$/, ""),
+      baseUrl: withoutTrailingSlash(options.baseUrl ?? "http://127.0.0.1:8000"),
       headers: {
         Authorization: `Bearer ${options.apiKey}`,
         "User-Agent": `geosvc-client-typescript/${VERSION}`,
