@@ -26,8 +26,8 @@ from sqlmodel import Session
 
 from app.kit.principal import CallerPrincipal
 from app.mcp.auth import principal_of
+from app.mcp.task_results import detailed_task, in_session, task_state
 from app.mcp.task_wire import TASKS_EXTENSION, TERMINAL, declares_tasks
-from app.mcp.tasks import detailed_task, in_session, task_state
 
 LISTEN_POLL_S = 0.5
 # A stream ends (gracefully: the client may listen again) after this long at most.
