@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -27,11 +26,10 @@ from app.mcp.task_results import (
     read_task,
     task_state,
 )
+from app.mcp.task_status import until_ended
 from app.mcp.task_wire import RELATED_TASK, TASK_ORIGINS, TASKS_EXTENSION, TaskState, declares_tasks
 
 TASKS_PAGE = 50
-# tasks/result waits for the end by reading the job this often.
-RESULT_POLL_S = 0.5
 
 
 def is_modern(ctx: ServerRequestContext[Any]) -> bool:
@@ -54,10 +52,8 @@ async def task_result(
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="tasks/result")
     principal = principal_of(ctx.request)
 
-    async def ended() -> TaskState:
-        while not (state := await read_task(principal, params.task_id)).terminal:
-            await anyio.sleep(RESULT_POLL_S)
-        return state
+    async def ended() -> TaskState:  # its status pushed on the way, when streamed
+        return await until_ended(ctx, principal, params.task_id)
 
     try:  # a client that left stops the wait (the task goes on)
         state = await run_unless_client_gone(ctx.request, ended)

@@ -22,9 +22,8 @@ account's task id is not found. The job is committed before the answer goes out,
 The task-augmented `tools/call` is answered by a `Server.middleware`, ahead of the SDK's
 params validation and result sieve: the SDK's 2025-11-25 sieve knows `tools/call` only as
 a `CallToolResult` (it leaves tasks to the application), so a `CreateTaskResult` must not
-pass through it. `notifications/tasks/status` is not sent: the transport answers each
-request with one JSON response (stateless), so no stream stays open to carry it; clients
-poll (`pollInterval`), as the specification asks them to anyway.
+pass through it. `notifications/tasks/status` is pushed on a 2025-11-25 `tasks/result`
+answered as SSE (`app.mcp.task_status`); other clients poll (`pollInterval`).
 """
 
 from __future__ import annotations
