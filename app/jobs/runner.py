@@ -26,7 +26,7 @@ from app.jobs.service import (
 from app.kit.clock import utcnow
 from app.kit.config import get_settings
 from app.kit.db import new_session
-from app.metering.chunks import charge_chunk
+from app.metering.chunks import charge_chunk, forget_markers
 from app.metering.outbox import DRAIN_TASK
 from app.metering.refusals import refusal
 from app.metering.scripts import OVER_CREDITS
@@ -196,11 +196,18 @@ def purge_expired(now: datetime | None = None, batch: int = 100) -> int:
     purged = 0
     with new_session() as session:
         while True:
-            ids = session.exec(select(Job.id).where(col(Job.expires_at) < at).limit(batch)).all()
-            if not ids:
+            expired = session.exec(
+                select(Job.id, Job.user_id, Job.chunks_total)
+                .where(col(Job.expires_at) < at)
+                .limit(batch)
+            ).all()
+            if not expired:
                 break
+            ids = [job_id for job_id, _, _ in expired]
             session.execute(delete(JobChunk).where(col(JobChunk.job_id).in_(ids)))
             session.execute(delete(Job).where(col(Job.id).in_(ids)))
             session.commit()
+            for job_id, user_id, chunks in expired:  # no chunk of theirs runs again
+                forget_markers(user_id, job_id, chunks)
             purged += len(ids)
     return purged

@@ -10,6 +10,8 @@ metered call lives in `app.tool_calls.service`.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
@@ -41,6 +43,7 @@ from app.mcp import map_app, task_listen
 from app.mcp.admission import EdgeAdmission, claim
 from app.mcp.auth import BearerAuth, principal_of
 from app.mcp.disconnect import ClientGone, ClientGoneWatch, run_unless_client_gone
+from app.mcp.task_status import TaskResultStreams
 from app.mcp.tasks import (
     MAX_TASK_ITEMS,
     TaskingServer,
@@ -267,18 +270,39 @@ def transport_checks(app: ASGIApp, settings: Settings) -> TransportChecks:
     )
 
 
-def mcp_transport(settings: Settings) -> tuple[StreamableHTTPSessionManager, ASGIApp]:
-    """The session manager (run it in the app lifespan) and the checked, authenticated
+class McpTransports:
+    """The transports over one server, run together in the app lifespan."""
+
+    def __init__(self, *managers: StreamableHTTPSessionManager) -> None:
+        self.managers = managers
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for manager in self.managers:
+                await stack.enter_async_context(manager.run())
+            yield
+
+
+def mcp_transport(settings: Settings) -> tuple[McpTransports, ASGIApp]:
+    """The session managers (run them in the app lifespan) and the checked, authenticated
     ASGI app.
 
-    Stateless with JSON responses: any api replica can answer any request.
+    Stateless with JSON responses: any api replica can answer any request. A 2025-11-25
+    `tasks/result` from a client that takes SSE is answered by an SSE transport over the
+    same server, to carry `notifications/tasks/status` (`app.mcp.task_status`).
     """
-    manager = StreamableHTTPSessionManager(
-        app=build_server(settings),
-        json_response=True,
-        stateless=True,
-        # Host and Origin are checked in front (TransportChecks), case-insensitively
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    server = build_server(settings)
+    # Host and Origin are checked in front (TransportChecks), case-insensitively
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    answered = StreamableHTTPSessionManager(
+        app=server, json_response=True, stateless=True, security_settings=security
     )
-    transport = ClientGoneWatch(StreamableHTTPASGIApp(manager))
-    return manager, transport_checks(BearerAuth(EdgeAdmission(transport)), settings)
+    streamed = StreamableHTTPSessionManager(
+        app=server, json_response=False, stateless=True, security_settings=security
+    )
+    transport = ClientGoneWatch(
+        TaskResultStreams(StreamableHTTPASGIApp(answered), StreamableHTTPASGIApp(streamed))
+    )
+    transports = McpTransports(answered, streamed)
+    return transports, transport_checks(BearerAuth(EdgeAdmission(transport)), settings)

@@ -7,8 +7,8 @@ the stream ends gracefully once every task named has ended.
 
 The tasks are read from the database (`LISTEN_POLL_S`), not from an in-process bus, so
 any api replica serves the stream whichever worker runs the rows. 2025-11-25's
-`notifications/tasks/status` is not sent: that generation's requests are answered with
-one JSON response each (stateless), so no stream stays open to carry it.
+`notifications/tasks/status` rides on that generation's `tasks/result` instead
+(`app.mcp.task_status`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sqlmodel import Session
 
 from app.kit.principal import CallerPrincipal
 from app.mcp.auth import principal_of
+from app.mcp.task_results import detailed_task, in_session, task_state
 from app.mcp.task_wire import TASKS_EXTENSION, TERMINAL, declares_tasks
-from app.mcp.tasks import detailed_task, in_session, task_state
 
 LISTEN_POLL_S = 0.5
 # A stream ends (gracefully: the client may listen again) after this long at most.

@@ -3,9 +3,12 @@
 A chunk is charged for its rows with data, up to the account's credit limit (the free
 cap, the account's own cap; none on standard without a cap): the first `charged` rows
 with data keep it, the others are refused (QUOTA_EXCEEDED, free). The script records
-what it charged in a marker beside the counter (same hash tag), keyed by the job and the
-chunk: a chunk run again (its worker killed after the charge, a message redelivered)
-reads the same figure back and counts nothing. Its usage events (call id
+what it charged, and in which month, in a marker beside the counter (same hash tag),
+keyed by the job and the chunk alone: a chunk run again (its worker killed after the
+charge, a message redelivered), even in a later month, reads the same figure back and
+counts nothing; its events keep the month they were charged in. The marker lives as
+long as its job: deleted with it (`forget_markers`, when beat deletes the job), with a
+TTL only against a leak. Its usage events (call id
 `<job id>-<row>`) are pushed again each time: the ledger keeps one per call id. So the
 counter, the ledger and the rows with data agree whatever dies when.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.kit.clock import period_of, utcnow
+from app.kit.config import get_settings
 from app.kit.db import new_session
 from app.kit.redis_client import LuaScript, sync_redis
 from app.metering import alerts, outbox
@@ -29,8 +33,8 @@ from app.metering.scripts import lua_source, seed_script
 from app.metering.service import CREDITS_PER_CALL, counter_ttl_s
 from app.plans import Plan
 
-# A chunk's marker outlives any retry of it (results are kept for days at most).
-MARKER_TTL_S = 40 * 86_400
+# A leak guard only: a chunk's marker is deleted with its job (results are kept days).
+MARKER_TTL_S = 400 * 86_400
 
 CHARGE_CHUNK = lua_source("prune", "claim_alert", "charge_chunk")  # lua/charge_chunk.lua
 charge_chunk_script = LuaScript(CHARGE_CHUNK)
@@ -45,8 +49,17 @@ class ChunkCharge:
     repeated: bool  # charged by an earlier run of the chunk, nothing counted now
 
 
-def marker_key(user_id: str, period: str, job_id: str, chunk: int) -> str:
-    return f"{counter_key(user_id, period)}:job:{job_id}:{chunk}"
+def marker_key(user_id: str, job_id: str, chunk: int) -> str:
+    """No month in it: a chunk is the job's, whenever it runs."""
+    return f"{get_settings().redis_key_prefix}usage:{{{user_id}}}:job:{job_id}:{chunk}"
+
+
+def forget_markers(user_id: str, job_id: str, chunks: int) -> None:
+    """The job's markers, once the job is deleted (no chunk of it runs again)."""
+    keys = [marker_key(user_id, job_id, chunk) for chunk in range(chunks)]
+    store = sync_redis()
+    for start in range(0, len(keys), 500):
+        store.delete(*keys[start : start + 500])
 
 
 def charge_chunk(
@@ -65,7 +78,7 @@ def charge_chunk(
     period = period_of(utcnow())
     limit = credit_limit(plan, credit_cap)
     counter = counter_key(user_id, period)
-    keys = [counter, reservations_key(user_id, period), marker_key(user_id, period, job_id, chunk)]
+    keys = [counter, reservations_key(user_id, period), marker_key(user_id, job_id, chunk)]
     warning, quota = alerts.thresholds(plan)
     args = [
         len(data_rows),
@@ -75,6 +88,7 @@ def charge_chunk(
         MARKER_TTL_S,
         warning,
         quota,
+        period,
     ]
     store = sync_redis()
     reply = charge_chunk_script.run(store, keys, args)
@@ -83,7 +97,8 @@ def charge_chunk(
             total = ledger_total(session, user_id, period)
         seed_script.run(store, [counter], [total, counter_ttl_s(period)])
         reply = charge_chunk_script.run(store, keys, args)
-    charged, used, alert, repeated = (int(value) for value in reply)
+    charged, used, alert, repeated = (int(value) for value in reply[:4])
+    charged_in = str(reply[4])  # a run again keeps the month the first run charged in
     if charged:
         now = utcnow()
         events = [
@@ -94,7 +109,7 @@ def charge_chunk(
                     key_id=key_id,
                     tool=tool,
                     credits=CREDITS_PER_CALL,
-                    period=period,
+                    period=charged_in,
                     created_at=now,
                 )
             )

@@ -50,9 +50,13 @@ class Rpc:
         }
 
     def post(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The answer, whether one JSON response or the last message of an SSE stream (a
+        `tasks/result` is streamed to a client that takes SSE: test_task_status.py)."""
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
         response = httpx.post(self.url, json=body, headers=self.headers, timeout=60)
         assert response.status_code == 200, response.text
+        if response.headers["content-type"].startswith("text/event-stream"):
+            return sse_messages(response)[-1]
         return dict(response.json())
 
     def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -4,11 +4,13 @@ Redis, with the counter set as the ledger would have it."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from app.kit.clock import period_of, utcnow
-from app.metering.chunks import charge_chunk
+from app.metering import chunks
+from app.metering.chunks import charge_chunk, forget_markers, marker_key
 from app.metering.keys import outbox_key
 from app.plans import Plan
 from app.runtime import reload_settings
@@ -35,9 +37,18 @@ def charge(user_id: str, chunk: int, rows: list[int], plan: Plan = Plan.FREE) ->
     return charged.charged, charged.repeated
 
 
-def outbox_call_ids(accounts: Accounts, user_id: str) -> list[str]:
+def outbox_events(accounts: Accounts, user_id: str) -> list[dict[str, str]]:
     events = [json.loads(raw) for raw in accounts.store.lrange(outbox_key(), 0, -1)]
-    return [event["call_id"] for event in events if event["user_id"] == user_id]
+    return [event for event in events if event["user_id"] == user_id]
+
+
+def outbox_call_ids(accounts: Accounts, user_id: str) -> list[str]:
+    return [event["call_id"] for event in outbox_events(accounts, user_id)]
+
+
+def set_clock(monkeypatch: pytest.MonkeyPatch, moment: datetime) -> None:
+    """The charge's clock (`app.kit.clock.utcnow`, as chunks.py reads it) at `moment`."""
+    monkeypatch.setattr(chunks, "utcnow", lambda: moment)
 
 
 class TestChargeChunk:
@@ -82,3 +93,32 @@ class TestChargeChunk:
 
         assert charge(user_id, 0, list(range(500)), Plan.STANDARD) == (500, False)
         assert redis_accounts.used(user_id, period) == 500
+
+    def test_a_chunk_run_again_in_the_next_month_is_not_charged_again(
+        self, free_quota_10: None, redis_accounts: Accounts, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        user_id = redis_accounts.new_id()
+        redis_accounts.set_used(user_id, "2026-11", 0)
+        redis_accounts.set_used(user_id, "2026-12", 0)
+        set_clock(monkeypatch, datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC))
+        assert charge(user_id, 0, [0, 2, 3]) == (3, False)
+
+        # its worker killed after the charge; the chunk runs again after midnight UTC
+        set_clock(monkeypatch, datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC))
+        assert charge(user_id, 0, [0, 2, 3]) == (3, True)
+
+        assert redis_accounts.used(user_id, "2026-11") == 3
+        assert redis_accounts.used(user_id, "2026-12") == 0
+        # the events sent again keep November: the ledger's one row per call id agrees
+        assert {event["period"] for event in outbox_events(redis_accounts, user_id)} == {"2026-11"}
+
+    def test_a_deleted_jobs_markers_are_forgotten(self, redis_accounts: Accounts) -> None:
+        user_id = redis_accounts.new_id()
+        charge(user_id, 0, [0], Plan.STANDARD)
+        charge(user_id, 1, [500], Plan.STANDARD)
+        markers = [marker_key(user_id, "job_test", chunk) for chunk in (0, 1)]
+        assert redis_accounts.store.exists(*markers) == 2
+
+        forget_markers(user_id, "job_test", 2)
+
+        assert redis_accounts.store.exists(*markers) == 0
