@@ -20,6 +20,8 @@ from app.dashboard.auth_pages import router as dashboard_auth_router
 from app.dashboard.calls_page import router as dashboard_calls_router
 from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
+from app.dashboard.job_page import router as dashboard_job_router
+from app.dashboard.jobs_page import router as dashboard_jobs_router
 from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
@@ -105,6 +107,8 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_router)
     app.include_router(dashboard_keys_router)
     app.include_router(dashboard_calls_router)
+    app.include_router(dashboard_jobs_router)
+    app.include_router(dashboard_job_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_apps_router)
     app.include_router(dashboard_consent_router)

@@ -38,6 +38,14 @@ NOTICES = {
     "cap_removed": "Your monthly credit cap is removed.",
     "app_revoked": "The app was disconnected. Its calls are refused within a second.",
     "app_gone": "That app was already disconnected.",
+    "upload_gone": (
+        "That upload was started already, replaced by a newer one or kept too long: "
+        "upload the file again."
+    ),
+    "job_cancelled": (
+        "The job is cancelled: rows already done are kept (and charged when they had data); "
+        "no row runs after this."
+    ),
     "password_reset": (
         "Your new password is set; every sign-in, API key and connected app was ended: "
         "sign in with it and make new keys."

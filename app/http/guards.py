@@ -26,9 +26,10 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
 )
 HSTS = "max-age=31536000; includeSubDomains"
-# The one route whose body may be larger than GEOSVC_MAX_BODY_BYTES: POST /v1/jobs, up to
-# GEOSVC_JOB_BODY_MAX_BYTES (still refused before it is read whole).
-JOBS_PATH = "/v1/jobs"
+# The routes whose body may be larger than GEOSVC_MAX_BODY_BYTES: a job's rows, POST
+# /v1/jobs and the dashboard's upload, up to GEOSVC_JOB_BODY_MAX_BYTES (still refused
+# before it is read whole).
+JOB_UPLOAD_PATHS = frozenset({"/v1/jobs", "/dashboard/jobs/preview"})
 # FastAPI's Swagger UI loads its assets from a CDN: no CSP there (dev only by default).
 _NO_CSP_PATHS = ("/docs",)
 
@@ -55,7 +56,7 @@ class RequestLimits:
             await send_error(send, 422, body)
             return
         limit = self.max_bytes
-        if scope["path"] == JOBS_PATH:  # a job's rows (a CSV of 100,000 addresses)
+        if scope["path"] in JOB_UPLOAD_PATHS:  # a job's rows (a CSV of 100,000 addresses)
             limit = max(limit, get_settings().job_body_max_bytes)
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):

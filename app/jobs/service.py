@@ -66,20 +66,8 @@ def submit_job(
     max_rows: int | None = None,
 ) -> Job:
     settings = get_settings()
-    spec_for(tool)  # NOT_FOUND for an unknown tool
-    batch = BATCH_FORMS.get(tool)
-    if batch is None:
-        raise InvalidArgument(
-            f"{tool} does not run as a job; jobs run {', '.join(BATCH_FORMS)}",
-        )
-    limit = min(max_rows or settings.job_max_rows, settings.job_max_rows)
-    if not items:
-        raise InvalidArgument("A job needs at least one row")
-    if len(items) > limit:
-        raise InvalidArgument(f"A job takes at most {limit:,} rows; this one has {len(items):,}")
-    working = session.exec(
-        select(func.count()).where(Job.user_id == user_id, Job.status == WORKING)
-    ).one()
+    rows = checked_rows(tool, items, max_rows)
+    working = jobs_working(session, user_id)
     if working >= settings.jobs_per_account:
         raise RateLimited(
             f"This account has {working} jobs working, the most it may run at once; "
@@ -88,8 +76,6 @@ def submit_job(
             retryable=True,
             retryAfterSeconds=10,
         )
-    lists = {b.argument for b in batch.lists}
-    rows = [_checked_row(tool, item, lists) for item in items]
     # A chunk is at most about 5 s of the plan's bulk pace, so a slow plan's job still
     # shows progress often (and a chunk never waits for more tokens than a bucket holds).
     pace_rows = int(rows_per_s(plan_of(session, user_id)) * 5)
@@ -118,6 +104,35 @@ def submit_job(
         )
     session.flush()
     return job
+
+
+def checked_rows(
+    tool: str, items: Sequence[Any], max_rows: int | None = None
+) -> list[dict[str, Any]]:
+    """Each row's checked arguments, or {"error": ...} in its place; refuses the whole job
+    for an unknown tool or one without a batch form, no rows or more than `max_rows`."""
+    settings = get_settings()
+    spec_for(tool)  # NOT_FOUND for an unknown tool
+    batch = BATCH_FORMS.get(tool)
+    if batch is None:
+        raise InvalidArgument(
+            f"{tool} does not run as a job; jobs run {', '.join(BATCH_FORMS)}",
+        )
+    limit = min(max_rows or settings.job_max_rows, settings.job_max_rows)
+    if not items:
+        raise InvalidArgument("A job needs at least one row")
+    if len(items) > limit:
+        raise InvalidArgument(f"A job takes at most {limit:,} rows; this one has {len(items):,}")
+    lists = {b.argument for b in batch.lists}
+    return [_checked_row(tool, item, lists) for item in items]
+
+
+def jobs_working(session: Session, user_id: str) -> int:
+    return int(
+        session.exec(
+            select(func.count()).where(Job.user_id == user_id, Job.status == WORKING)
+        ).one()
+    )
 
 
 def _checked_row(tool: str, item: Any, lists: set[str]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from app.api_keys.verify import averify_data_key
 from app.billing.entitlements import Entitlements, current_entitlements
 from app.deps.client import client_ip_of
 from app.geodata.batch import batch_body_items
+from app.geodata.query import query_arguments
 from app.http.disconnect import ClientGone, run_unless_client_gone, watch_client
 from app.http.errors import error_response, product_api_status
 from app.kit.clock import period_of, utcnow
@@ -41,7 +42,6 @@ from app.tool_calls import images, link_budget
 from app.tool_calls.batch import batch_body, call_tool_batch
 from app.tool_calls.service import admit, call_tool, record_refused
 from app.v1.headers import Metering, cache_control, etag_of, limit_headers, matches
-from app.v1.query import query_arguments
 from app.v1.routes import ROUTES, V1Route
 
 # nginx's code for a request whose client closed the connection: nobody reads it, the

@@ -8,29 +8,23 @@ then send the job's first chunks. Errors are the envelope, with /v1's statuses.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import QueryParams
 
 from app.geodata.catalogue import BATCH_FORMS
 from app.jobs import service as jobs
+from app.jobs.files import csv_items, result_lines
 from app.kit.clock import iso_ms
 from app.kit.db import new_session
-from app.kit.errors import AppError, Forbidden, InvalidArgument
+from app.kit.errors import Forbidden, InvalidArgument
 from app.models import Job
 from app.v1.endpoints import Principal
-from app.v1.query import query_arguments
 
 JOBS_PATH = "/v1/jobs"
-# Rows read from the database at a time while results stream.
-RESULTS_PAGE = 2_000
 NDJSON = "application/x-ndjson"
 
 router = APIRouter(include_in_schema=False)  # described by app.v1.openapi
@@ -67,32 +61,6 @@ def job_body(job: Job) -> dict[str, Any]:
     }
 
 
-def csv_rows(tool: str, text: str) -> list[Any]:
-    """One item per CSV line after the header: the arguments its cells name (read as the
-    query string of `GET /v1/<tool>` is), or the InvalidArgument of a line that cannot be
-    read (a cell count unlike the header's, an unknown column), answered in its place."""
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if not header or not any(name.strip() for name in header):
-        raise InvalidArgument("The CSV needs a header row naming the tool's arguments")
-    names = [name.strip() for name in header]
-    items: list[Any] = []
-    for line in reader:
-        if not line:
-            continue  # a blank line is no row
-        if len(line) != len(names):
-            items.append(
-                InvalidArgument(f"This line has {len(line)} cells; the header has {len(names)}")
-            )
-            continue
-        cells = [(name, value.strip()) for name, value in zip(names, line, strict=True)]
-        try:
-            items.append(query_arguments(tool, QueryParams([c for c in cells if c[1]])))
-        except AppError as exc:
-            items.append(exc)
-    return items
-
-
 def _query_tool(request: Request) -> str | None:
     tool = request.query_params.get("tool")
     if tool is not None and tool not in BATCH_FORMS:
@@ -108,11 +76,7 @@ async def _submitted(request: Request) -> tuple[str, list[Any]]:
         tool = query_tool
         if not tool:
             raise InvalidArgument("A CSV job names its tool: POST /v1/jobs?tool=geocode")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise InvalidArgument("The CSV must be UTF-8") from None
-        return tool, csv_rows(tool, text)
+        return tool, csv_items(tool, raw)
     try:
         body = json.loads(raw)
     except ValueError:
@@ -207,48 +171,6 @@ async def results(request: Request, job_id: str, principal: Principal) -> Respon
     rows_total = await run_in_threadpool(total)  # NOT_FOUND before the stream starts
     limit = _page(request, "limit", rows_total)
     as_csv = "text/csv" in request.headers.get("accept", "")
-    lines = _result_lines(principal.user_id, job_id, offset, limit, as_csv=as_csv)
+    lines = result_lines(principal.user_id, job_id, offset, limit, as_csv=as_csv)
     media_type = "text/csv; charset=utf-8" if as_csv else NDJSON
     return StreamingResponse(lines, media_type=media_type, headers={"Cache-Control": "no-store"})
-
-
-CSV_COLUMNS = ["row", "status", "error_code", "error_message", "result"]
-
-
-def _result_lines(
-    user_id: str, job_id: str, offset: int, limit: int, *, as_csv: bool
-) -> Iterator[str]:
-    """The rows a page at a time (a sync generator: Starlette runs it in a thread)."""
-    if as_csv:
-        yield ",".join(CSV_COLUMNS) + "\r\n"
-    end = offset + limit
-    start = offset
-    while start < end:
-        asked = min(RESULTS_PAGE, end - start)
-        with new_session() as session:
-            page = jobs.job_rows(session, user_id, job_id, offset=start, limit=asked)
-        for row in page:
-            yield _csv_line(row) if as_csv else _json_line(row)
-        if len(page) < asked:
-            return  # the end, or the rows not run yet begin here
-        start += asked
-
-
-def _json_line(row: jobs.JobRow) -> str:
-    if row.error is None:
-        item: dict[str, Any] = {"row": row.row, "status": 200, "result": row.result}
-    else:
-        item = {"row": row.row, "status": jobs.row_status(row.error), "error": row.error}
-    return json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-def _csv_line(row: jobs.JobRow) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    if row.error is None:
-        result = json.dumps(row.result, ensure_ascii=False, separators=(",", ":"))
-        writer.writerow([row.row, 200, "", "", result])
-    else:
-        status = jobs.row_status(row.error)
-        writer.writerow([row.row, status, row.error.get("code"), row.error.get("message"), ""])
-    return out.getvalue()

@@ -20,6 +20,7 @@ from app.geodata.catalogue import (
     call_description,
     spec_for,
 )
+from app.geodata.query import COMPACT_PARAMETERS
 from app.kit.config import Settings
 from app.kit.errors import ERROR_ENVELOPE_SCHEMA
 from app.tiles.signing import TILES_PATH
@@ -28,7 +29,6 @@ from app.v1 import examples
 from app.v1.headers import CACHEABLE, CREDIT_HEADERS, HEADERS
 from app.v1.jobs_openapi import job_paths, job_schemas
 from app.v1.maps_openapi import image_operation, tile_operation
-from app.v1.query import COMPACT_PARAMETERS
 from app.v1.routes import ROUTES, V1Route
 
 REF = "#/components/schemas/{model}"

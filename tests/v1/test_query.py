@@ -1,4 +1,4 @@
-"""Query strings read as a tool's arguments (app/v1/query.py): what a number is, and
+"""Query strings read as a tool's arguments (app/geodata/query.py): what a number is, and
 lists repeated or comma-separated."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from starlette.datastructures import QueryParams
 
 from app.geodata.catalogue import parse
 from app.geodata.paging import cursor_at, offset_of
+from app.geodata.query import query_arguments
 from app.kit.errors import InvalidArgument
-from app.v1.query import query_arguments
 
 
 @pytest.mark.parametrize("text", ["48.8", "-48", "+1.5e1", ".5", " 48.8 "])

@@ -70,3 +70,53 @@ document.addEventListener("submit", (event) => {
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = true; });
   }
 })();
+
+// [data-job-progress="URL"]: a job's progress bar, refreshed from URL (the job's JSON,
+// read with the session cookie) every second while the job works; when it ends, the
+// page reloads if [data-reload-when-done] (its downloads and Cancel change), else the
+// bar and status stay as the last reading shows them.
+function showProgress(box, job) {
+  const bar = box.querySelector("progress");
+  if (bar) {
+    bar.max = job.rows_total;
+    bar.value = job.rows_done;
+  }
+  const scope = box.closest("tr, [data-testid=job]") || box;
+  scope.querySelectorAll("[data-field]").forEach((field) => {
+    const value = job[field.dataset.field];
+    if (value === undefined) {
+      return;
+    }
+    if (field.dataset.field === "seconds_left") {
+      field.textContent = value === null ? "–" : `about ${Math.round(value)} s`;
+    } else {
+      field.textContent = typeof value === "number" ? value.toLocaleString("en-US") : value;
+    }
+  });
+}
+
+document.querySelectorAll("[data-job-progress]").forEach((box) => {
+  if (box.hasAttribute("data-done")) {
+    return;
+  }
+  const poll = async () => {
+    try {
+      const response = await fetch(box.dataset.jobProgress, { credentials: "same-origin", cache: "no-store" });
+      if (!response.ok) {
+        return;  // gone (deleted, signed out): leave the last reading
+      }
+      const job = await response.json();
+      showProgress(box, job);
+      if (job.status !== "working") {
+        if (box.hasAttribute("data-reload-when-done")) {
+          window.location.reload();
+        }
+        return;
+      }
+    } catch (error) {
+      // a network blip: try again at the next tick
+    }
+    window.setTimeout(poll, 1000);
+  };
+  window.setTimeout(poll, 1000);
+});
