@@ -17,10 +17,11 @@ from app.kit.clock import as_utc, utcnow
 from app.kit.config import get_settings
 from app.kit.errors import AppError, InvalidArgument, NotFound, RateLimited, error_from_body
 from app.kit.ids import random_lower_alnum
-from app.models import Job, JobChunk
+from app.models import Job, JobChunk, User
 from app.plans import plan_of
 from app.queue import celery_app
 from app.queue.celery import JOBS_QUEUE
+from app.tool_calls.service import email_unverified
 
 RUN_CHUNK_TASK = "jobs.run_chunk"
 
@@ -66,6 +67,9 @@ def submit_job(
     max_rows: int | None = None,
 ) -> Job:
     settings = get_settings()
+    user = session.get(User, user_id)
+    if user is not None and user.email_verified_at is None and settings.verifies_email:
+        raise email_unverified()  # as for a single call: no data before the link is followed
     rows = checked_rows(tool, items, max_rows)
     working = jobs_working(session, user_id)
     if working >= settings.jobs_per_account:

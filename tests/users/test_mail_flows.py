@@ -96,6 +96,13 @@ class TestVerification:
         assert refused["error"]["code"] == "FORBIDDEN"
         assert refused["error"]["reason"] == "email_unverified"
         assert "not confirmed" in refused["error"]["message"]
+        job = http.post(
+            "/v1/jobs",
+            json={"tool": "get_population", "items": [{"postal_code": "10001"}]},
+            headers={"Authorization": f"Bearer {key}"},
+        )  # bulk work neither: refused before anything is stored
+        assert (job.status_code, job.json()["error"]["reason"]) == (403, "email_unverified")
+        assert http.get("/v1/jobs", headers={"Authorization": f"Bearer {key}"}).json()["jobs"] == []
 
         token = mail.token(CONFIRM_PATH)
         confirmed = http.post("/auth/email/confirm", json={"token": token})
