@@ -22,6 +22,7 @@ from app.dashboard.consent_page import router as dashboard_consent_router
 from app.dashboard.handlers import install_page_handlers
 from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
+from app.dashboard.playground_page import router as dashboard_playground_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.geodata import service as geodata
@@ -104,6 +105,7 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
     app.include_router(dashboard_keys_router)
+    app.include_router(dashboard_playground_router)
     app.include_router(dashboard_calls_router)
     app.include_router(dashboard_usage_router)
     app.include_router(dashboard_apps_router)
