@@ -54,6 +54,7 @@ from app.users.service import dummy_password_hash
 from app.v1.endpoints import router as v1_router
 from app.v1.jobs import router as v1_jobs_router
 from app.v1.reference import router as v1_reference_router
+from app.v1.versions import ApiVersions
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
+    app.add_middleware(ApiVersions)  # outside the guards: their /v1 answers name it too
     # request ids, JSON logs, /metrics (with the outbox's state), tracing
     install_api(app, get_settings(), outbox_stats, INDEX_VERSION)
     app.add_middleware(ForwardedHeaders)  # outermost: no one sees a header a client forged
