@@ -79,7 +79,7 @@ def query_pairs(arguments: dict[str, Any]) -> list[tuple[str, str]]:
 def snippets(spec: ToolSpec, arguments: dict[str, Any], *, image: bool) -> Snippets:
     base = get_settings().base_url.rstrip("/")
     pairs = query_pairs(arguments)
-    query = urlencode(pairs)
+    query = urlencode(pairs, safe=",")  # LAT,LON stays readable
     url = f"{base}{spec.http_path}" + (f"?{query}" if query else "")
     output = " -o map.png" if image else ""
     curl = f'curl -s{output} "{url}" \\\n  -H "Authorization: Bearer ${KEY_ENV_VAR}"'
