@@ -158,27 +158,16 @@ async def run(tool: str, request: Request, user: SignedInUser) -> Response:
     except AppError as exc:
         body = exc.to_body()
         result = RunResult(False, compact_json(body), json.dumps(body, indent=2), None, 0, env)
-        return _page(
-            request,
-            user,
-            spec,
-            keys,
-            values=submitted,
-            arguments=arguments,
-            key_id=key_id,
-            result=result,
+    else:
+        structured = answer.structured
+        result = RunResult(
+            True,
+            text_block(spec.name, structured),
+            json.dumps(structured, indent=2, ensure_ascii=False),
+            "data:image/png;base64," + answer.png_base64 if answer.png_base64 else None,
+            answer.reading.charged if answer.reading else 1,
+            env,
         )
-    structured = answer.structured
-    image = "data:image/png;base64," + answer.png_base64 if answer.png_base64 else None
-    charged = answer.reading.charged if answer.reading else 1
-    result = RunResult(
-        True,
-        text_block(spec.name, structured),
-        json.dumps(structured, indent=2, ensure_ascii=False),
-        image,
-        charged,
-        env,
-    )
     return _page(
         request,
         user,
