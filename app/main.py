@@ -24,6 +24,7 @@ from app.dashboard.job_page import router as dashboard_job_router
 from app.dashboard.jobs_page import router as dashboard_jobs_router
 from app.dashboard.keys_page import router as dashboard_keys_router
 from app.dashboard.pages import router as dashboard_router
+from app.dashboard.playground_page import router as dashboard_playground_router
 from app.dashboard.recovery_pages import router as dashboard_recovery_router
 from app.dashboard.usage_page import router as dashboard_usage_router
 from app.geodata import service as geodata
@@ -55,6 +56,7 @@ from app.users.service import dummy_password_hash
 from app.v1.endpoints import router as v1_router
 from app.v1.jobs import router as v1_jobs_router
 from app.v1.reference import router as v1_reference_router
+from app.v1.versions import ApiVersions
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,7 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestLimits)  # outside CrossSiteGuard: nothing reads past the limit
     app.add_middleware(CredentialsInUrl)  # outside the routes and /mcp: no key in a URL
     app.add_middleware(SecurityHeaders)  # every answer carries the headers
+    app.add_middleware(ApiVersions)  # outside the guards: their /v1 answers name it too
     # request ids, JSON logs, /metrics (with the outbox's state), tracing
     install_api(app, get_settings(), outbox_stats, INDEX_VERSION)
     app.add_middleware(ForwardedHeaders)  # outermost: no one sees a header a client forged
@@ -106,6 +109,7 @@ def create_app() -> FastAPI:
     app.include_router(dashboard_auth_router)
     app.include_router(dashboard_router)
     app.include_router(dashboard_keys_router)
+    app.include_router(dashboard_playground_router)
     app.include_router(dashboard_calls_router)
     app.include_router(dashboard_jobs_router)
     app.include_router(dashboard_job_router)

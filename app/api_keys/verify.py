@@ -121,13 +121,7 @@ class _Verifier:
                 self._rehash_later(record.principal.key_id, stored, digest)
         if record.principal is None or not matches or record.principal.env != env:
             raise Unauthenticated("Invalid API key")
-        if record.revoked:
-            raise Unauthenticated("This API key has been revoked; create a new one")
-        if record.expires_at is not None and utcnow() >= record.expires_at:
-            raise Unauthenticated(
-                f"This API key expired at {iso_ms(record.expires_at)}; create a new one"
-            )
-        return record.principal
+        return in_force(record)
 
     def _rehash_later(self, key_id: str, old_hash: str, new_hash: str) -> None:
         """A key hashed with the previous pepper: store its hash under the current one, off
@@ -156,6 +150,19 @@ class _Verifier:
         finally:
             with self._rehashing_lock:
                 self._rehashing.discard(key_id)
+
+
+def in_force(record: KeyRecord) -> CallerPrincipal:
+    """The principal of a known key, unless it is revoked or expired (Unauthenticated)."""
+    if record.principal is None:
+        raise Unauthenticated("Invalid API key")
+    if record.revoked:
+        raise Unauthenticated("This API key has been revoked; create a new one")
+    if record.expires_at is not None and utcnow() >= record.expires_at:
+        raise Unauthenticated(
+            f"This API key expired at {iso_ms(record.expires_at)}; create a new one"
+        )
+    return record.principal
 
 
 _verifiers: PerSettings[_Verifier] = PerSettings(_Verifier)
@@ -249,6 +256,25 @@ DATA_SCOPE = "read:data"
 async def averify_data_key(authorization: str | None) -> CallerPrincipal:
     """`averify_bearer`, and Forbidden for a key without the data scope."""
     principal = await averify_bearer(authorization)
+    if DATA_SCOPE not in principal.scopes:
+        raise Forbidden(f"This API key lacks the {DATA_SCOPE} scope")
+    return principal
+
+
+async def averify_own_key(user_id: str, key_id: str) -> CallerPrincipal:
+    """The principal of the signed-in account's key `key_id`, for a call the dashboard
+    makes for it (the playground: the session stands for the secret, which is never
+    stored). Another account's key, an unknown, revoked or expired one, or one without
+    the data scope: refused as a bearer key would be."""
+    if not re.fullmatch(r"[a-z0-9]{8,32}", key_id):
+        raise Unauthenticated("No API key with this id in your account")
+    verifier = _verifier()
+    record = verifier.cache.get(key_id)
+    if record is None:
+        record = await _loads.load(key_id, lambda: anyio.to_thread.run_sync(verifier.load, key_id))
+    if record.principal is None or record.principal.user_id != user_id:
+        raise Unauthenticated("No API key with this id in your account")
+    principal = in_force(record)
     if DATA_SCOPE not in principal.scopes:
         raise Forbidden(f"This API key lacks the {DATA_SCOPE} scope")
     return principal

@@ -24,6 +24,11 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def text_block(tool: str, structured: dict[str, Any]) -> str:
+    """What a model reading only `content` gets: the summary line, then the result."""
+    return f"{summarize(tool, structured)}\n{compact_json(structured)}"
+
+
 def success_result(
     tool: str,
     structured: dict[str, Any],
@@ -32,7 +37,7 @@ def success_result(
     image: types.ImageContent | types.ResourceLink | None = None,
     meta: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
-    text = f"{summarize(tool, structured)}\n{compact_json(structured)}"
+    text = text_block(tool, structured)
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
     if image is not None:
         content.append(image)

@@ -37,9 +37,10 @@ class CallRecord(BaseModel):
         description="Calls this entry stands for: identical refusals (same key, tool and "
         "outcome) within a second are logged once, with their number and the first's time"
     )
-    surface: Literal["mcp", "v1"] | None = Field(
-        description="Where the call came in: `mcp` (the MCP server at /mcp) or `v1` (the "
-        "HTTP API); null for calls logged before the service kept it"
+    surface: Literal["mcp", "v1", "playground"] | None = Field(
+        description="Where the call came in: `mcp` (the MCP server at /mcp), `v1` (the "
+        "HTTP API) or `playground` (the dashboard's playground); null for calls logged "
+        "before the service kept it"
     )
 
 

@@ -49,7 +49,8 @@ API_KEY = "api_key"
 OAUTH_APP = "oauth_app"  # a connected app: its grant id (app_...) stands where a keyId would
 MCP_SURFACE = "mcp"  # where a call came in: /mcp
 V1_SURFACE = "v1"  # or the HTTP API at /v1
-SURFACES = (MCP_SURFACE, V1_SURFACE)
+PLAYGROUND_SURFACE = "playground"  # or the dashboard's playground, for the signed-in account
+SURFACES = (MCP_SURFACE, V1_SURFACE, PLAYGROUND_SURFACE)
 # A principal's latest call time is kept this long after its last call (a few dozen
 # fields per account); past it, the ledger's latest charged call is what is known.
 LAST_USED_TTL_MS = 400 * 24 * 3600 * 1000
@@ -90,7 +91,9 @@ class CallEntry(NamedTuple):
     credits: int
     call_id: str | None  # None when refused before it got one
     calls: int = 1  # identical refusals within a second share one entry (`refusals`)
-    surface: str | None = None  # "mcp" or "v1"; None in entries written before it was kept
+    surface: str | None = (
+        None  # "mcp", "v1" or "playground"; None in entries written before it was kept
+    )
 
     def encode(self) -> str:
         return json.dumps(list(self), separators=(",", ":"))

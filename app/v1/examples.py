@@ -46,6 +46,13 @@ ERRORS: dict[int, dict[str, Any]] = {
         "resetsAt": "2026-12-01T00:00:00.000Z",
     },
     403: {"code": "FORBIDDEN", "message": "This API key lacks the read:data scope"},
+    410: {
+        "code": "API_VERSION_SUNSET",
+        "message": "API-Version 2026-11-24 was retired on 2026-11-27: pin 2026-12-07, the "
+        "current version (what changed: /v1/docs); served: 2026-12-07, 2026-11-27",
+        "versions": ["2026-12-07", "2026-11-27"],
+        "current": "2026-12-07",
+    },
     404: {
         "code": "NOT_FOUND",
         "message": "No city, region, country, postal code or airport "

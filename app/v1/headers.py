@@ -196,6 +196,24 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": "When the month's credits reset, ISO 8601 UTC",
         "schema": {"type": "string", "format": "date-time"},
     },
+    "API-Version": {
+        "description": "The dated API version the answer follows: the one the request "
+        "pinned with its own API-Version header, else the current one",
+        "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+        "example": "2026-12-07",
+    },
+    "Deprecation": {
+        "description": "On an answer of a deprecated version: when it was deprecated "
+        "(RFC 9745, @ and Unix seconds); its Link header rel=deprecation says where to read on",
+        "schema": {"type": "string"},
+        "example": "@1796601600",
+    },
+    "Sunset": {
+        "description": "On an answer of a deprecated version: the day it stops being "
+        "served (RFC 8594, an HTTP date); from then on it is refused 410",
+        "schema": {"type": "string"},
+        "example": "Tue, 01 Jun 2027 00:00:00 GMT",
+    },
     "X-Request-ID": {
         "description": "The request's id (the caller's X-Request-ID when sane), in our logs",
         "schema": {"type": "string"},

@@ -30,14 +30,18 @@ from app.v1.headers import CACHEABLE, CREDIT_HEADERS, HEADERS
 from app.v1.jobs_openapi import job_paths, job_schemas
 from app.v1.maps_openapi import image_operation, tile_operation
 from app.v1.routes import ROUTES, V1Route
+from app.v1.versions import CURRENT, HEADER, describe_versions
 
 REF = "#/components/schemas/{model}"
 ERROR_STATUSES = {
-    400: "Invalid arguments (INVALID_ARGUMENT); the message names the argument",
+    400: "Invalid arguments (INVALID_ARGUMENT); the message names the argument. Or an "
+    "API-Version that is not a version of this API (UNKNOWN_API_VERSION, with `versions`)",
     401: "No API key, or a malformed, unknown or revoked one (UNAUTHENTICATED)",
     402: "The month's credits are used up: the free plan's quota or the account's own cap "
     "(QUOTA_EXCEEDED, with quota, used, period, resetsAt)",
     403: "The key lacks the read:data scope (FORBIDDEN)",
+    410: "The pinned API-Version is past its sunset (API_VERSION_SUNSET): pin a version in "
+    "`versions` (`current` is the newest)",
     404: "Nothing there (NOT_FOUND): no such ZIP code, no place matches, nothing in range",
     414: "The URL is longer than GEOSVC_HTTP_MAX_URL_BYTES (URI_TOO_LONG): send long "
     "arguments (a polygon, many items) in a POST batch body",
@@ -65,7 +69,7 @@ when the account's cap is raised), and HTTP clients retry a 429 by themselves.
 **Headers** on every data answer: `RateLimit-Policy` and `RateLimit`,
 `Credits-Remaining`, what the call cost and the month's credits (`Credits-Charged`,
 `Credits-Used`, `Credits-Quota`, `Credits-Period`, `Credits-State`, `Credits-Reset`),
-`X-Request-ID`; population, income, geocode and reverse-geocode
+`X-Request-ID`, `{HEADER}`; population, income, geocode and reverse-geocode
 answers also `Cache-Control: {CACHEABLE}` and an `ETag` (they change only with a new data
 vintage; a conditional request still runs and costs its credit).
 
@@ -76,6 +80,12 @@ a body that is not `{{"items": [<object>, ...]}}` of 1 to {MAX_BATCH_ITEMS} is r
 whole). Items are admitted in order, each taking a rate token and a credit: past the rate
 or the month's credits, the rest are answered RATE_LIMITED or QUOTA_EXCEEDED and cost
 nothing. The batch is 200 whatever its items got.
+
+**Versions**: every answer under /v1 names the dated version it follows in `{HEADER}`;
+send `{HEADER}: <date>` to pin one (without it, the current one). Breaking changes come
+only with a new date; a deprecated version's answers carry `Deprecation` and `Sunset`
+headers; an unknown version is 400 UNKNOWN_API_VERSION, one past its sunset 410
+API_VERSION_SUNSET, both listing the versions served. {describe_versions()}
 """
 
 
@@ -92,7 +102,7 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "Geospatial Data Service: HTTP data API",
-            "version": "1.0.0",
+            "version": CURRENT.name,
             "description": DESCRIPTION,
         },
         "servers": [{"url": settings.base_url.rstrip("/")}],
@@ -180,7 +190,7 @@ def _parameters(route: V1Route, settings: Settings) -> list[dict[str, Any]]:
 
 def _data_headers(route: V1Route) -> dict[str, Any]:
     names = ["RateLimit-Policy", "RateLimit", "Credits-Remaining", *CREDIT_HEADERS]
-    names += ["X-Request-ID", "Cache-Control"]
+    names += ["X-Request-ID", "API-Version", "Deprecation", "Sunset", "Cache-Control"]
     if route.cacheable:
         names.append("ETag")
     if route.kind == "image":
@@ -196,7 +206,7 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
         "tags": [tag],
         "summary": f"{spec.title} (batch)" if route.kind == "batch" else spec.title,
     }
-    statuses = [400, 401, 403, 414, 503, 504]
+    statuses = [400, 401, 403, 410, 414, 503, 504]
     if route.kind == "batch":
         form = BATCH_FORMS[route.tool]
         operation["description"] = (
@@ -287,7 +297,9 @@ def _operation(route: V1Route, settings: Settings) -> dict[str, Any]:
 
 
 def _error_response(status: int) -> dict[str, Any]:
-    headers: dict[str, Any] = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"}}
+    headers: dict[str, Any] = {
+        name: {"$ref": f"#/components/headers/{name}"} for name in ("X-Request-ID", "API-Version")
+    }
     if status == 401:
         headers["WWW-Authenticate"] = {"$ref": "#/components/headers/WWW-Authenticate"}
     if status in (429, 503):
