@@ -131,6 +131,32 @@ class ResultBackend(RedisBackend):
         self._set_with_state(self.get_key_for_task(task_id), self.encode(meta), state)
         return result
 
+    def _create_client(self, **params: Any) -> Any:
+        """On a Redis Cluster, redis-py's cluster client (it follows MOVED and ASK)."""
+        settings = get_settings()
+        if not settings.redis_cluster or settings.redis_url is None:
+            return super()._create_client(**params)
+        from redis.cluster import RedisCluster
+
+        return RedisCluster.from_url(
+            settings.redis_url,
+            socket_timeout=settings.redis_command_timeout_s,
+            socket_connect_timeout=2.0,
+        )
+
+    def _set(self, key: str, value: Any, expires: int | None = None) -> None:
+        """The result stored, then published: on a cluster the two cannot share a pipeline
+        (the key lives on its slot's node; a PUBLISH reaches every node's subscribers)."""
+        if not get_settings().redis_cluster:
+            super()._set(key, value, expires)
+            return
+        expires = self.expires if expires is None else expires
+        if expires:
+            self.client.setex(key, expires, value)
+        else:
+            self.client.set(key, value)
+        self.client.publish(key, value)
+
 
 REDIS_BROKERS = ("redis://", "rediss://", "unix://")
 # Brokers on which a queue is a list that the first message creates.
