@@ -9,7 +9,7 @@ import pytest
 
 from app.kit.clock import period_of, utcnow
 from app.metering.chunks import charge_chunk
-from app.metering.keys import outbox_key
+from app.metering.keys import outbox_bucket, outbox_key
 from app.plans import Plan
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
@@ -36,7 +36,8 @@ def charge(user_id: str, chunk: int, rows: list[int], plan: Plan = Plan.FREE) ->
 
 
 def outbox_call_ids(accounts: Accounts, user_id: str) -> list[str]:
-    events = [json.loads(raw) for raw in accounts.store.lrange(outbox_key(), 0, -1)]
+    waiting = accounts.store.lrange(outbox_key(outbox_bucket(user_id)), 0, -1)
+    events = [json.loads(raw) for raw in waiting]
     return [event["call_id"] for event in events if event["user_id"] == user_id]
 
 
