@@ -209,6 +209,8 @@ class TestCommitWrittenBeforeItsReply:
     async def test_an_abandoned_read_never_hands_its_reply_to_the_next_command(
         self, redis_accounts: Accounts
     ) -> None:
+        if get_settings().redis_cluster:
+            pytest.skip("on a cluster send_now has read the replies when it returns")
         key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
         async with async_redis().pipeline(transaction=False) as pipe:
             pipe.blpop([f"{key}:empty"], timeout=1)  # its reply comes after a second
