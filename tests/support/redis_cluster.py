@@ -109,13 +109,19 @@ def wait_until(
 
 
 @contextmanager
-def local_cluster(masters: int = MASTERS, node_timeout_ms: int = 2_000) -> Iterator[LocalCluster]:
+def local_cluster(
+    masters: int = MASTERS, node_timeout_ms: int = 2_000, appendfsync: str | None = None
+) -> Iterator[LocalCluster]:
     """`node_timeout_ms`: how long a node may not answer before the others mark it failed
-    (and, with no replica, the cluster down)."""
+    (and, with no replica, the cluster down). `appendfsync`: an AOF fsynced so ("everysec"
+    as production requires; benches), else none."""
     server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
     if not server or not cli:
         raise ClusterStartFailed("redis-server and redis-cli are needed on PATH")
     cluster = LocalCluster()
+    persistence = ["--appendonly", "no"]
+    if appendfsync:
+        persistence = ["--appendonly", "yes", "--appendfsync", appendfsync]
     with tempfile.TemporaryDirectory(prefix="geosvc-cluster-") as workdir:
         try:
             for index in range(masters):
@@ -126,7 +132,7 @@ def local_cluster(masters: int = MASTERS, node_timeout_ms: int = 2_000) -> Itera
                     [server, "--port", str(port), "--bind", "127.0.0.1",
                      "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                      "--cluster-node-timeout", str(node_timeout_ms), "--dir", str(folder),
-                     "--save", "", "--appendonly", "no"],
+                     "--save", "", *persistence],
                     stdout=subprocess.DEVNULL,
                     preexec_fn=die_with_parent,
                 )  # fmt: skip
