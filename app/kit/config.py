@@ -360,9 +360,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _cluster_needs_a_broker(self) -> Settings:
-        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster."""
+        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster: the
+        broker is RabbitMQ (or a Redis of its own, not the cluster)."""
         if self.redis_cluster and (
-            self.redis_url is None or (self.broker_url or self.redis_url).startswith("redis")
+            self.redis_url is None or self.broker_url in (None, self.redis_url)
         ):
             raise ValueError(
                 "GEOSVC_REDIS_CLUSTER=true needs GEOSVC_REDIS_URL (a node of the cluster) and "

@@ -213,8 +213,10 @@ class LuaScript:
     def queue(
         self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
     ) -> None:
-        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
-        pipe.eval(self.source, len(keys), *keys, *args)
+        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back.
+        Sent as a bare command: redis-py's sync cluster pipeline refuses `eval()` itself
+        but routes an EVAL by its keys."""
+        pipe.execute_command("EVAL", self.source, len(keys), *keys, *args)
 
     async def run_async(
         self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]

@@ -20,8 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from pydantic import ValidationError
 from redis.crc import key_slot
 
+from app.kit.config import Settings
 from app.kit.errors import ServiceUnavailable, unavailable_for
 from app.kit.redis_client import sync_redis
 from app.metering.keys import counter_key, reservations_key
@@ -224,3 +226,21 @@ class TestCrossSlot:
 
         assert isinstance(refusal, ServiceUnavailable)
         assert refusal.to_body()["error"]["retryable"] is True
+
+
+class TestSettings:
+    @pytest.mark.parametrize(
+        "broker", [None, "redis://10.0.0.1:7000/0"], ids=["no broker", "the cluster"]
+    )
+    def test_a_cluster_is_refused_as_celerys_broker(self, broker: str | None) -> None:
+        with pytest.raises(ValidationError, match="GEOSVC_BROKER_URL"):
+            Settings(redis_url="redis://10.0.0.1:7000/0", redis_cluster=True, broker_url=broker)
+
+    def test_a_cluster_with_a_broker_of_its_own_is_accepted(self) -> None:
+        settings = Settings(
+            redis_url="redis://10.0.0.1:7000/0",
+            redis_cluster=True,
+            broker_url="amqp://geosvc@10.0.0.2:5672/geosvc",
+            outbox_buckets=8,
+        )
+        assert settings.redis_cluster

@@ -68,10 +68,12 @@ class LocalCluster:
         return self.nodes[0].url
 
     def node_of_slot(self, slot: int) -> ClusterNode:
-        for node in self.nodes:
-            for first, last, *_rest in node.client().cluster_slots():  # type: ignore[attr-defined]
-                if first <= slot <= last:
-                    return node
+        """The master serving `slot`, as the first node sees the cluster."""
+        with self.nodes[0].client() as client:
+            ranges = client.execute_command("CLUSTER", "SLOTS")
+        for first, last, (_host, port, *_rest), *_replicas in ranges:
+            if first <= slot <= last:
+                return next(node for node in self.nodes if node.port == port)
         raise LookupError(slot)
 
 
