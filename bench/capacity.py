@@ -23,6 +23,9 @@ PostgreSQL (bench/drill_stack.py; fsync on, as production runs it), nothing shar
 
     .venv/bin/python bench/capacity.py [--seconds 20] [--clients 2] [--concurrency 32]
         [--calls-seconds 30] [--geodata DIR]
+
+`--cluster` runs phases 1 and 2 on a local Redis Cluster instead (`--masters`, the outbox
+in `--buckets` lists drained at once; bench/capacity_cluster.py); phase 3 is not run.
 """
 
 from __future__ import annotations
@@ -291,12 +294,21 @@ def main() -> None:
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--drain", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--events", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--cluster", action="store_true", help="on a local Redis Cluster")
+    parser.add_argument("--masters", type=int, default=3, help="the cluster's masters")
+    parser.add_argument("--buckets", type=int, default=3, help="outbox lists (--cluster)")
+    parser.add_argument("--drain-bucket", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         client_main(args.seconds, args.concurrency, args.accounts)
         return
     if args.drain:
         drain_main(args.drain, args.events)
+        return
+    if args.drain_bucket is not None or args.cluster:
+        import capacity_cluster  # imports this module's measurements
+
+        capacity_cluster.main(args, __file__)
         return
 
     with tempfile.TemporaryDirectory(prefix="geosvc-capacity-") as workdir:

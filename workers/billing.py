@@ -20,8 +20,8 @@ from app.billing.meter_reports import REPORT_TASK, report_overage
 from app.billing.stripe_provider import stripe_client
 from app.kit.db import new_session
 from app.kit.redis_client import sync_redis
-from app.metering.outbox import DRAIN_TASK, drain
-from app.queue import celery_app, enqueue
+from app.metering.outbox import DRAIN_TASK, ask_for_drains, drain
+from app.queue import celery_app
 from app.queue.celery import (
     MAINTENANCE_SOFT_TIME_LIMIT_S,
     MAINTENANCE_TIME_LIMIT_S,
@@ -46,9 +46,14 @@ LEDGER_WRITE_OPTIONS: dict[str, Any] = {
     name=DRAIN_TASK,
     **LEDGER_WRITE_OPTIONS,
 )
-def drain_usage_outbox() -> int:
-    """Move the usage outbox into the ledger; returns how many events were new."""
-    return drain(new_session, sync_redis())
+def drain_usage_outbox(bucket: int | None = None) -> int:
+    """Move one bucket of the usage outbox into the ledger; returns how many events were
+    new. No bucket (beat, a message from before the buckets): a drain task is sent for
+    each bucket with events waiting, so they run in parallel on the billing workers."""
+    if bucket is None:
+        ask_for_drains()
+        return 0
+    return drain(new_session, sync_redis(), bucket)
 
 
 @worker_ready.connect
@@ -56,7 +61,7 @@ def drain_what_a_lost_worker_left(**_kwargs: Any) -> None:
     """A worker that starts asks for a drain: one killed mid-drain (or holding prefetched
     drain requests, up to its pool size with threads) leaves events that no later call may
     poke for; beat catches them too, but later."""
-    enqueue(DRAIN_TASK)
+    ask_for_drains()
 
 
 @celery_app.task(

@@ -16,7 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError as BrokerError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -187,5 +187,6 @@ _BACKING_SERVICE_ERRORS: tuple[type[Exception], ...] = (
     DBAPIError,
     PoolTimeout,
     RedisError,
+    RedisClusterException,  # not a RedisError: a command whose keys span two slots
     BrokerError,
 )

@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     # Celery's broker and result keys), so several deployments or test runs can share
     # one Redis without reading each other's counters or taking each other's tasks.
     redis_key_prefix: str = ""
+    # GEOSVC_REDIS_URL names one node of a Redis Cluster (the client finds the others).
+    # Needs GEOSVC_BROKER_URL (RabbitMQ): Celery's Redis broker does not speak Cluster.
+    redis_cluster: bool = False
+    # Lists the usage outbox is split into (each drained by its own task and lock), so
+    # drains scale with the cluster's shards; each list's hash tag puts it on some shard.
+    outbox_buckets: int = Field(1, ge=1, le=256)
 
     # Server-side secret mixed into API-key hashes and map-link signatures. Required in
     # production; in development a random one is generated once and kept under data_dir.
@@ -350,6 +356,20 @@ class Settings(BaseSettings):
     # (app/http/forwarded.py). Empty (the default, `geosvc dev`): no proxy, every request
     # is its peer's. The client IP limits sign-in abuse, so production refuses "*".
     forwarded_allow_ips: str = ""
+
+    @model_validator(mode="after")
+    def _cluster_needs_a_broker(self) -> Settings:
+        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster: the
+        broker is RabbitMQ (or a Redis of its own, not the cluster)."""
+        if self.redis_cluster and (
+            self.redis_url is None or self.broker_url in (None, self.redis_url)
+        ):
+            raise ValueError(
+                "GEOSVC_REDIS_CLUSTER=true needs GEOSVC_REDIS_URL (a node of the cluster) and "
+                "GEOSVC_BROKER_URL (RabbitMQ, amqp://...): Celery's Redis broker cannot use "
+                "a cluster"
+            )
+        return self
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

@@ -145,6 +145,7 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     """The ServiceUnavailable of an outage of Redis, the database or the broker (their
     connection errors), else None: such a failure is retryable, never an INTERNAL."""
     from kombu.exceptions import OperationalError as BrokerError
+    from redis.exceptions import ClusterError, RedisClusterException
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
     from sqlalchemy.exc import DBAPIError
@@ -152,12 +153,37 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
 
     if isinstance(exc, RedisConnectionError | RedisTimeoutError | BrokerError | PoolTimeout):
         return ServiceUnavailable()
+    # A Redis Cluster in motion: a slot moving (MOVED/ASK past the client's redirections,
+    # TRYAGAIN), a shard down (CLUSTERDOWN), or keys of one command on two slots
+    # (CROSSSLOT, raised by the client or the node): the call is refused, retryable.
+    if isinstance(exc, ClusterError | RedisClusterException) or _is_cluster_reply(exc):
+        return ServiceUnavailable()
     if isinstance(exc, DBAPIError) and (
         exc.connection_invalidated
         or any(cls.__name__ in _DB_OUTAGE_ERRORS for cls in type(exc.orig).__mro__)
     ):
         return ServiceUnavailable()
     return None
+
+
+# Error replies of a cluster node that redis-py passes on as a plain ResponseError (from
+# inside a pipeline or a script): the slot or the shard, not the command, is at fault.
+_CLUSTER_REPLIES = (
+    "MOVED ",
+    "ASK ",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "CROSSSLOT",
+    "hash to the same slot",  # CROSSSLOT's text, once redis-py took the code off
+    "non local key",  # a script reaching for a key of another slot
+)
+
+
+def _is_cluster_reply(exc: BaseException) -> bool:
+    from redis.exceptions import ResponseError
+
+    text = str(exc)
+    return isinstance(exc, ResponseError) and any(part in text for part in _CLUSTER_REPLIES)
 
 
 # DB-API exception classes raised when the database cannot be reached (PEP 249 names),

@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING, Any, cast
 import redis
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline as AsyncPipeline
+from redis.asyncio.cluster import ClusterPipeline as AsyncClusterPipeline
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.client import Pipeline
+from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
@@ -68,21 +71,34 @@ def _options(*, decode: bool, command_timeout: bool) -> dict[str, Any]:
     return options
 
 
+# On a Redis Cluster (`GEOSVC_REDIS_CLUSTER`) the clients are redis-py's `RedisCluster`s
+# seeded from the one node GEOSVC_REDIS_URL names; they follow MOVED and ASK themselves.
+# Callers keep the `redis.Redis` type: a cluster client answers the same commands, and
+# every key the app writes in one script or transaction shares its hash tag (one slot).
+
+
 def _sync_client(*, decode: bool) -> redis.Redis:
-    url = get_settings().redis_url
+    settings = get_settings()
+    url = settings.redis_url
     if url is None:
         import fakeredis
 
         return fakeredis.FakeRedis(server=_fake_server(), decode_responses=decode)
-    return redis.Redis.from_url(
-        url, retry=_retry(), **_options(decode=decode, command_timeout=True)
-    )
+    options = _options(decode=decode, command_timeout=True)
+    if settings.redis_cluster:
+        return cast(redis.Redis, RedisCluster.from_url(url, retry=_retry(), **options))
+    return redis.Redis.from_url(url, retry=_retry(), **options)
 
 
 def _async_client(url: str, *, command_timeout: bool) -> aioredis.Redis:
-    return aioredis.Redis.from_url(
-        url, retry=_async_retry(), **_options(decode=True, command_timeout=command_timeout)
-    )
+    options = _options(decode=True, command_timeout=command_timeout)
+    if get_settings().redis_cluster and command_timeout:
+        cluster = AsyncRedisCluster.from_url(url, retry=_async_retry(), **options)
+        return cast(aioredis.Redis, cluster)
+    # Also the cluster's pub/sub listener: a plain connection to the node named, since a
+    # PUBLISH on a cluster reaches every node's subscribers (and redis-py's asyncio
+    # cluster client has no pub/sub).
+    return aioredis.Redis.from_url(url, retry=_async_retry(), **options)
 
 
 @lru_cache
@@ -127,7 +143,17 @@ async def send_now(pipe: aioredis.client.Pipeline) -> Callable[[], Awaitable[lis
     dropped connection as every command does, but a reply lost afterwards is an error, not
     a second run. Await the reader exactly once: it gives the connection back. Replies
     come unparsed (no response callbacks), an error reply in its place.
+
+    On a Redis Cluster the pipeline's commands go to several nodes (their slots'), which
+    only the cluster pipeline can route: it runs here, and the reader hands its replies.
     """
+    if isinstance(pipe, AsyncClusterPipeline):
+        replies = await pipe.execute(raise_on_error=False)
+
+        async def cluster_replies() -> list[Any]:
+            return list(replies)
+
+        return cluster_replies
     pool = pipe.connection_pool
     connection = await pool.get_connection()
     commands = [args for args, _options in pipe.command_stack]
@@ -187,8 +213,10 @@ class LuaScript:
     def queue(
         self, pipe: Pipeline | AsyncPipeline, keys: Sequence[str], args: Sequence[Any]
     ) -> None:
-        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back."""
-        pipe.eval(self.source, len(keys), *keys, *args)
+        """Add a call to a pipeline, as EVAL: a NOSCRIPT inside a pipeline cannot fall back.
+        Sent as a bare command: redis-py's sync cluster pipeline refuses `eval()` itself
+        but routes an EVAL by its keys."""
+        pipe.execute_command("EVAL", self.source, len(keys), *keys, *args)
 
     async def run_async(
         self, client: aioredis.Redis, keys: Sequence[str], args: Sequence[Any]

@@ -22,7 +22,12 @@ from app.kit.config import get_settings
 from app.kit.errors import AppError
 from app.kit.redis_client import async_redis
 from app.metering import alerts, outbox, recent_refusals
-from app.metering.keys import outbox_key, test_account_bucket_key, test_counter_key
+from app.metering.keys import (
+    outbox_bucket,
+    outbox_key,
+    test_account_bucket_key,
+    test_counter_key,
+)
 from app.metering.refusals import credit_limit, refusal, test_refusal
 from app.metering.schemas import UsageEventIn
 from app.metering.scripts import (
@@ -160,7 +165,7 @@ async def commit_batch(
     async with async_redis().pipeline(transaction=False) as pipe:
         pipe.eval(commit_many_script.source, len(keys), *keys, *args)
         if not first.test:
-            pipe.rpush(outbox_key(), *events)
+            pipe.rpush(outbox_key(outbox_bucket(first.user_id)), *events)
         (live, used, alert), *_length = await pipe.execute()
     for _ in reservations:
         metrics.reservation_committed(CREDITS_PER_CALL)
@@ -172,7 +177,7 @@ async def commit_batch(
             period,
         )
     if not first.test:
-        outbox.trigger.poke()
+        outbox.trigger.poke(outbox_bucket(first.user_id))
     if alert:  # the batch took the account into warning or to its quota (rare)
         alerts.announce(user_id, period, first.plan, int(alert))
     return int(used)

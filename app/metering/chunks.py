@@ -25,7 +25,7 @@ from app.kit.config import get_settings
 from app.kit.db import new_session
 from app.kit.redis_client import LuaScript, sync_redis
 from app.metering import alerts, outbox
-from app.metering.keys import counter_key, outbox_key, reservations_key
+from app.metering.keys import counter_key, outbox_bucket, outbox_key, reservations_key
 from app.metering.ledger import ledger_total
 from app.metering.refusals import credit_limit
 from app.metering.schemas import UsageEventIn
@@ -115,7 +115,7 @@ def charge_chunk(
             )
             for row in data_rows[:charged]
         ]
-        store.rpush(outbox_key(), *events)
+        store.rpush(outbox_key(outbox_bucket(user_id)), *events)
     if alert:
         alerts.announce_now(user_id, period, plan, alert)
     return ChunkCharge(charged, used, period, limit, bool(repeated))

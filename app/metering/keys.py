@@ -8,6 +8,7 @@ All keys sit under `GEOSVC_REDIS_KEY_PREFIX`, like Celery's.
 from __future__ import annotations
 
 import re
+import zlib
 
 from app.kit.config import get_settings
 
@@ -65,10 +66,25 @@ def repairs_key() -> str:
     return f"{get_settings().redis_key_prefix}metering:reconcile:repairs"
 
 
-def outbox_key() -> str:
-    """List of usage events (JSON) committed in Redis and not yet in the SQL ledger."""
-    return f"{get_settings().redis_key_prefix}usage:outbox"
+def outbox_bucket(user_id: str) -> int:
+    """Which outbox list an account's events go to (one of `GEOSVC_OUTBOX_BUCKETS`)."""
+    return zlib.crc32(user_id.encode()) % get_settings().outbox_buckets
 
 
-def outbox_lock_key() -> str:
-    return f"{get_settings().redis_key_prefix}usage:outbox:lock"
+def outbox_key(bucket: int = 0) -> str:
+    """List of usage events (JSON) committed in Redis and not yet in the SQL ledger, one
+    of `GEOSVC_OUTBOX_BUCKETS`, each with a drain of its own. Its hash tag `{o<n>}` puts
+    the list and its lock on one slot (the drain's trim script touches both), and spreads
+    the buckets over a cluster's shards."""
+    return f"{get_settings().redis_key_prefix}usage:outbox:{{o{bucket}}}"
+
+
+def outbox_lock_key(bucket: int = 0) -> str:
+    return outbox_key(bucket) + ":lock"
+
+
+def legacy_outbox_keys() -> tuple[str, str]:
+    """The single outbox list (and its lock) of versions before the buckets: bucket 0's
+    drain empties it on one Redis, so an upgrade loses no event waiting there."""
+    prefix = get_settings().redis_key_prefix
+    return f"{prefix}usage:outbox", f"{prefix}usage:outbox:lock"

@@ -39,6 +39,7 @@ from app.metering.keys import (
     counter_key,
     key_bucket_key,
     once_key,
+    outbox_bucket,
     outbox_key,
     reservations_key,
     test_account_bucket_key,
@@ -344,12 +345,12 @@ async def send_commit(
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         if not reservation.test:
-            pipe.rpush(outbox_key(), outbox.encode(event))
+            pipe.rpush(outbox_key(outbox_bucket(user_id)), outbox.encode(event))
         if also is not None:
             also(pipe)
         read_replies = await send_now(pipe)
     if not reservation.test:
-        outbox.trigger.poke()  # the event is on its way into the outbox
+        outbox.trigger.poke(outbox_bucket(user_id))  # the event is on its way there
 
     async def committed() -> int:
         replies = await read_replies()

@@ -215,14 +215,16 @@ class SharedStateCollector(Collector):
         up = GaugeMetricFamily("geosvc_redis_state_up", "Redis state readable at scrape")
         try:
             outbox = self._outbox(self._redis())
-            pipe = self._redis().pipeline(transaction=False)
+            store = self._redis()
+            pipe = store.pipeline(transaction=False)
             prefix = get_settings().redis_key_prefix
             for provider in PROVIDERS:
                 pipe.hget(f"{prefix}upstream:breaker:{provider}", "open_until")
-            pipe.time()
-            pipe.info("memory")
             pipe.get(f"{prefix}{BACKUP_STATUS_KEY}")
-            *breakers, (seconds, micros), memory, last_backup = pipe.execute()
+            *breakers, last_backup = pipe.execute()
+            # Apart from the keys' pipeline: a Redis Cluster's pipeline takes no TIME or INFO.
+            seconds, micros = store.time()
+            memory = store.info("memory")
             workers = tool_workers.live_workers(self._redis())
         except Exception as exc:  # a scrape must answer even when Redis does not
             logger.warning("metrics: Redis state unreadable: %s", exc)

@@ -132,6 +132,33 @@ class ResultBackend(RedisBackend):
         return result
 
 
+class ClusterResultBackend(ResultBackend):
+    """The result backend on a Redis Cluster (`GEOSVC_REDIS_CLUSTER`): redis-py's cluster
+    client (it follows MOVED and ASK), seeded from the node the URL names."""
+
+    def _create_client(self, **params: Any) -> Any:
+        from redis.cluster import RedisCluster
+
+        return RedisCluster(
+            host=params["host"],
+            port=params["port"],
+            username=params.get("username"),
+            password=params.get("password"),
+            socket_timeout=params.get("socket_timeout"),
+            socket_connect_timeout=params.get("socket_connect_timeout"),
+        )
+
+    def _set(self, key: str, value: Any, expires: int | None = None) -> None:
+        """The result stored, then published: on a cluster the two cannot share a pipeline
+        (the key lives on its slot's node; a PUBLISH reaches every node's subscribers)."""
+        expires = self.expires if expires is None else expires
+        if expires:
+            self.client.setex(key, expires, value)
+        else:
+            self.client.set(key, value)
+        self.client.publish(key, value)
+
+
 REDIS_BROKERS = ("redis://", "rediss://", "unix://")
 # Brokers on which a queue is a list that the first message creates.
 LIST_BROKERS = (*REDIS_BROKERS, "memory://")
@@ -159,7 +186,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     elif broker_url.startswith("memory://"):
         broker_options["polling_interval"] = 0.01
     if settings.redis_url:
-        result_backend = f"{__name__}:ResultBackend+{settings.redis_url}"
+        backend_class = "ClusterResultBackend" if settings.redis_cluster else "ResultBackend"
+        result_backend = f"{__name__}:{backend_class}+{settings.redis_url}"
         backend_options: dict[str, Any] = {"global_keyprefix": prefix} if prefix else {}
     else:
         result_backend, backend_options = "cache+memory://", {}
@@ -232,6 +260,7 @@ def configure(settings: Settings | None = None) -> None:
         or conf.broker_transport != config["broker_transport"]
         or conf.broker_transport_options != config["broker_transport_options"]
         or conf.result_backend_transport_options != config["result_backend_transport_options"]
+        or conf.result_backend != config["result_backend"]
     )
     conf.update(config)
     if changed:

@@ -217,7 +217,8 @@ def forget_failures(
     known_s = get_settings().signin_known_address_days * 86400
     with redis_required():
         pipe = store.pipeline()
-        pipe.delete(failures_key(email, client_ip), account_failures_key(email))
+        pipe.delete(failures_key(email, client_ip))  # one key each: two slots on a cluster
+        pipe.delete(account_failures_key(email))
         pipe.delete(account_pause_key(email))
         if remember:
             pipe.set(known_address_key(email, client_ip), "1", ex=known_s)

@@ -16,15 +16,16 @@ from app.kit.config import get_settings
 from app.kit.db import migrate, new_session
 from app.kit.ids import new_user_id
 from app.kit.redis_client import sync_redis
-from app.metering.keys import counter_key, outbox_key, repairs_key
+from app.metering.keys import counter_key, outbox_bucket, outbox_key, repairs_key
 from app.metering.outbox import encode
 from app.metering.schemas import UsageEventIn
 from app.metering.service import Reservation, send_commit
 from app.models import Subscription, User
 from app.plans import Plan
 from app.runtime import reload_settings
-from tests.support.fixtures import Backend
+from tests.support.fixtures import Backend, PerBackend, backend_of, cluster_settings
 from tests.support.live_server import TEST_RUN_PREFIX, service_env
+from tests.support.redis_cluster import store_for
 
 
 class Accounts:
@@ -33,7 +34,7 @@ class Accounts:
     def __init__(self) -> None:
         settings = get_settings()
         assert settings.redis_url, "point Settings at a Redis first"
-        self.store = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+        self.store = store_for(settings.redis_url, cluster=settings.redis_cluster)
         self.prefix = settings.redis_key_prefix
         self.user_ids: list[str] = []
 
@@ -99,13 +100,39 @@ def _point_settings_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> 
     reload_settings()
 
 
+@pytest.fixture(scope="session", params=["sqlite", "postgres", "cluster"])
+def backend(
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    geodata_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Backend:
+    """The metering tests also run on a Redis Cluster (`backend_of`)."""
+    return backend_of(request, redis_url, geodata_dir, tmp_path_factory, per_backend)
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def metering_redis(request: pytest.FixtureRequest, redis_url: str) -> tuple[str, dict[str, str]]:
+    """The test Redis, or the session's Redis Cluster (Celery's broker in memory: these
+    tests start no worker), and the settings that go with it."""
+    if request.param == "redis":
+        return redis_url, {}
+    return request.getfixturevalue("redis_cluster_url"), cluster_settings("memory://")
+
+
 @pytest.fixture
 def use_redis(
-    redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    metering_redis: tuple[str, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[dict[str, str]]:
-    """Settings on the test Redis (and a throwaway SQLite) for Redis-only tests; yields env."""
+    """Settings on the test Redis or cluster (and a throwaway SQLite) for Redis-only tests;
+    yields env."""
+    redis_url, settings = metering_redis
     env = service_env(
-        database_url=f"sqlite:///{tmp_path / 'geosvc.db'}", redis_url=redis_url, data_dir=tmp_path
+        database_url=f"sqlite:///{tmp_path / 'geosvc.db'}",
+        redis_url=redis_url,
+        data_dir=tmp_path,
+        **settings,
     )
     _point_settings_at(env, monkeypatch)
     migrate()  # a free account's first reservation reads its ledger total
@@ -156,5 +183,7 @@ async def commit(reservation: Reservation) -> None:
 
 
 def put_in_outbox(events: list[UsageEventIn]) -> None:
-    """Usage events waiting in the outbox, as successful calls leave them."""
-    sync_redis().rpush(outbox_key(), *(encode(event) for event in events))
+    """Usage events waiting in the outbox, as successful calls leave them (each in its
+    account's bucket)."""
+    for event in events:
+        sync_redis().rpush(outbox_key(outbox_bucket(event.user_id)), encode(event))

@@ -11,7 +11,7 @@ import pytest
 from app.kit.clock import period_of, utcnow
 from app.metering import chunks
 from app.metering.chunks import charge_chunk, forget_markers, marker_key
-from app.metering.keys import outbox_key
+from app.metering.keys import outbox_bucket, outbox_key
 from app.plans import Plan
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
@@ -38,7 +38,8 @@ def charge(user_id: str, chunk: int, rows: list[int], plan: Plan = Plan.FREE) ->
 
 
 def outbox_events(accounts: Accounts, user_id: str) -> list[dict[str, str]]:
-    events = [json.loads(raw) for raw in accounts.store.lrange(outbox_key(), 0, -1)]
+    waiting = accounts.store.lrange(outbox_key(outbox_bucket(user_id)), 0, -1)
+    events = [json.loads(raw) for raw in waiting]
     return [event for event in events if event["user_id"] == user_id]
 
 

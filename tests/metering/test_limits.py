@@ -15,7 +15,7 @@ import pytest
 from app.kit.clock import period_of, utcnow
 from app.kit.errors import QuotaExceeded, RateLimited
 from app.metering.batch import reserve_batch
-from app.metering.keys import key_bucket_key, outbox_key, reservations_key
+from app.metering.keys import key_bucket_key, outbox_bucket, outbox_key, reservations_key
 from app.metering.service import Reservation, release, reserve
 from app.plans import Plan
 from app.runtime import reload_settings
@@ -275,7 +275,8 @@ async def test_no_refusal_holds_or_charges_anything(
 ) -> None:
     user_id, period = redis_accounts.new_id(), period_of(utcnow())
     redis_accounts.set_used(user_id, period, 5)
-    outbox_before = redis_accounts.store.llen(outbox_key())
+    outbox = outbox_key(outbox_bucket(user_id))
+    outbox_before = redis_accounts.store.llen(outbox)
     held = await attempt(user_id, key_id="a")
     assert isinstance(held, Reservation)
 
@@ -292,7 +293,7 @@ async def test_no_refusal_holds_or_charges_anything(
     assert {limit_of(r) for r in refusals} == {"spend_cap", "concurrency", "key_rate"}
     assert redis_accounts.used(user_id, period) == 5
     assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 1  # `held` only
-    assert redis_accounts.store.llen(outbox_key()) == outbox_before
+    assert redis_accounts.store.llen(outbox) == outbox_before
     await release(held)
 
 

@@ -1,4 +1,4 @@
-"""The usage outbox drain: batches, idempotency, one drain at a time."""
+"""The usage outbox drain: batches, idempotency, one drain per bucket at a time."""
 
 from __future__ import annotations
 
@@ -10,12 +10,20 @@ from datetime import timedelta
 import pytest
 from sqlmodel import Session
 
-from app.kit.clock import as_utc, utcnow
+from app.kit.clock import as_utc, period_of, utcnow
+from app.kit.config import get_settings
 from app.kit.db import new_session
 from app.kit.redis_client import sync_redis
-from app.metering.keys import outbox_key, outbox_lock_key
+from app.metering.keys import legacy_outbox_keys, outbox_bucket, outbox_key, outbox_lock_key
 from app.metering.ledger import ledger_total
-from app.metering.outbox import LOCK_TTL_MS, drain, encode, outbox_stats
+from app.metering.outbox import (
+    LOCK_TTL_MS,
+    buckets,
+    drain,
+    encode,
+    outbox_stats,
+    waiting_buckets,
+)
 from app.models import ApiKey
 from app.runtime import reload_settings
 from tests.metering.conftest import Accounts
@@ -141,3 +149,55 @@ class TestOutboxStats:
         assert stats.depth == 3
         assert stats.oldest_age_s is not None
         assert 30 <= stats.oldest_age_s < 60
+
+
+class TestBuckets:
+    """The outbox in several lists, each drained by its own task and lock (issue 56)."""
+
+    def test_drains_of_every_bucket_at_once_store_each_event_once(
+        self, accounts: Accounts, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("GEOSVC_OUTBOX_BUCKETS", "4")
+        reload_settings()
+        users = [accounts.new_id() for _ in range(12)]
+        assert len({outbox_bucket(user_id) for user_id in users}) > 1
+        for user_id in users:
+            events = events_for(user_id, 30)
+            key = outbox_key(outbox_bucket(user_id))
+            sync_redis().rpush(key, *(encode(event) for event in events))
+            sync_redis().rpush(key, *(encode(event) for event in events[:5]))  # twice
+
+        inserted: list[int] = []
+        # two drains of each bucket at once: each bucket's lock lets one at a time
+        drains = [
+            threading.Thread(
+                target=lambda b=b: inserted.append(drain(new_session, sync_redis(), b))
+            )
+            for b in (*buckets(), *buckets())
+        ]
+        for thread in drains:
+            thread.start()
+        for thread in drains:
+            thread.join(timeout=60)
+
+        assert sum(inserted) == 12 * 30
+        assert waiting_buckets() == []
+        with new_session() as session:
+            period = period_of(utcnow())
+            assert {ledger_total(session, user_id, period) for user_id in users} == {30}
+
+    def test_bucket_zero_empties_the_single_list_of_older_versions(
+        self, accounts: Accounts
+    ) -> None:
+        if get_settings().redis_cluster:
+            pytest.skip("a cluster is new: it holds no list of the older versions")
+        user_id = accounts.new_id()
+        legacy, _lock = legacy_outbox_keys()
+        sync_redis().rpush(legacy, *(encode(event) for event in events_for(user_id, 3)))
+        assert waiting_buckets() == [0]
+
+        assert drain(new_session, sync_redis(), 0) == 3
+
+        assert sync_redis().llen(legacy) == 0
+        with new_session() as session:
+            assert ledger_total(session, user_id, period_of(utcnow())) == 3

@@ -1,7 +1,8 @@
 """Each Lua script of `app.metering.scripts` (its file in app/metering/lua/), run as the
 service runs it: its replies and the keys it leaves, at and over the cap, with expired
-and unknown reservations. Every test runs twice: on fakeredis in this process (Lua by
-lupa) and on the test Redis (the machine's real one; fakeredis's server in the fast tier).
+and unknown reservations. Every test runs three times: on fakeredis in this process (Lua by
+lupa), on the test Redis (the machine's real one; fakeredis's server in the fast tier) and
+on a local Redis Cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import redis
 from app.kit.redis_client import LuaScript
 from app.metering import scripts
 from tests.support.live_server import TEST_RUN_PREFIX
+from tests.support.redis_cluster import store_for
 
 TTL_MS = 60_000
 COUNTER_TTL_S = 3600
@@ -102,10 +104,12 @@ class Account:
         return [int(value) for value in reply]
 
 
-@pytest.fixture(params=["fakeredis", "test-redis"])
+@pytest.fixture(params=["fakeredis", "test-redis", "cluster"])
 def store(request: pytest.FixtureRequest) -> Iterator[redis.Redis]:
     if request.param == "fakeredis":
         client: redis.Redis = fakeredis.FakeRedis(decode_responses=True)
+    elif request.param == "cluster":  # each script on the slot of its account's tag
+        client = store_for(request.getfixturevalue("redis_cluster_url"), cluster=True)
     else:
         client = redis.Redis.from_url(request.getfixturevalue("redis_url"), decode_responses=True)
     yield client

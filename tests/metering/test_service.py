@@ -19,7 +19,7 @@ from app.kit.db import new_session
 from app.kit.errors import QuotaExceeded
 from app.kit.redis_client import async_redis, send_now, sync_redis
 from app.metering import retries, service
-from app.metering.keys import counter_key, reservations_key
+from app.metering.keys import counter_key, outbox_bucket, reservations_key
 from app.metering.outbox import drain
 from app.metering.service import Reservation, release, reserve, usage_state
 from app.models import UsageEvent
@@ -209,6 +209,8 @@ class TestCommitWrittenBeforeItsReply:
     async def test_an_abandoned_read_never_hands_its_reply_to_the_next_command(
         self, redis_accounts: Accounts
     ) -> None:
+        if get_settings().redis_cluster:
+            pytest.skip("on a cluster send_now has read the replies when it returns")
         key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
         async with async_redis().pipeline(transaction=False) as pipe:
             pipe.blpop([f"{key}:empty"], timeout=1)  # its reply comes after a second
@@ -227,6 +229,8 @@ class TestCommitWrittenBeforeItsReply:
     async def test_a_command_that_cannot_be_sent_gives_its_connection_back(
         self, redis_accounts: Accounts
     ) -> None:
+        if get_settings().redis_cluster:
+            pytest.skip("on a cluster send_now runs the cluster pipeline: no connection of its own")
         key = counter_key(redis_accounts.new_id(), period_of(utcnow()))
         shared = async_redis().connection_pool  # its server and options, one connection
         pool = type(shared)(
@@ -268,7 +272,7 @@ class TestRetryKey:
             used.append(await committed())
         other = await reserve(user_id, Plan.FREE)  # another request: counted
         await (await service.send_commit(other, call_id=call_id(), key_id=None, tool="geocode"))()
-        drain(new_session, sync_redis())
+        drain(new_session, sync_redis(), outbox_bucket(user_id))
 
         assert used == [1, 1]
         assert accounts.used(user_id, period) == 2

@@ -25,7 +25,10 @@ def client_for(env: dict[str, str]) -> Celery:
     """A Celery client on the broker and key prefix of `env` (independent of this process's
     Settings): for pinging workers and sending tasks to them."""
     settings = Settings(
-        redis_url=env["GEOSVC_REDIS_URL"], redis_key_prefix=env["GEOSVC_REDIS_KEY_PREFIX"]
+        redis_url=env["GEOSVC_REDIS_URL"],
+        redis_key_prefix=env["GEOSVC_REDIS_KEY_PREFIX"],
+        redis_cluster=env.get("GEOSVC_REDIS_CLUSTER") == "true",
+        broker_url=env.get("GEOSVC_BROKER_URL"),
     )
     app = Celery("geosvc-test-client", set_as_current=False)
     app.conf.update(celery_config(settings))

@@ -18,7 +18,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +31,9 @@ from tests.fakes.smtp import FakeSmtp
 from tests.fakes.upstream import FakeUpstream
 from tests.support.celery_worker import CeleryWorker, reap_stopping_workers, start_celery_worker
 from tests.support.live_server import TEST_RUN_PREFIX, LiveServer, service_env, start_live_server
+from tests.support.redis_cluster import ClusterStartFailed, local_cluster
 from tests.support.services import (
+    FAKE_REDIS,
     REQUIRE_SERVICES,
     ServiceUnavailable,
     forget_keys,
@@ -47,6 +49,8 @@ class Backend:
     redis_url: str
     # GEOSVC_DATA_DIR: the geodata indices, built once per session and shared.
     data_dir: Path
+    # More settings of this backend's processes (the Redis Cluster backend's).
+    settings: dict[str, str] = field(default_factory=dict)
 
     @property
     def key_prefix(self) -> str:
@@ -59,7 +63,7 @@ class Backend:
             database_url=self.database_url,
             redis_url=self.redis_url,
             data_dir=self.data_dir,
-            **{"GEOSVC_REDIS_KEY_PREFIX": self.key_prefix, **extra},
+            **{"GEOSVC_REDIS_KEY_PREFIX": self.key_prefix, **self.settings, **extra},
         )
 
 
@@ -172,9 +176,28 @@ def backend(
     tmp_path_factory: pytest.TempPathFactory,
     per_backend: PerBackend,
 ) -> Backend:
+    return backend_of(request, redis_url, geodata_dir, tmp_path_factory, per_backend)
+
+
+def backend_of(
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    geodata_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    per_backend: PerBackend,
+) -> Backend:
+    """The backend `request.param` names. "cluster" (where a folder asks for it: the
+    metering tests) is SQLite on the session's Redis Cluster, with the test Redis as
+    Celery's broker (the cluster cannot be one), and the outbox in four buckets."""
     if request.param == "sqlite":
         return per_backend.get(
             "backend-sqlite", lambda: _sqlite(redis_url, geodata_dir, tmp_path_factory)
+        )
+    if request.param == "cluster":
+        cluster_url = request.getfixturevalue("redis_cluster_url")
+        return per_backend.get(
+            "backend-cluster",
+            lambda: _cluster(cluster_url, redis_url, geodata_dir, tmp_path_factory),
         )
     try:
         return per_backend.get("backend-postgres", lambda: _postgres(redis_url, geodata_dir))
@@ -190,6 +213,39 @@ def _sqlite(
 ) -> Iterator[Backend]:
     database = tmp_path_factory.mktemp("sqlite") / "geosvc.db"
     yield Backend("sqlite", f"sqlite:///{database}", redis_url, geodata_dir)
+
+
+@contextmanager
+def _cluster(
+    cluster_url: str, broker_url: str, geodata_dir: Path, factory: pytest.TempPathFactory
+) -> Iterator[Backend]:
+    database = factory.mktemp("sqlite-cluster") / "geosvc.db"
+    settings = cluster_settings(broker_url)
+    yield Backend("cluster", f"sqlite:///{database}", cluster_url, geodata_dir, settings)
+
+
+def cluster_settings(broker_url: str) -> dict[str, str]:
+    return {
+        "GEOSVC_REDIS_CLUSTER": "true",
+        "GEOSVC_BROKER_URL": broker_url,
+        "GEOSVC_OUTBOX_BUCKETS": "4",
+    }
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """A Redis Cluster of three masters for this test process (tests/support/
+    redis_cluster.py): skipped in the fast tier and, without REQUIRE_SERVICES=1, where
+    it cannot start; under REQUIRE_SERVICES=1 a cluster that fails to start fails."""
+    if FAKE_REDIS:
+        pytest.skip("the fast tier starts no Redis Cluster")
+    try:
+        with local_cluster() as cluster:
+            yield cluster.url
+    except ClusterStartFailed as exc:
+        if REQUIRE_SERVICES:
+            raise
+        pytest.skip(str(exc))
 
 
 @contextmanager

@@ -120,6 +120,9 @@ def _find_reason(target: Any) -> str | None:
 
 
 def slow_reason(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "cluster" in callspec.params.values():
+        return "runs on a Redis Cluster (three redis-servers of its own)"
     info = getattr(item, "_fixtureinfo", None)
     names = list(info.names_closure) if info is not None else []
     for name in names:

@@ -21,7 +21,13 @@ from app.kit.config import get_settings
 from app.kit.db import migrate, new_session
 from app.kit.ids import new_user_id
 from app.kit.principal import CallerPrincipal
-from app.metering.keys import counter_key, key_bucket_key, outbox_key, reservations_key
+from app.metering.keys import (
+    counter_key,
+    key_bucket_key,
+    outbox_bucket,
+    outbox_key,
+    reservations_key,
+)
 from app.metering.schemas import UsageEventIn
 from app.models import User
 from app.queue import close_waiter
@@ -94,7 +100,7 @@ class Meter:
 
     def outbox(self) -> list[UsageEventIn]:
         """Usage events of successful calls on their way to the ledger."""
-        raw = self.store.lrange(outbox_key(), 0, -1)
+        raw = self.store.lrange(outbox_key(outbox_bucket(self.principal.user_id)), 0, -1)
         events = [UsageEventIn.model_validate(json.loads(str(item))) for item in raw]  # type: ignore[union-attr]
         return [e for e in events if e.user_id == self.principal.user_id]
 

@@ -1,0 +1,154 @@
+"""`bench/capacity.py --cluster`: the shared services at saturation on a Redis Cluster.
+
+A private cluster of `--masters` redis-servers (AOF fsynced every second, as production
+requires; tests/support/redis_cluster.py) and the private PostgreSQL of capacity.py:
+
+1. Redis: the same reserve + send_commit pairs as capacity.py's phase 1, over
+   `--accounts` accounts (so over every shard), with `GEOSVC_REDIS_CLUSTER=true` and the
+   outbox in `--buckets` lists. Reported: pairs per second, the CPU of all the nodes per
+   pair and each node's share (how even the hash tags spread the accounts), and the
+   clients' CPU per pair (the api's share, with redis-py's cluster client).
+2. The drains: one drain process per outbox bucket, all at once (what the billing workers
+   do with one task per bucket). Reported: events per second together, the drainers' CPU
+   per event and PostgreSQL's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from capacity import DurablePostgres, cpu_s, postgres_cpu_s, settings_env
+from capacity import redis_phase as single_redis_phase
+from drill_stack import RedisServer
+
+from tests.support.redis_cluster import LocalCluster, local_cluster
+
+
+def main(args: argparse.Namespace, script: str) -> None:
+    if args.drain_bucket is not None:
+        drain_one(args.drain_bucket)
+        return
+    with contextlib.ExitStack() as resources:
+        workdir = resources.enter_context(tempfile.TemporaryDirectory(prefix="geosvc-cap-"))
+        os.chmod(workdir, 0o755)  # the postgres user must reach its own dir under it
+        cluster = resources.enter_context(local_cluster(args.masters, appendfsync="everysec"))
+        single = RedisServer(Path(workdir), aof="everysec")
+        single.start()
+        resources.callback(single.stop)
+        postgres = DurablePostgres(Path(workdir))
+        postgres.start()
+        resources.callback(postgres.stop)
+        postgres.create_database()
+        single_env = settings_env(single.url, postgres.url, f"cap-{secrets.token_hex(3)}:")
+        env = cluster_env(single_env, cluster, args.buckets)
+        print(
+            f"capacity bench on a Redis Cluster of {args.masters}: {args.clients} client "
+            f"processes x {args.concurrency} in flight, {args.accounts} accounts, "
+            f"{args.seconds:g} s; {os.cpu_count()} cores. First one Redis, the baseline:"
+        )
+        single_redis_phase(args, single, single_env)
+        calls = redis_phase(args, cluster, env, script)
+        os.environ.update(env)  # this process migrates the database
+        drains_phase(args, postgres.data, env, script, calls)
+
+
+def cluster_env(env: dict[str, str], cluster: LocalCluster, buckets: int) -> dict[str, str]:
+    return {
+        **env,
+        "GEOSVC_REDIS_URL": cluster.url,
+        "GEOSVC_REDIS_CLUSTER": "true",
+        "GEOSVC_BROKER_URL": "memory://",  # the bench sends no task
+        "GEOSVC_OUTBOX_BUCKETS": str(buckets),
+    }
+
+
+def redis_phase(
+    args: argparse.Namespace, cluster: LocalCluster, env: dict[str, str], script: str
+) -> int:
+    argv = [sys.executable, script, "--client", "--seconds", str(args.seconds)]
+    argv += ["--concurrency", str(args.concurrency), "--accounts", str(args.accounts)]
+    pids = [node.process.pid for node in cluster.nodes]
+    started_cpu = [cpu_s(pid) for pid in pids]
+    clients = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(args.clients)
+    ]
+    results = [json.loads(client.communicate()[0]) for client in clients]
+    wall = max(r["ended"] for r in results) - min(r["started"] for r in results)
+    node_cpu = [cpu_s(pid) - before for pid, before in zip(pids, started_cpu, strict=True)]
+    calls = sum(r["calls"] for r in results)
+    client_cpu = sum(r["cpu_s"] for r in results)
+    per_call_ms = sum(node_cpu) / calls * 1000
+    shares = ", ".join(f"{used / sum(node_cpu):.0%}" for used in node_cpu)
+    print(f"Redis Cluster ({len(pids)} masters): {calls:,} reserve+commit pairs in {wall:.1f} s")
+    print(f"  = {calls / wall:,.0f} pairs/s")
+    print(
+        f"  all nodes' CPU {sum(node_cpu):.2f} s = {per_call_ms:.3f} ms per pair -> "
+        f"{1000 / per_call_ms:,.0f} pairs/s per Redis core; nodes' shares {shares}"
+    )
+    print(f"  clients' CPU {client_cpu / calls * 1000:.3f} ms per pair (the api's share)")
+    return calls
+
+
+def drain_one(bucket: int) -> None:
+    """In a process of its own: drain one bucket; its figures as JSON."""
+    from app.kit.db import new_session
+    from app.kit.redis_client import sync_redis
+    from app.metering.outbox import drain
+
+    store = sync_redis()
+    before, started = resource.getrusage(resource.RUSAGE_SELF), time.time()
+    drained = drain(new_session, store, bucket)
+    after, ended = resource.getrusage(resource.RUSAGE_SELF), time.time()
+    own = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(json.dumps({"drained": drained, "cpu_s": own, "started": started, "ended": ended}))
+    sys.stdout.flush()
+    sys.stdin.readline()  # stay connected until PostgreSQL's CPU is read (its backend's)
+
+
+def drains_phase(
+    args: argparse.Namespace, data_dir: Path, env: dict[str, str], script: str, calls: int
+) -> None:
+    from app.kit.db import migrate
+    from app.runtime import reload_settings
+
+    reload_settings()  # the bench's settings (os.environ), not those read at import
+    migrate()  # before the drainers, which would race to create the tables
+    pg_before = postgres_cpu_s(data_dir)
+    drainers = [
+        subprocess.Popen(
+            [sys.executable, script, "--drain-bucket", str(bucket)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for bucket in range(args.buckets)
+    ]
+    results: list[dict[str, Any]] = [json.loads(d.stdout.readline()) for d in drainers]  # type: ignore[union-attr]
+    pg_cpu = postgres_cpu_s(data_dir) - pg_before
+    for drainer in drainers:
+        drainer.communicate("\n")
+    drained = sum(r["drained"] for r in results)
+    wall = max(r["ended"] for r in results) - min(r["started"] for r in results)
+    own = sum(r["cpu_s"] for r in results)
+    print(
+        f"Outbox drains: {args.buckets} buckets at once, {drained:,} events ({calls:,} "
+        f"committed) in {wall:.1f} s = {drained / wall:,.0f} events/s"
+    )
+    print(
+        f"  PostgreSQL CPU {pg_cpu / drained * 1000:.3f} ms per event; the drainers' CPU "
+        f"{own / drained * 1000:.3f} ms per event -> one worker core: {drained / own:,.0f} "
+        "events/s"
+    )
