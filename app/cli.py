@@ -17,6 +17,7 @@ from app.geodata.cli import register as register_geodata_commands
 from app.mcp.cli import register as register_reference_command
 from app.worker_start import (
     ALL_QUEUES,
+    IDLE_PROC_ALIVE_TIMEOUT_S,
     lower_cpu_priority,
     quiet_root_warning,
     require_tool_data,
@@ -214,7 +215,7 @@ def worker(
         argv += ["--concurrency", str(concurrency)]
     if hostname is not None:
         argv += ["--hostname", hostname]
-    lower_cpu_priority(queues, nice, idle)  # before the pool starts: its processes inherit it
+    priority = lower_cpu_priority(queues, nice, idle)  # before the pool: its processes inherit it
     with metrics_process_group(settings):
         require_persistent_redis()
         announcer = require_tool_data(queues, settings.data_dir)
@@ -223,6 +224,8 @@ def worker(
         from app.queue import celery_app, liveness
 
         celery_app.loader.import_module(WORKER_TASKS)
+        if priority == "SCHED_IDLE":  # a new pool process may wait long for a core
+            celery_app.conf.worker_proc_alive_timeout = IDLE_PROC_ALIVE_TIMEOUT_S
         liveness.install(celery_app, announcer)
         liveness.start_watchdog()
         install_worker(pool)

@@ -60,6 +60,11 @@ def runs_idle(queues: str) -> bool:
     return set(queues.split(",")) == {JOBS_QUEUE}
 
 
+# Celery kills a pool process that has not said it is up within 4 s; one at SCHED_IDLE on
+# a busy host may not get a core that soon (seen at load average 30 on 2 cores).
+IDLE_PROC_ALIVE_TIMEOUT_S = 120.0
+
+
 def lower_cpu_priority(queues: str, nice: int | None, idle: bool | None) -> str:
     """Lower this process's CPU priority before the pool starts (its processes or threads
     inherit it); returns what was done, for the start-up log. Lowering needs no

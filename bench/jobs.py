@@ -255,7 +255,7 @@ def main() -> None:
             *(([*worker, *queues], env, work / f"{name}.log") for name, queues in pools.items()),
         ) as (api, *workers):
             print("waiting for the server and the workers ...", flush=True)
-            wait_until_up(base_url + "/")
+            wait_until_up(base_url + "/", deadline_s=300)  # four processes start at once
             wait_for_workers(env, len(pools))
             keys = account(base_url), account(base_url)
             pids = {"api": [api.pid]}
