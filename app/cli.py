@@ -17,7 +17,8 @@ from app.geodata.cli import register as register_geodata_commands
 from app.mcp.cli import register as register_reference_command
 from app.worker_start import (
     ALL_QUEUES,
-    default_niceness,
+    IDLE_PROC_ALIVE_TIMEOUT_S,
+    lower_cpu_priority,
     quiet_root_warning,
     require_tool_data,
     worker_pool,
@@ -159,14 +160,21 @@ def worker(
         int | None,
         typer.Option(help="CPU niceness (default: 10 for tools.free,tools.heavy only, else 0)"),
     ] = None,
+    idle: Annotated[
+        bool | None,
+        typer.Option(
+            help="run at SCHED_IDLE: only CPU nothing else wants (default: --queues jobs)"
+        ),
+    ] = None,
     loglevel: str = "info",
     quiet: Annotated[bool, typer.Option(help="no start-up banner")] = False,
 ) -> None:
     """Run a Celery worker: tool calls and the billing ledger.
 
     By default one worker takes every queue. To isolate tenants, run the paying pool
-    (`--queues tools`) and the bulk pool (`--queues tools.free,tools.heavy,billing`,
-    niced) as separate workers (docs/OPERATIONS.md, "Tenant isolation").
+    (`--queues tools`), the bulk pool (`--queues tools.free,tools.heavy,billing`, niced)
+    and the jobs pool (`--queues jobs`, SCHED_IDLE) as separate workers
+    (docs/OPERATIONS.md, "Tenant isolation").
 
     The pool of a worker that takes `tools` follows GEOSVC_TOOLS_POOL, by default `auto`:
     one process per CPU while every tool is answered by the embedded datasets (CPU-bound
@@ -207,9 +215,7 @@ def worker(
         argv += ["--concurrency", str(concurrency)]
     if hostname is not None:
         argv += ["--hostname", hostname]
-    niceness = default_niceness(queues) if nice is None else nice
-    if niceness:
-        os.nice(niceness)  # before the pool starts: its processes or threads inherit it
+    priority = lower_cpu_priority(queues, nice, idle)  # before the pool: its processes inherit it
     with metrics_process_group(settings):
         require_persistent_redis()
         announcer = require_tool_data(queues, settings.data_dir)
@@ -218,6 +224,8 @@ def worker(
         from app.queue import celery_app, liveness
 
         celery_app.loader.import_module(WORKER_TASKS)
+        if priority == "SCHED_IDLE":  # a new pool process may wait long for a core
+            celery_app.conf.worker_proc_alive_timeout = IDLE_PROC_ALIVE_TIMEOUT_S
         liveness.install(celery_app, announcer)
         liveness.start_watchdog()
         install_worker(pool)

@@ -49,6 +49,38 @@ def default_niceness(queues: str) -> int:
     return 10 if TOOLS_QUEUE not in taken and taken & bulk else 0
 
 
+def runs_idle(queues: str) -> bool:
+    """A pool of bulk jobs' chunks alone runs at SCHED_IDLE: it gets only the CPU no other
+    process of its cgroup wants, and any of them that wakes up preempts it at once. A
+    niced process still takes a slice before a woken call runs, and many slices add up
+    over a call's hops (api, worker, api); SCHED_IDLE gives a job no slice at all while
+    anything else waits. Not for a pool with calls someone waits on (free, heavy, billing)."""
+    from app.queue.celery import JOBS_QUEUE
+
+    return set(queues.split(",")) == {JOBS_QUEUE}
+
+
+# Celery kills a pool process that has not said it is up within 4 s; one at SCHED_IDLE on
+# a busy host may not get a core that soon (seen at load average 30 on 2 cores).
+IDLE_PROC_ALIVE_TIMEOUT_S = 120.0
+
+
+def lower_cpu_priority(queues: str, nice: int | None, idle: bool | None) -> str:
+    """Lower this process's CPU priority before the pool starts (its processes or threads
+    inherit it); returns what was done, for the start-up log. Lowering needs no
+    privilege; where SCHED_IDLE is refused (a seccomp profile), niceness 19 stands in."""
+    if idle if idle is not None else (nice is None and runs_idle(queues)):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return "SCHED_IDLE"
+        except (AttributeError, OSError):  # not Linux, or refused
+            nice = 19
+    niceness = default_niceness(queues) if nice is None else nice
+    if niceness:
+        os.nice(niceness)
+    return f"nice {niceness}"
+
+
 def require_tool_data(queues: str, data_dir: Path) -> Announcer | None:
     """A worker of a tool queue checks and loads its geodata before it consumes, or exits
     with one line saying what is wrong and how to fix it (app.geodata.readiness)."""

@@ -31,6 +31,7 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
         "api",
         "worker",
         "worker-bulk",
+        "worker-jobs",
         "beat",
         "flower",
         "prometheus",
@@ -42,7 +43,7 @@ def test_has_the_services(compose: dict[str, Any]) -> None:
     }
 
 
-@pytest.mark.parametrize("name", ["worker", "worker-bulk"])
+@pytest.mark.parametrize("name", ["worker", "worker-bulk", "worker-jobs"])
 def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any], name: str) -> None:
     worker = compose["services"][name]
     assert worker["restart"] == "unless-stopped"
@@ -52,7 +53,7 @@ def test_workers_are_restarted_when_they_stop_consuming(compose: dict[str, Any],
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("name", ["worker", "worker-bulk"])
+@pytest.mark.parametrize("name", ["worker", "worker-bulk", "worker-jobs"])
 def test_workers_read_the_indices_built_into_the_image(compose: dict[str, Any], name: str) -> None:
     """Issue 55, item 4: a worker refuses to start without its indices; the image has them
     (the Dockerfile builds them where the workers' GEOSVC_DATA_DIR points), so no service
@@ -80,13 +81,24 @@ def test_backups_run_on_a_schedule_with_retention(compose: dict[str, Any]) -> No
 
 
 def test_paying_calls_have_a_worker_pool_of_their_own(compose: dict[str, Any]) -> None:
-    """Tenant isolation: `tools` on one pool, everything else on the (niced) bulk pool."""
+    """Tenant isolation: `tools` on one pool, free and heavy calls and billing on the
+    (niced) bulk pool, jobs' chunks on a pool of their own."""
     queues = {
         name: compose["services"][name]["command"][-1].split(",")
-        for name in ("worker", "worker-bulk")
+        for name in ("worker", "worker-bulk", "worker-jobs")
     }
     assert queues["worker"] == ["tools"]
-    assert set(queues["worker-bulk"]) == {"tools.free", "tools.heavy", "jobs", "billing"}
+    assert set(queues["worker-bulk"]) == {"tools.free", "tools.heavy", "billing"}
+    assert queues["worker-jobs"] == ["jobs"]
+
+
+def test_jobs_take_only_the_cpu_nothing_else_wants(compose: dict[str, Any]) -> None:
+    """Issue 59, item 6: niceness and SCHED_IDLE count only inside a container's own
+    cgroup, so the jobs container has the lowest CPU weight between containers (Docker's
+    cpu_shares 2 is cgroup v2's cpu.weight 1; a container without it has 100)."""
+    services = compose["services"]
+    assert services["worker-jobs"]["cpu_shares"] == 2
+    assert all("cpu_shares" not in services[name] for name in ("api", "worker"))
 
 
 def test_redis_keeps_an_aof_and_rabbitmq_is_the_broker(compose: dict[str, Any]) -> None:

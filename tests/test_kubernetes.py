@@ -48,7 +48,7 @@ KUBERNETES_VERSIONS = ("1.30.0", kubernetes_validate.latest_version())
 # none, and their CRDs are not vendored here): TestQueueScaling checks KEDA's objects and
 # TestMonitoring the Prometheus Operator's, by what they must select and carry.
 CUSTOM_RESOURCE_GROUPS = ("keda.sh/", "monitoring.coreos.com/")
-WORKER_COMPONENTS = ("worker", "worker-bulk", "worker-billing")
+WORKER_COMPONENTS = ("worker", "worker-bulk", "worker-jobs", "worker-billing")
 # Where the Dockerfile builds the indices (read-only at run time)
 IMAGE_INDICES = "/opt/geosvc/geodata"
 
@@ -95,6 +95,12 @@ def by_kind(objects: list[Obj], kind: str) -> dict[str, Obj]:
 
 def component(obj: Obj) -> str:
     return str(obj["metadata"]["labels"]["app.kubernetes.io/component"])
+
+
+def cpu_cores(resources: Obj) -> float:
+    """The container's CPU request in cores ("100m", "2")."""
+    cpu = str(resources["requests"]["cpu"])
+    return int(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
 
 
 def worker_queues(objects: list[Obj]) -> dict[str, list[str]]:
@@ -263,7 +269,19 @@ class TestQueueScaling:
         paying = next(queues for queues in pools.values() if TOOLS_QUEUE in queues)
         assert paying == [TOOLS_QUEUE]
         bulk = next(queues for queues in pools.values() if BULK_TOOL_QUEUES[0] in queues)
-        assert sorted(bulk) == sorted([*BULK_TOOL_QUEUES, JOBS_QUEUE])  # jobs: niced too
+        assert sorted(bulk) == sorted(BULK_TOOL_QUEUES)
+        assert [JOBS_QUEUE] in pools.values()  # a pool of their own (SCHED_IDLE)
+
+    def test_jobs_have_the_lowest_cpu_weight(self, namespace: list[Obj]) -> None:
+        """Issue 59, item 6: between pods the kernel shares CPU by cgroup weight, which
+        follows the CPU request; the jobs pool's is the smallest of every deployment."""
+        requests = {
+            name: cpu_cores(d["spec"]["template"]["spec"]["containers"][0]["resources"])
+            for name, d in by_kind(namespace, "Deployment").items()
+            if component(d) in ("api", *WORKER_COMPONENTS)
+        }
+        jobs = requests.pop("geosvc-worker-jobs")
+        assert jobs <= min(requests.values()) / 2, requests
 
     def test_keda_scales_each_pool_on_each_of_its_queues(self, namespace: list[Obj]) -> None:
         scaled = by_kind(namespace, "ScaledObject")
@@ -459,7 +477,7 @@ class TestMonitoring:
             ports = {p["name"] for p in template["spec"]["containers"][0]["ports"]}
             assert endpoint["port"] in ports, name
             scraped.add(name)
-        assert len(scraped) == 3
+        assert len(scraped) == len(WORKER_COMPONENTS)
         self.assert_token(endpoint)
 
     @staticmethod

@@ -8,7 +8,14 @@ from app.queue import celery_app
 from app.queue.celery import MAINTENANCE_SOFT_TIME_LIMIT_S, MAINTENANCE_TIME_LIMIT_S
 
 
-@celery_app.task(name="jobs.run_chunk")
+# No one waits on a chunk call by call, and its pool runs on idle CPU only (SCHED_IDLE):
+# on a busy host 500 rows may take minutes, which the tool calls' 30 s limit would cut
+# (seen at load average 30 on 2 cores), sending the chunk back to beat's resume.
+@celery_app.task(
+    name="jobs.run_chunk",
+    soft_time_limit=MAINTENANCE_SOFT_TIME_LIMIT_S,
+    time_limit=MAINTENANCE_TIME_LIMIT_S,
+)
 def run_chunk(job_id: str, index: int) -> str:
     return runner.run_chunk(job_id, index)
 

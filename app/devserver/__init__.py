@@ -1,8 +1,8 @@
 """`geosvc dev`: everything in one process on the embedded default.
 
 Migrates the SQLite database, builds or loads the geodata indices, makes the demo
-account (its key and password kept across restarts: demo.py), starts two `geosvc worker`
-(thread pools: paying calls; free and heavy calls and billing) and `geosvc beat` as child
+account (its key and password kept across restarts: demo.py), starts three `geosvc worker`
+(thread pools: paying calls; free and heavy calls and billing; jobs) and `geosvc beat` as child
 processes on the embedded Redis, then serves the api: one command, the production code
 path. (A Celery worker started in a thread of the api process gets a DisabledBackend in
 its pool threads and stores no results, so the worker gets a process of its own.)
@@ -28,8 +28,14 @@ from app.devserver.demo import DEMO_FILE, DemoAccount, demo_account, write_copy
 from app.devserver.output import DevOutput
 from app.kit.embedded_redis import die_with_parent
 
-# Two pools, as in production: paying calls; free and heavy calls and billing (niced).
-WORKER_POOLS = [("tools", "dev@%h"), ("tools.free,tools.heavy,jobs,billing", "dev-bulk@%h")]
+# Three pools, as in production: paying calls; free and heavy calls and billing (niced);
+# bulk jobs' chunks (SCHED_IDLE: `geosvc worker` picks it for `jobs` alone), so a job's
+# threads never hold the interpreter lock a free call or a drain waits for.
+WORKER_POOLS = [
+    ("tools", "dev@%h"),
+    ("tools.free,tools.heavy,billing", "dev-bulk@%h"),
+    ("jobs", "dev-jobs@%h"),
+]
 # How long the first index build took on 2 cores (issue 38: 45 s on a fresh clone).
 INDEX_BUILD_EXPECTED = "about a minute on 2 cores"
 
@@ -187,7 +193,7 @@ def serve(*, host: str, port: int, console: Console) -> None:
     with new_session() as session:
         demo = demo_account(session, data_dir)
         session.commit()
-    console.print("Starting the api, two workers and beat ...")
+    console.print("Starting the api, three workers and beat ...")
     children = start_worker_and_beat(output)
     base = f"http://{host}:{port}"
     app = create_app()

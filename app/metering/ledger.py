@@ -14,29 +14,28 @@ from app.kit.clock import as_utc
 from app.metering.schemas import UsageEventIn
 from app.models import ApiKey, UsageEvent
 
-INSERT_CHUNK = 500
-
 
 def record_events(session: Session, events: Iterable[UsageEventIn]) -> int:
     """Insert events, skipping call ids already in the ledger; returns how many were new.
 
     INSERT ... ON CONFLICT (call_id) DO NOTHING, so a batch delivered twice (late acks,
-    a retried task, a replayed message) is stored once. Only flushes.
+    a retried task, a replayed message) is stored once. Only flushes. The rows go as
+    parameters of one statement compiled once (SQLAlchemy's "insertmanyvalues"
+    executemany), not as literal VALUES: compiling a 500-row VALUES clause cost more CPU
+    than everything else in a drain (a bulk job drains 100,000 events).
     """
     unique = {event.call_id: event for event in events}
     rows = [
         {**event.model_dump(), "created_at": as_utc(event.created_at)} for event in unique.values()
     ]
+    if not rows:
+        return 0
     insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    inserted = 0
-    for start in range(0, len(rows), INSERT_CHUNK):
-        statement = (
-            insert(UsageEvent)
-            .values(rows[start : start + INSERT_CHUNK])
-            .on_conflict_do_nothing(index_elements=["call_id"])
-            .returning(col(UsageEvent.call_id))
-        )
-        inserted += len(session.execute(statement).all())
+    table = UsageEvent.__table__  # type: ignore[attr-defined]  # SQLModel's table
+    statement = (
+        insert(table).on_conflict_do_nothing(index_elements=["call_id"]).returning(table.c.call_id)
+    )
+    inserted = len(session.execute(statement, rows).all())
     session.flush()
     return inserted
 

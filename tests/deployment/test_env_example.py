@@ -21,7 +21,7 @@ from tests.deployment.compose_env import (
 )
 from tests.deployment.test_check_config import EMPTY_ENVIRONMENT_REFUSES, listed
 
-APP_SERVICES = ("migrate", "api", "worker", "worker-bulk", "beat", "flower")
+APP_SERVICES = ("migrate", "api", "worker", "worker-bulk", "worker-jobs", "beat", "flower")
 # Values an operator types in (the rest are random secrets).
 TYPED = {
     "GEOSVC_IMAGE_TAG": "0.1.0-abc1234",

@@ -37,7 +37,7 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
     worker_port = int(services["worker"]["environment"]["GEOSVC_WORKER_METRICS_PORT"])
     for job, names, port in (
         (jobs["geosvc-api"], ["api"], api_port),
-        (jobs["geosvc-worker"], ["worker", "worker-bulk"], worker_port),
+        (jobs["geosvc-worker"], ["worker", "worker-bulk", "worker-jobs"], worker_port),
     ):
         assert job["metrics_path"] == "/metrics"
         [discovery] = job["dns_sd_configs"]  # every replica, so --scale is scraped too
@@ -51,6 +51,6 @@ def test_prometheus_scrapes_every_api_and_worker_with_the_token(
 
 
 def test_every_geosvc_process_has_the_metrics_token(compose: dict[str, Any]) -> None:
-    for name in ("api", "worker", "worker-bulk", "beat"):
+    for name in ("api", "worker", "worker-bulk", "worker-jobs", "beat"):
         env = compose["services"][name]["environment"]
         assert env["GEOSVC_METRICS_TOKEN"].startswith("${GEOSVC_METRICS_TOKEN:?")

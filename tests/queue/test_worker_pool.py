@@ -1,8 +1,10 @@
 """The `tools` worker's pool: prefork per CPU while every tool is embedded, threads once
-a tool goes upstream; and the Redis broker transport's shared client."""
+a tool goes upstream; a pool's CPU priority; and the Redis broker transport's shared
+client."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,35 @@ class TestWorkerProcess:
         assert len(embedded_pool["processes"]) == embedded_pool["max-concurrency"] >= 1
         assert upstream_pool["implementation"] == THREADS
         assert upstream_pool["max-concurrency"] == 64
+
+    def test_a_jobs_pool_runs_at_sched_idle_and_a_bulk_pool_niced(
+        self, backend: Backend, tmp_path: Path
+    ) -> None:
+        """Issue 59, item 6: a job's chunks get only the CPU nothing else wants, in the
+        worker's main process and every pool process; free calls and billing (someone
+        waits on them) stay in the normal class, niced."""
+        if backend.name != "sqlite":
+            pytest.skip("one backend is enough: the priority does not depend on the database")
+        migrate(backend.env())
+        jobs = launch_celery_worker(backend.env(), tmp_path / "jobs.log", queues="jobs")
+        bulk = launch_celery_worker(
+            backend.env(), tmp_path / "bulk.log", queues="tools.free,tools.heavy,billing"
+        )
+        try:
+            jobs_pool = pool_of(wait_until_ready(jobs).client, jobs.hostname)
+            bulk_pool = pool_of(wait_until_ready(bulk).client, bulk.hostname)
+            jobs_pids = [jobs.process.pid, *jobs_pool["processes"]]
+            bulk_pids = [bulk.process.pid, *bulk_pool["processes"]]
+            jobs_policies = {os.sched_getscheduler(pid) for pid in jobs_pids}
+            bulk_policies = {os.sched_getscheduler(pid) for pid in bulk_pids}
+            bulk_niceness = {os.getpriority(os.PRIO_PROCESS, pid) for pid in bulk_pids}
+        finally:
+            jobs.stop(wait=False)
+            bulk.stop(wait=False)
+        assert len(jobs_pids) >= 2
+        assert jobs_policies == {os.SCHED_IDLE}
+        assert bulk_policies == {os.SCHED_OTHER}
+        assert bulk_niceness == {os.getpriority(os.PRIO_PROCESS, 0) + 10}
 
 
 class TestRedisBroker:

@@ -8,7 +8,7 @@ from app.geodata.catalogue import validate_arguments
 from app.plans import Plan
 from app.queue.celery import QUEUES
 from app.tool_calls.routing import call_weight, queue_for
-from app.worker_start import ALL_QUEUES, default_niceness
+from app.worker_start import ALL_QUEUES, default_niceness, runs_idle
 
 
 def weight(name: str, arguments: dict[str, object]) -> int:
@@ -59,3 +59,16 @@ class TestWorkers:
     )
     def test_only_a_bulk_pool_yields_the_cpu(self, queues: str, nice: int) -> None:
         assert default_niceness(queues) == nice
+
+    @pytest.mark.parametrize(
+        ("queues", "idle"),
+        [
+            ("jobs", True),
+            ("tools.free,tools.heavy,billing", False),
+            ("jobs,billing", False),  # someone waits on the drain: niced, not idle
+            ("tools,jobs", False),
+            (ALL_QUEUES, False),
+        ],
+    )
+    def test_only_a_pool_of_jobs_alone_runs_idle(self, queues: str, idle: bool) -> None:
+        assert runs_idle(queues) is idle
