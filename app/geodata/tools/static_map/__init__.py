@@ -63,9 +63,9 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "static_map",
     "Draw a map",
-    "A PNG map image (Web Mercator) with place labels and markers. Give "
-    f"`center` and `zoom` (0 world - {MAX_MAP_ZOOM} town: the basemap draws "
-    "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
+    "A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, "
+    f"a choropleth. Give `center` and `zoom` (0 world - {MAX_MAP_ZOOM} town), or "
+    "`markers`, `path` and/or `bbox` to fit." + CREDIT,
     StaticMapArgs,
     StaticMapResult,
     __name__,
