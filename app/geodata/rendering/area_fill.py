@@ -139,10 +139,9 @@ def draw_legend(draw: ImageDraw.ImageDraw, view: View, legend: Legend) -> bool:
     for color, text in legend.rows:
         swatch = (x, y + 1, x + SWATCH, y + 1 + SWATCH - 2)
         draw.rectangle(swatch, fill=color or HALO, outline=(120, 120, 120))
-        if color is None:
-            for d in range(0, 2 * SWATCH, HATCH_STEP):
-                draw.line((x + d, y + 1, x + d - SWATCH + 2, y + SWATCH - 1), fill=HATCH)
-            draw.rectangle(swatch, outline=(120, 120, 120))
+        if color is None:  # the hatch as the map draws it, inside the swatch's border
+            inside = (swatch[2] - swatch[0] - 1, swatch[3] - swatch[1] - 1)
+            draw.bitmap((swatch[0] + 1, swatch[1] + 1), _hatch(inside), fill=HATCH)
         draw.text((x + SWATCH + 4, y), text, font=font(10), fill=LABEL)
         y += 14
     for note in legend.notes:

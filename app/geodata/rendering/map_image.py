@@ -112,8 +112,11 @@ def draw_map(
             draw.polygon(polygon, fill=LAND, outline=COUNTRY_BORDER)
         for polygon in basemap.polygons(view, shift, LAYER_LAND):
             draw.polygon(polygon, fill=LAND, outline=LAND)
-    if areas is not None:
+    if areas is not None:  # over the land, then the country outlines it covered again
         areas.fill(image, draw, view)
+        for shift in world_copies(view):
+            for polygon in basemap.polygons(view, shift, LAYER_COUNTRY):
+                draw.line(polygon + polygon[:2], fill=COUNTRY_BORDER, width=1)
     for shift in world_copies(view):
         for line in basemap.polygons(view, shift, LAYER_BORDER, min_points=2):
             draw.line(line, fill=COUNTRY_BORDER, width=1)

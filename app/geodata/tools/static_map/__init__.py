@@ -73,7 +73,8 @@ SPEC = ToolSpec(
     "/v1/static-map",
     EXAMPLE,
     coverage=(
-        "country and US state borders and place labels, zoom 0-12",
+        "country and US state borders and place labels, zoom 0-12; choropleths of countries, "
+        "US states and counties (population, density), ZIP codes (also income, demographics)",
         "none: maps are always drawn from the embedded basemap",
     ),
     upstream_capable=False,

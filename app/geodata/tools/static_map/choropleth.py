@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.geodata.indices.store import ZIP_KINDS
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.rendering.area_fill import RGB, AreaFill, Dots, Legend, legend_fits
 from app.geodata.rendering.labels import world_copies
@@ -88,7 +89,7 @@ def _layer(fill: AreaFill, summary: dict[str, Any], figs: Figures) -> Layer:
     )
     warnings = []
     if summary["noData"]:
-        named = ", ".join(summary["noDataAreas"][:NAMED_MAX])
+        named = "; ".join(summary["noDataAreas"][:NAMED_MAX])
         more = summary["noData"] - min(NAMED_MAX, len(summary["noDataAreas"]))
         warnings.append(
             f"{summary['noData']} of the {summary['areas']} in view have no "
@@ -193,14 +194,19 @@ def _fmt(value: float, unit: str) -> str:
         return f"{prefix}{value / 1e6:.1f}M"
     if abs(value) >= 1e4:
         return f"{prefix}{value / 1e3:.0f}K"
-    return f"{prefix}{value:,.0f}" if abs(value) >= 10 else f"{prefix}{value:.1f}"
+    if abs(value) >= 10:
+        return f"{prefix}{value:,.0f}"
+    return f"{prefix}{value:.1f}" if abs(value) >= 1 or value == 0 else f"{prefix}{value:.2g}"
 
 
 @functools.lru_cache(maxsize=2)
 def _zip_points(
     data: GeoData,
 ) -> tuple[list[str], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    codes = [f"{int(code):05d}" for code in np.asarray(data.zip_code).tolist()]
-    features = np.asarray(data.zip_feature)
+    """Standard ZIP codes' points: a PO box or unique ZIP (a firm's) has no area and no
+    residents of its own, so no dot."""
+    standard = np.nonzero(np.asarray(data.zip_kind) == ZIP_KINDS.index("STANDARD") + 1)[0]
+    codes = [f"{int(code):05d}" for code in np.asarray(data.zip_code)[standard].tolist()]
+    features = np.asarray(data.zip_feature)[standard]
     x, y = lonlat_to_world(np.asarray(data.lon)[features], np.asarray(data.lat)[features])
     return codes, np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
