@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, FrameLocator, Page
 
 from app.mcp.map_app import MAP_URI
 from tests.dashboard.conftest import browser  # noqa: F401  (the module's chromium)
@@ -117,6 +117,21 @@ def poll(check: Any, deadline_s: float = 20.0) -> Any:
         time.sleep(0.05)
 
 
+def open_app(
+    page: Page, stack: Stack, account: Account, arguments: dict[str, Any], result: dict[str, Any]
+) -> FrameLocator:
+    """The host page with the app in its iframe, handed the call; once a tile has loaded."""
+    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
+    page.set_content(HOST_PAGE)
+    page.evaluate(
+        "([html, csp, args, result]) => start(html, csp, args, result)",
+        [content["text"], content["_meta"]["ui"]["csp"], arguments, result],
+    )
+    frame = page.frame_locator("#app")
+    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    return frame
+
+
 def test_map_app_draws_a_static_map_on_our_tiles(
     stack: Stack, account: Account, host: tuple[Page, str], tmp_path: Path
 ) -> None:
@@ -177,14 +192,7 @@ def test_map_app_shows_the_choropleth_legend(
     drawn = rpc(stack, account, "tools/call", {"name": "static_map", "arguments": arguments})
     assert not drawn.get("isError"), drawn
     classes = drawn["structuredContent"]["choropleth"]["classes"]
-    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
-    page.set_content(HOST_PAGE)
-    page.evaluate(
-        "([html, csp, args, result]) => start(html, csp, args, result)",
-        [content["text"], content["_meta"]["ui"]["csp"], arguments, drawn],
-    )
-    frame = page.frame_locator("#app")
-    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    frame = open_app(page, stack, account, arguments, drawn)
     legend = frame.locator("#legend")
     legend.wait_for(state="visible")
     text = legend.inner_text()
@@ -208,14 +216,7 @@ def test_map_app_marks_geocode_results(
     arguments = {"query": "Portland", "limit": 3}
     found = rpc(stack, account, "tools/call", {"name": "geocode", "arguments": arguments})
     assert not found.get("isError"), found
-    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
-    page.set_content(HOST_PAGE)
-    page.evaluate(
-        "([html, csp, args, result]) => start(html, csp, args, result)",
-        [content["text"], content["_meta"]["ui"]["csp"], arguments, found],
-    )
-    frame = page.frame_locator("#app")
-    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    frame = open_app(page, stack, account, arguments, found)
     places = found["structuredContent"]["results"]
     labels = frame.locator(".geosvc-label")
     assert poll(lambda: labels.count() == len(places)), labels.count()

@@ -5,25 +5,17 @@ observed stack (an api of two processes: a repeat may come from either's cache).
 
 from __future__ import annotations
 
-import secrets
-
 import httpx
 
 from tests.observability.conftest import TILE_FETCHES_PER_IP, ObservedStack, poll
 from tests.observability.test_metrics import delta, new_key
+from tests.tiles.test_endpoints import fresh_address, get_from
 
 SERVED = "geosvc_tiles_served_total"
 
 
 def fetch(address: str, url: str, **headers: str) -> httpx.Response:
-    transport = httpx.HTTPTransport(local_address=address)
-    with httpx.Client(transport=transport, timeout=30) as http:
-        return http.get(url, headers=headers)
-
-
-def fresh_address() -> str:
-    second, third = secrets.token_bytes(2)
-    return f"127.{second}.{third}.{secrets.randbelow(250) + 2}"
+    return get_from(address, url, headers=headers)
 
 
 def test_tiles_count_by_source_304s_refusals_and_draw_time(observed: ObservedStack) -> None:
