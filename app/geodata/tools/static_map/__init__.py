@@ -65,7 +65,7 @@ SPEC = ToolSpec(
     "Draw a map",
     "A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, "
     f"a choropleth. Give `center` and `zoom` (0 world - {MAX_MAP_ZOOM} town), or "
-    "`markers`, `path` and/or `bbox` to fit." + CREDIT,
+    "`markers`, `path`, `bbox` to fit." + CREDIT,
     StaticMapArgs,
     StaticMapResult,
     __name__,

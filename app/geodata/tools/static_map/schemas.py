@@ -115,7 +115,7 @@ class StaticMapArgs(Arguments):
         description="Fitted if absent",
     )
     bbox: Annotated[BBox | None, WithJsonSchema(_BBOX_SCHEMA)] = Field(
-        None, description="Area to show (degrees)"
+        None, description="Area to show"
     )
     markers: list[Marker] = Field(default_factory=list, max_length=50, description="Points to mark")
     path: list[LatLon] = Field(
@@ -131,7 +131,7 @@ class StaticMapArgs(Arguments):
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
     choropleth: Annotated[Choropleth | None, WithJsonSchema(_CHOROPLETH_SCHEMA)] = Field(
         None,
-        description="Fill areas by quintile: population, population_density; level zip "
+        description="Areas by quintile: population, population_density; zip "
         "(zoom 8+) also median_household_income, get_demographics' measures",
     )
 
@@ -155,16 +155,16 @@ class StaticMapArgs(Arguments):
 
 
 class StaticMapResult(ImageResult):
-    width: int
-    height: int
-    center: LatLon
-    zoom: int
-    bbox: BBox = Field(description="The area shown")
+    width: int = Field(description="px")
+    height: int = Field(description="px")
+    center: LatLon = Field(description="Centre")
+    zoom: int = Field(description="Zoom")
+    bbox: BBox = Field(description="Area shown")
     markers: int = Field(description="Markers drawn")
     warnings: list[str] = Field(default_factory=list, description="What was not drawn")
     format: Literal["image/png"] = Field("image/png", description="The image's media type")
     bytes: int = Field(description="PNG size")
-    attribution: str = Field(description="Credit line to show")
-    choropleth: dict[str, Any] | None = Field(None, description="Its legend")
+    attribution: str = Field(description="Credit line")
+    choropleth: dict[str, Any] | None = Field(None, description="Legend")
     source: str = SOURCE
     dataset: str = DATASET
