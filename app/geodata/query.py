@@ -16,6 +16,7 @@ Structured arguments take compact forms:
 - `markers=LAT,LON[,COLOR[,LABEL]]`, repeated for each marker (e.g.
   `markers=40.71,-74.0,red,Office&markers=40.75,-73.99`); COLOR is a name or `#RRGGBB`
   (`%23RRGGBB` in a URL); LABEL is the rest of the value, commas included.
+- `choropleth=MEASURE,LEVEL` (static_map, e.g. `choropleth=population_density,state`)
 - `path=LAT,LON|LAT,LON|...`, the points in order, once (e.g.
   `path=40.71,-74.0|40.75,-73.99|40.78,-73.97`); `path_color` and `path_width` are plain
   parameters. At most MAX_PATH_QUERY_CHARS characters (about 300 points at five
@@ -85,6 +86,9 @@ def query_arguments(tool: str, query: QueryParams) -> dict[str, Any]:
         if name == "within":
             arguments[name] = _shape(values[0])
             continue
+        if name == "choropleth":
+            arguments[name] = _choropleth(values[0])
+            continue
         if name == "path":
             if len(values[0]) > MAX_PATH_QUERY_CHARS:
                 raise InvalidArgument(f"path: at most {MAX_PATH_QUERY_CHARS:,} characters")
@@ -145,6 +149,13 @@ def _shape(text: str) -> dict[str, Any]:
     raise InvalidArgument(f"within: must be {WITHIN_FORM}, e.g. -105.05,39.7,-104.95,39.8")
 
 
+def _choropleth(text: str) -> dict[str, Any]:
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise InvalidArgument("choropleth: must be MEASURE,LEVEL, e.g. population_density,state")
+    return {"measure": parts[0], "level": parts[1]}
+
+
 def _point(text: str) -> dict[str, Any]:
     values = [_number(v.strip()) for v in text.split(",")]
     if len(values) != 2 or isinstance(values[0], str) or isinstance(values[1], str):
@@ -178,6 +189,13 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
         "style": "form",
         "explode": True,
+    },
+    "choropleth": {
+        "description": "Areas coloured by quintile of a measure, as MEASURE,LEVEL (e.g. "
+        "population_density,state): measures population, population_density at level "
+        "country, state, county or zip; at level zip (zoom 8 or more) also "
+        "median_household_income and get_demographics' measures",
+        "schema": {"type": "string", "maxLength": 80, "pattern": r"^[^,]+,[^,]+$"},
     },
     "path": {
         "description": f"A line through the points in order, as {PATH_FORM} (at least 2, up "

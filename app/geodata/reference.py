@@ -87,7 +87,9 @@ def tool_reference() -> str:
         "`_meta.ui.resourceUri` = `ui://geosvc/map.html` in tools/list: hosts that render MCP "
         "Apps (the `io.modelcontextprotocol/ui` extension) show that resource "
         "(`text/html;profile=mcp-app`) in a sandboxed iframe: a pannable, zoomable map "
-        "(Leaflet, inlined) of the call's view, markers, labels and path, on the service's own "
+        "(Leaflet, inlined) of the call's view, markers, labels and path (and a choropleth's "
+        "legend: the areas' colours are on the PNG only, not drawn in the app yet), on the "
+        "service's own "
         'tiles (`/v1/tiles`, docs/HTTP_API.md). Each such result\'s `_meta["geosvc/tiles"]` '
         "holds the signed tile URL template the page uses (`urlTemplate`, `expiresAt`, "
         "`maxZoom`, `attribution`): no key in the iframe; the tiles are free. Hosts without "

@@ -80,6 +80,21 @@ MAIL_FAILURES = Counter(
     ["reason"],
 )
 
+TILES_SERVED = Counter(
+    "geosvc_tiles_served",
+    "Map tiles answered, by where from: memory (this process's LRU), redis, drawn (a "
+    "metatile drawn by a tools worker), not_modified (a 304 to If-None-Match)",
+    ["source"],
+)
+TILE_REFUSALS = Counter(
+    "geosvc_tile_refusals", "Tile fetches refused over a tile budget, by budget", ["budget"]
+)
+TILE_DRAW_SECONDS = Histogram(
+    "geosvc_tile_draw_seconds",
+    "Time to draw one metatile and encode its tiles, in the tools worker",
+    buckets=LATENCY_BUCKETS,
+)
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -200,3 +215,15 @@ def task_finished(task: str, outcome: str, seconds: float) -> None:
 def mail_failed(reason: str) -> None:
     """`deferred` or `refused` (app.mail.transport's MailDeferred, MailRefused)."""
     MAIL_FAILURES.labels(reason).inc()
+
+
+def tile_served(source: str) -> None:
+    TILES_SERVED.labels(source).inc()
+
+
+def tile_refused(budget: str) -> None:
+    TILE_REFUSALS.labels(budget).inc()
+
+
+def tile_drawn(seconds: float) -> None:
+    TILE_DRAW_SECONDS.observe(seconds)

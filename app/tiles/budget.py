@@ -17,6 +17,7 @@ import hashlib
 
 from app.kit.config import get_settings
 from app.kit.errors import RateLimited
+from app.observability import metrics
 from app.tool_calls.link_budget import address_group, count_in_window
 
 
@@ -26,6 +27,7 @@ async def count_address(client_ip: str) -> None:
     key = f"{settings.redis_key_prefix}tile-fetches:address:{digest}"
     count, left_s = await count_in_window(key, settings.tile_fetch_window_s)
     if count > settings.tile_fetches_per_ip:
+        metrics.tile_refused("address")
         raise RateLimited(
             f"Too many tile fetches from your address: at most {settings.tile_fetches_per_ip} "
             f"per {settings.tile_fetch_window_s} s; retry in {left_s} s.",
@@ -39,6 +41,7 @@ async def count_account(account: str) -> None:
     key = f"{settings.redis_key_prefix}tile-fetches:{{{account}}}"
     count, left_s = await count_in_window(key, settings.tile_fetch_window_s)
     if count > settings.tile_fetches_per_account:
+        metrics.tile_refused("account")
         raise RateLimited(
             f"This account fetched {settings.tile_fetches_per_account} tiles in "
             f"{settings.tile_fetch_window_s} s, all it may; retry in {left_s} s.",

@@ -12,6 +12,7 @@ from app.deps.client import client_ip_of
 from app.http.errors import error_response
 from app.kit.errors import AppError, InvalidArgument, unavailable_for
 from app.kit.validation import ascii_digits
+from app.observability import metrics
 from app.tiles import budget, service
 from app.tiles.grid import TileId, tile_id
 from app.tiles.signing import SIGNED_PARAMS, TILES_PATH, signed_account
@@ -47,6 +48,7 @@ async def _tile(request: Request, z: str, x: str, y: str) -> Response:
     etag = service.etag(wanted)
     headers = {"ETag": etag, "Cache-Control": TILE_CACHE_CONTROL}
     if _matches(request.headers.get("if-none-match"), etag):
+        metrics.tile_served("not_modified")
         return Response(status_code=304, headers=headers)
     return Response(await service.tile_png(wanted), media_type="image/png", headers=headers)
 

@@ -11,6 +11,7 @@ from app.geodata.indices.version import INDEX_VERSION
 from app.kit.config import get_settings
 from app.kit.errors import Internal
 from app.kit.redis_client import async_redis
+from app.observability import metrics
 from app.queue.replies import waiter
 from app.tiles import cache
 from app.tiles.grid import TILE_STYLE, Metatile, TileId, metatile_of
@@ -29,11 +30,14 @@ async def tile_png(tile: TileId) -> bytes:
     lru = cache.lru()
     png = lru.get(tile)
     if png is not None:
+        metrics.tile_served("memory")
         return png
     png = await cache.read(tile)
+    source = "redis"
     if png is None:
-        png = (await _drawn(metatile_of(tile)))[tile]
+        png, source = (await _drawn(metatile_of(tile)))[tile], "drawn"
     lru.put(tile, png)
+    metrics.tile_served(source)
     return png
 
 

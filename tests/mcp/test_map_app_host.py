@@ -3,9 +3,9 @@ host page that reads ui://geosvc/map.html from a live server, puts it in a sandb
 iframe under the CSP its `_meta.ui.csp` asks for, speaks the Apps bridge
 (ui/initialize, ui/notifications/initialized, tool-input, tool-result) and hands it a
 real static_map call's arguments and result. Checked: tiles from our endpoint load (under
-that CSP, by the signed URL), the markers, their labels and the path are
-drawn. Screenshots at 1280 and 390 px go to the test's tmp dir (MAP_APP_SHOTS too, when
-set) for a person to look at."""
+that CSP, by the signed URL), the markers, their labels and the path are drawn, and a
+choropleth's legend shows. Screenshots at 1280 and 390 px go to the test's tmp dir
+(MAP_APP_SHOTS too, when set) for a person to look at."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, FrameLocator, Page
 
 from app.mcp.map_app import MAP_URI
 from tests.dashboard.conftest import browser  # noqa: F401  (the module's chromium)
@@ -117,6 +117,21 @@ def poll(check: Any, deadline_s: float = 20.0) -> Any:
         time.sleep(0.05)
 
 
+def open_app(
+    page: Page, stack: Stack, account: Account, arguments: dict[str, Any], result: dict[str, Any]
+) -> FrameLocator:
+    """The host page with the app in its iframe, handed the call; once a tile has loaded."""
+    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
+    page.set_content(HOST_PAGE)
+    page.evaluate(
+        "([html, csp, args, result]) => start(html, csp, args, result)",
+        [content["text"], content["_meta"]["ui"]["csp"], arguments, result],
+    )
+    frame = page.frame_locator("#app")
+    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    return frame
+
+
 def test_map_app_draws_a_static_map_on_our_tiles(
     stack: Stack, account: Account, host: tuple[Page, str], tmp_path: Path
 ) -> None:
@@ -163,6 +178,36 @@ def test_map_app_draws_a_static_map_on_our_tiles(
         page.screenshot(path=str(directory / f"map-app-{viewport}.png"))
 
 
+def test_map_app_shows_the_choropleth_legend(
+    stack: Stack, account: Account, host: tuple[Page, str], tmp_path: Path
+) -> None:
+    """A static_map with a choropleth: the app shows its legend (measure, classes, what is
+    hatched, source and year) over our tiles."""
+    page, viewport = host
+    arguments = {
+        "center": {"lat": 38.5, "lon": -96.0},
+        "zoom": 4,
+        "choropleth": {"measure": "population_density", "level": "state"},
+    }
+    drawn = rpc(stack, account, "tools/call", {"name": "static_map", "arguments": arguments})
+    assert not drawn.get("isError"), drawn
+    classes = drawn["structuredContent"]["choropleth"]["classes"]
+    frame = open_app(page, stack, account, arguments, drawn)
+    legend = frame.locator("#legend")
+    legend.wait_for(state="visible")
+    text = legend.inner_text()
+    assert "Population density (people per km²)" in text
+    assert "Census PEP 2019" in text
+    swatches = legend.locator(".swatch").evaluate_all(
+        "spans => spans.map(s => getComputedStyle(s).backgroundColor)"
+    )
+    assert len(swatches) >= len(classes) == 5, swatches
+    assert (legend.bounding_box() or {}).get("height", 0) > 60
+    for directory in [tmp_path, *([Path(SHOTS_DIR)] if SHOTS_DIR else [])]:
+        directory.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(directory / f"map-app-choropleth-{viewport}.png"))
+
+
 def test_map_app_marks_geocode_results(
     stack: Stack, account: Account, host: tuple[Page, str]
 ) -> None:
@@ -171,14 +216,7 @@ def test_map_app_marks_geocode_results(
     arguments = {"query": "Portland", "limit": 3}
     found = rpc(stack, account, "tools/call", {"name": "geocode", "arguments": arguments})
     assert not found.get("isError"), found
-    [content] = rpc(stack, account, "resources/read", {"uri": MAP_URI})["contents"]
-    page.set_content(HOST_PAGE)
-    page.evaluate(
-        "([html, csp, args, result]) => start(html, csp, args, result)",
-        [content["text"], content["_meta"]["ui"]["csp"], arguments, found],
-    )
-    frame = page.frame_locator("#app")
-    frame.locator("img.leaflet-tile-loaded").first.wait_for()
+    frame = open_app(page, stack, account, arguments, found)
     places = found["structuredContent"]["results"]
     labels = frame.locator(".geosvc-label")
     assert poll(lambda: labels.count() == len(places)), labels.count()

@@ -87,6 +87,9 @@ class Samples:
         return (name, tuple(sorted(labels.items()))) in self.values
 
 
+TILE_FETCHES_PER_IP = 20
+
+
 def observed_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[str, str]:
     return {
         **mcp_env(backend, upstream, prefix),
@@ -96,6 +99,8 @@ def observed_env(backend: Backend, upstream: FakeUpstream, prefix: str) -> dict[
         "GEOSVC_LOG_FORMAT": "json",
         "GEOSVC_HTTP_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
         "GEOSVC_HTTP_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
+        # small enough for a test to reach (tests/observability/test_tile_metrics.py)
+        "GEOSVC_TILE_FETCHES_PER_IP": str(TILE_FETCHES_PER_IP),
     }
 
 

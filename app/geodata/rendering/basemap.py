@@ -137,35 +137,48 @@ class Basemap:
         rings = self._sets.get((layer, level_for_zoom(view.zoom)))
         if rings is None:
             return []
-        x0, y0, x1, y1 = view.world_bounds()
-        x0, x1 = x0 - shift, x1 - shift
-        box = rings.bbox
-        visible = np.nonzero(
-            (box[:, 0] <= x1) & (box[:, 2] >= x0) & (box[:, 1] <= y1) & (box[:, 3] >= y0)
-        )[0]
-        if len(visible) == 0:
-            return []
-        scale = view.scale
-        origin = (view.width / 2 - (view.cx - shift) * scale, view.height / 2 - view.cy * scale)
-        starts, lengths = rings.starts[visible], rings.ends[visible] - rings.starts[visible]
-        first = np.cumsum(lengths) - lengths  # each ring's first vertex among all in view
-        index = np.arange(int(lengths.sum())) + np.repeat(starts - first, lengths)
-        points = np.rint(self.xy[index].astype(np.float64) * scale + origin).astype(np.int64)
-        keep = np.ones(len(points), dtype=bool)
-        keep[1:] = np.any(points[1:] != points[:-1], axis=1)
-        keep[first] = True
-        ring_of = np.repeat(np.arange(len(visible)), lengths)[keep]
-        points = points[keep]
-        counts = np.bincount(ring_of, minlength=len(visible))
-        points, counts = without_off_view_runs(points, counts, view.width, view.height)
-        flat = points.ravel().tolist()
-        polygons: list[Flat] = []
-        end = 0
-        for count in counts.tolist():
-            start, end = end, end + count
-            if count >= min_points:
-                polygons.append(flat[2 * start : 2 * end])
-        return polygons
+        found = rings_in_view(self.xy, rings.starts, rings.ends, rings.bbox, view, shift)
+        return [flat for _ring, flat in found if len(flat) >= 2 * min_points]
+
+
+def rings_in_view(
+    xy: npt.NDArray[np.floating],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    bbox: npt.NDArray[np.float64],
+    view: View,
+    shift: int,
+) -> list[tuple[int, Flat]]:
+    """(ring number, its polygon in integer pixels without repeated points) for every ring
+    whose box meets the view (the world copy `shift` worlds away), in the rings' order."""
+    x0, y0, x1, y1 = view.world_bounds()
+    x0, x1 = x0 - shift, x1 - shift
+    box = bbox
+    visible = np.nonzero(
+        (box[:, 0] <= x1) & (box[:, 2] >= x0) & (box[:, 1] <= y1) & (box[:, 3] >= y0)
+    )[0]
+    if len(visible) == 0:
+        return []
+    scale = view.scale
+    origin = (view.width / 2 - (view.cx - shift) * scale, view.height / 2 - view.cy * scale)
+    starts, lengths = starts[visible], ends[visible] - starts[visible]
+    first = np.cumsum(lengths) - lengths  # each ring's first vertex among all in view
+    index = np.arange(int(lengths.sum())) + np.repeat(starts - first, lengths)
+    points = np.rint(xy[index].astype(np.float64) * scale + origin).astype(np.int64)
+    keep = np.ones(len(points), dtype=bool)
+    keep[1:] = np.any(points[1:] != points[:-1], axis=1)
+    keep[first] = True
+    ring_of = np.repeat(np.arange(len(visible)), lengths)[keep]
+    points = points[keep]
+    counts = np.bincount(ring_of, minlength=len(visible))
+    points, counts = without_off_view_runs(points, counts, view.width, view.height)
+    flat = points.ravel().tolist()
+    polygons: list[tuple[int, Flat]] = []
+    end = 0
+    for ring, count in zip(visible.tolist(), counts.tolist(), strict=True):
+        start, end = end, end + count
+        polygons.append((ring, flat[2 * start : 2 * end]))
+    return polygons
 
 
 def _cells(world: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:

@@ -21,6 +21,7 @@ from app.geodata.indices.store import (
     LAYER_STATE_LINE,
 )
 from app.geodata.rendering import png
+from app.geodata.rendering.area_fill import AreaFill
 from app.geodata.rendering.basemap import Basemap
 from app.geodata.rendering.labels import (
     HALO,
@@ -78,10 +79,13 @@ def render(
     path: MapPath | None = None,
     countries: Countries | None = None,
     taken: list[Box] | None = None,
+    areas: AreaFill | None = None,
 ) -> bytes:
     """The map as a PNG; `taken` (if given) receives the boxes of the markers and of the
-    names drawn."""
-    image = draw_map(basemap, view, markers, place_names, attribution, path, countries, taken)
+    names drawn; `areas` is a choropleth drawn over the land, its legend in a corner."""
+    image = draw_map(
+        basemap, view, markers, place_names, attribution, path, countries, taken, areas
+    )
     return png.encode_rgb(image)
 
 
@@ -94,6 +98,7 @@ def draw_map(
     path: MapPath | None = None,
     countries: Countries | None = None,
     taken: list[Box] | None = None,
+    areas: AreaFill | None = None,
 ) -> Image.Image:
     """The map as an RGB image; no credit line when `attribution` is None (map tiles: the
     map that shows them credits the data once)."""
@@ -107,6 +112,11 @@ def draw_map(
             draw.polygon(polygon, fill=LAND, outline=COUNTRY_BORDER)
         for polygon in basemap.polygons(view, shift, LAYER_LAND):
             draw.polygon(polygon, fill=LAND, outline=LAND)
+    if areas is not None:  # over the land, then the country outlines it covered again
+        areas.fill(image, draw, view)
+        for shift in world_copies(view):
+            for polygon in basemap.polygons(view, shift, LAYER_COUNTRY):
+                draw.line(polygon + polygon[:2], fill=COUNTRY_BORDER, width=1)
     for shift in world_copies(view):
         for line in basemap.polygons(view, shift, LAYER_BORDER, min_points=2):
             draw.line(line, fill=COUNTRY_BORDER, width=1)
@@ -129,6 +139,8 @@ def draw_map(
         _draw_path(draw, view, path)
     for marker in markers:
         _draw_marker(draw, view, marker)
+    if areas is not None:
+        areas.draw_legend(draw, view)
     if attribution is not None:
         _draw_attribution(draw, view, attribution)
     return image

@@ -63,9 +63,9 @@ EXAMPLE = Example(
 SPEC = ToolSpec(
     "static_map",
     "Draw a map",
-    "A PNG map image (Web Mercator) with place labels and markers. Give "
-    f"`center` and `zoom` (0 world - {MAX_MAP_ZOOM} town: the basemap draws "
-    "borders and place labels, no streets), or `markers` and/or `bbox` to fit." + CREDIT,
+    "A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, "
+    f"a choropleth. Give `center` and `zoom` (0 world - {MAX_MAP_ZOOM} town), or "
+    "`markers`, `path`, `bbox` to fit." + CREDIT,
     StaticMapArgs,
     StaticMapResult,
     __name__,
@@ -73,7 +73,8 @@ SPEC = ToolSpec(
     "/v1/static-map",
     EXAMPLE,
     coverage=(
-        "country and US state borders and place labels, zoom 0-12",
+        "country and US state borders and place labels, zoom 0-12; choropleths of countries, "
+        "US states and counties (population, density), ZIP codes (also income, demographics)",
         "none: maps are always drawn from the embedded basemap",
     ),
     upstream_capable=False,

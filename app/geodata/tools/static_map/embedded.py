@@ -7,7 +7,7 @@ from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import MapPath, marker_reach, path_reach, render
 from app.geodata.rendering.view import View, fit
 from app.geodata.schemas import BBox, LatLon
-from app.geodata.tools.static_map import maps
+from app.geodata.tools.static_map import choropleth, maps
 from app.geodata.tools.static_map.schemas import StaticMapArgs, StaticMapResult
 
 
@@ -31,6 +31,7 @@ def answer(provider: EmbeddedProvider, args: StaticMapArgs) -> StaticMapResult:
     view = map_view(provider, args)
     markers = maps.markers(args)
     path = MapPath([(p.lat, p.lon) for p in args.path], args.path_color, args.path_width)
+    areas = choropleth.layer(provider.data, view, args.choropleth) if args.choropleth else None
     png = render(
         provider.basemap,
         view,
@@ -39,6 +40,7 @@ def answer(provider: EmbeddedProvider, args: StaticMapArgs) -> StaticMapResult:
         attribution.MAP_ATTRIBUTION,
         path,
         provider.countries,
+        areas=areas.fill if areas else None,
     )
     drawn, left_out = maps.left_out(view, args, markers, path)
     west, south, east, north = view.bbox()
@@ -50,10 +52,14 @@ def answer(provider: EmbeddedProvider, args: StaticMapArgs) -> StaticMapResult:
         zoom=view.zoom,
         bbox=BBox(west=west, south=south, east=east, north=north),
         markers=drawn,
-        warnings=maps.label_warnings(args) + left_out + maps.world_warnings(view),
+        warnings=maps.label_warnings(args)
+        + left_out
+        + maps.world_warnings(view)
+        + (choropleth.warnings(view, areas) if areas else []),
         bytes=len(png),
         attribution=attribution.MAP_ATTRIBUTION,
         source=attribution.MAP_ATTRIBUTION,
         dataset=attribution.basemap_dataset(provider.data.meta),
+        choropleth=areas.summary if areas else None,
     )
     return result.with_png(png)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from app.geodata.results import DATASET, SOURCE, ImageResult
 from app.geodata.schemas import Arguments, BBox, Latitude, LatLon, Longitude
@@ -37,14 +37,14 @@ class Marker(Arguments):
         None,
         strict=True,
         max_length=32,
-        description="Short text beside it; Latin, Greek, Cyrillic (not CJK)",
+        description="Text beside it: Latin, Greek, Cyrillic (no CJK)",
     )
     color: str = Field(
         "red",
         strict=True,
         max_length=16,
         validate_default=True,  # the default too is drawn in the palette's red
-        description="#RRGGBB or one of " + ", ".join(NAMED_COLORS),
+        description="#RRGGBB or " + ", ".join(NAMED_COLORS),
     )
 
     @field_validator("color", mode="after")
@@ -79,6 +79,32 @@ MAX_PATH_POINTS = 500
 MAX_PATH_WIDTH = 12
 
 
+ChoroplethLevel = Literal["country", "state", "county", "zip"]
+
+
+class Choropleth(Arguments):
+    measure: str = Field(strict=True, min_length=1, max_length=48)
+    level: ChoroplethLevel
+
+
+# listed compactly (tools/list's budget): the model still checks lengths and extra fields
+_CHOROPLETH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "measure": {"type": "string"},
+        "level": {"enum": list(get_args(ChoroplethLevel))},
+    },
+    "required": ["measure", "level"],
+}
+
+
+_BBOX_SCHEMA = {
+    "type": "object",
+    "properties": {side: {"type": "number"} for side in ("west", "south", "east", "north")},
+    "required": ["west", "south", "east", "north"],
+}
+
+
 class StaticMapArgs(Arguments):
     center: LatLon | None = Field(None, description="Fitted if absent")
     zoom: int | None = Field(
@@ -88,12 +114,14 @@ class StaticMapArgs(Arguments):
         le=MAX_MAP_ZOOM,
         description="Fitted if absent",
     )
-    bbox: BBox | None = Field(None, description="Area to show (west, south, east, north)")
+    bbox: Annotated[BBox | None, WithJsonSchema(_BBOX_SCHEMA)] = Field(
+        None, description="Area to show"
+    )
     markers: list[Marker] = Field(default_factory=list, max_length=50, description="Points to mark")
     path: list[LatLon] = Field(
         default_factory=list,
         max_length=MAX_PATH_POINTS,
-        description="Points drawn as a line; included in a fit",
+        description="Points of a line; in a fit",
     )
     path_color: str = Field(
         "blue", strict=True, max_length=16, validate_default=True, description="#RRGGBB or a name"
@@ -101,6 +129,11 @@ class StaticMapArgs(Arguments):
     path_width: int = Field(3, strict=True, ge=1, le=MAX_PATH_WIDTH, description="Pixels")
     width: int = Field(600, strict=True, ge=64, le=1280, description="Pixels")
     height: int = Field(400, strict=True, ge=64, le=1280, description="Pixels")
+    choropleth: Annotated[Choropleth | None, WithJsonSchema(_CHOROPLETH_SCHEMA)] = Field(
+        None,
+        description="Areas by quintile: population, population_density; zip "
+        "(zoom 8+) also median_household_income, get_demographics' measures",
+    )
 
     @field_validator("path_color", mode="after")
     @classmethod
@@ -122,15 +155,16 @@ class StaticMapArgs(Arguments):
 
 
 class StaticMapResult(ImageResult):
-    width: int = Field(description="Pixels")
-    height: int = Field(description="Pixels")
-    center: LatLon = Field(description="The map's centre")
-    zoom: int = Field(description="Web Mercator zoom level")
-    bbox: BBox = Field(description="The area the image shows")
-    markers: int = Field(description="How many markers were drawn")
+    width: int = Field(description="px")
+    height: int = Field(description="px")
+    center: LatLon = Field(description="Centre")
+    zoom: int = Field(description="Zoom")
+    bbox: BBox = Field(description="Area shown")
+    markers: int = Field(description="Markers drawn")
     warnings: list[str] = Field(default_factory=list, description="What was not drawn")
     format: Literal["image/png"] = Field("image/png", description="The image's media type")
-    bytes: int = Field(description="Size of the PNG image")
-    attribution: str = Field(description="Credit line to show with the map")
+    bytes: int = Field(description="PNG size")
+    attribution: str = Field(description="Credit line")
+    choropleth: dict[str, Any] | None = Field(None, description="Legend")
     source: str = SOURCE
     dataset: str = DATASET
