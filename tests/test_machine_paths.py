@@ -32,6 +32,7 @@ SYSTEM_ROOTS = {
 # URL paths (ours, the upstream APIs' and their fakes') and JSON pointers' first segments.
 URL_ROOTS = {
     "v1", "mcp", "auth", "dashboard", "account", "api-keys", "billing", "usage", "oauth",
+    "subscription",
     "admin", "metrics", "static", "requests", "well-known",
     "api", "c", "geocoder", "geographies", "tiles",  # upstreams (tests/fakes)
     "components", "definitions", "anyOf", "properties", "items", "$defs",  # JSON pointers

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from app.billing import service, stripe_webhooks
-from app.billing.schemas import BillingPortalResponse, SubscriptionResponse
+from app.billing import invoices, service, stripe_webhooks
+from app.billing.schemas import BillingPortalResponse, InvoiceList, SubscriptionResponse
 from app.deps.database import SessionDep
 from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
@@ -50,6 +50,28 @@ def cancel_subscription(user: CurrentUser, session: SessionDep) -> SubscriptionR
     subscription = service.cancel_subscription(session, user.id)
     session.commit()
     return subscription
+
+
+@router.delete("/subscription/checkout", responses=error_responses(403, 404, 409, 429, 503))
+def cancel_checkout(user: CurrentUser, session: SessionDep) -> SubscriptionResponse:
+    """Close the pending checkout (it can no longer be paid): status back to `none` (or
+    `canceled` after an earlier subscription). 404 when none is pending; 409 when it was
+    paid or has expired."""
+    subscription = service.cancel_checkout(session, user.id)
+    session.commit()
+    return subscription
+
+
+@router.get("/billing/invoices", responses=error_responses(422, 503))
+def list_invoices(
+    user: CurrentUser,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=invoices.MAX_INVOICES)] = 12,
+) -> InvoiceList:
+    """The account's latest invoices and receipts, newest first, each with its period,
+    amount, status and the provider's page and PDF (Stripe: read from Stripe, cached a
+    minute; local: the receipt of the subscription its checkout paid)."""
+    return invoices.invoices_of(session, user.id, limit=limit)
 
 
 @router.post("/billing/portal", responses=error_responses(403, 429, 503))

@@ -48,6 +48,11 @@ class PaymentProvider(Protocol):
         """Tell the provider to renew again (undo `cancel_at_period_end`)."""
         ...
 
+    def expire_checkout(self, subscription: Subscription) -> None:
+        """Close the pending checkout so it can no longer be paid; Conflict when the
+        provider says it was paid meanwhile."""
+        ...
+
     def cancel_now(self, subscription: Subscription) -> None:
         """End the subscription at once (the account is being deleted); what it owes so
         far is invoiced now. A pending checkout is closed so it can no longer be paid."""
@@ -73,6 +78,9 @@ class LocalProvider:
 
     def resume(self, subscription: Subscription) -> None:
         return None  # nothing to tell: renewals happen here
+
+    def expire_checkout(self, subscription: Subscription) -> None:
+        return None  # its page answers only the account's pending checkout id
 
     def cancel_now(self, subscription: Subscription) -> None:
         return None  # nothing to tell: its checkout page needs the (deleted) account

@@ -4,6 +4,7 @@ One `subscriptions` row per account, moved through these states:
 
     (no row) ── start_checkout ──> incomplete ── complete_checkout ──> active
     canceled ── start_checkout ──> incomplete
+    incomplete ── cancel_checkout ──> none (never subscribed) | canceled (subscribed before)
     active ── cancel_subscription ──> active, cancel_at_period_end
     active, cancel_at_period_end ── period end ──> canceled (plan free)
     active ── period end ──> active, next period (provider renews) | past_due (declined)
@@ -147,6 +148,46 @@ def start_checkout(
     session.add(subscription)
     session.flush()
     return to_response(subscription, now), True
+
+
+def cancel_checkout(
+    session: Session,
+    user_id: str,
+    *,
+    checkout_id: str | None = None,
+    now: datetime | None = None,
+) -> SubscriptionResponse:
+    """Close the pending checkout so that it can no longer be paid (at Stripe: the session
+    is expired), and go back to the state before it. `checkout_id`, when given, must be
+    the pending one (a page left open while another checkout started cancels nothing).
+
+    NotFound when no checkout is pending (a second click finds the first one's work
+    done); Conflict when it was paid (the subscription is active: cancel that instead),
+    expired, or is not `checkout_id`. Flushes only."""
+    now = now or utcnow()
+    lock_account(session, user_id)  # a double click closes it once; the second is NotFound
+    subscription = _settled(session, user_id, now)
+    if subscription is not None and subscription.status in ENTITLED_STATUSES:
+        raise Conflict("The checkout was paid: the subscription is active (cancel it instead)")
+    if subscription is None or subscription.status != "incomplete" or not subscription.checkout_id:
+        raise NotFound("No checkout is pending")
+    if checkout_id is not None and subscription.checkout_id != checkout_id:
+        raise Conflict("That checkout is no longer the pending one; reload the page")
+    if not checkout_open(subscription, now):
+        raise Conflict("The checkout has expired already; nothing to cancel")
+    get_provider(subscription.provider).expire_checkout(subscription)
+    subscription.status = "none" if subscription.current_period_start is None else "canceled"
+    _set_checkout(subscription, None)  # its expiry webhook then finds no row: a no-op
+    subscription.updated_at = now
+    session.add(subscription)
+    session.flush()
+    return to_response(subscription, now)
+
+
+def pending_checkout_id(session: Session, user_id: str) -> str | None:
+    """The id of the checkout the subscription page shows (its cancel form names it)."""
+    subscription = get_subscription(session, user_id)
+    return subscription.checkout_id if subscription is not None else None
 
 
 def pending_checkout(session: Session, user_id: str, checkout_id: str) -> Subscription:

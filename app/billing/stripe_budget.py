@@ -1,6 +1,8 @@
 """How many Stripe-calling actions one account may take per window (opening a checkout,
-the billing portal, cancel/resume), so that one user clicking in a loop cannot spend the
-platform's Stripe rate limit for everyone. Reads never call Stripe and need no budget.
+the billing portal, cancel/resume, cancelling a checkout), so that one user clicking in a
+loop cannot spend the platform's Stripe rate limit for everyone. Reads need no budget:
+they never call Stripe, but for the invoices, cached a minute per account
+(`app.billing.invoices`).
 
 A fixed window per account in Redis (`GEOSVC_STRIPE_ACTIONS_PER_ACCOUNT` per
 `GEOSVC_STRIPE_ACTIONS_WINDOW_S`); over it: RATE_LIMITED with `retryAfterSeconds`, and

@@ -36,7 +36,7 @@ from app.billing import stripe_budget
 from app.billing.checkout import Checkout
 from app.kit.breaker import CircuitBreaker
 from app.kit.config import get_settings
-from app.kit.errors import AppError, PaymentProviderUnavailable
+from app.kit.errors import AppError, Conflict, PaymentProviderUnavailable
 from app.kit.redis_client import sync_redis
 from app.models import StripeCustomer, Subscription
 
@@ -218,6 +218,26 @@ class StripeProvider:
             {"cancel_at_period_end": False},
         )
 
+    def expire_checkout(self, subscription: Subscription) -> None:
+        """POST /v1/checkout/sessions/:id/expire. Stripe refuses (400) a session that is
+        no longer open: re-read to say why. Paid meanwhile: Conflict (its webhook makes
+        the subscription active); already expired: closed, as asked."""
+        stripe_budget.spend(subscription.user_id)
+        checkout_id = str(subscription.checkout_id)
+        try:
+            self._call(self.client.v1.checkout.sessions.expire, checkout_id)
+        except PaymentProviderUnavailable as exc:
+            if not isinstance(exc.__cause__, stripe.InvalidRequestError):
+                raise
+            found = as_dict(self._call(self.client.v1.checkout.sessions.retrieve, checkout_id))
+            if found.get("status") == "complete":
+                raise Conflict(
+                    "The checkout was paid a moment ago: the subscription starts as soon "
+                    "as Stripe confirms it"
+                ) from exc
+            if found.get("status") != "expired":
+                raise
+
     def cancel_now(self, subscription: Subscription) -> None:
         """No action budget: an account is deleted once. The overage reported so far is
         invoiced at once (`invoice_now`); the unused part of the month is not refunded."""
@@ -235,6 +255,12 @@ class StripeProvider:
 
     def renew(self, subscription: Subscription) -> bool:
         return True  # not called: Stripe renews and tells us by webhook
+
+    def list_invoices(self, customer_id: str, limit: int) -> dict[str, Any]:
+        """GET /v1/invoices?customer=...: the latest `limit`, newest first, as plain data
+        (a read: no action budget; `app.billing.invoices` caches it instead)."""
+        listed = self._call(self.client.v1.invoices.list, {"customer": customer_id, "limit": limit})
+        return {"data": [as_dict(obj) for obj in listed.data], "has_more": listed.has_more}
 
     def retrieve_subscription(self, subscription_id: str) -> dict[str, Any]:
         return as_dict(self._call(self.client.v1.subscriptions.retrieve, subscription_id))

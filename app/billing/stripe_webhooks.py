@@ -31,6 +31,7 @@ import stripe
 from sqlmodel import Session, select
 
 from app.account_lock import lock_account
+from app.billing import invoices
 from app.billing.stripe_provider import StripeProvider
 from app.kit.clock import utcnow
 from app.kit.config import get_settings
@@ -192,4 +193,5 @@ def apply_subscription(session: Session, stripe_subscription: dict[str, Any]) ->
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
+    invoices.forget(user_id)  # a payment or a new period: its invoice is new
     return True

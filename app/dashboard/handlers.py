@@ -39,7 +39,7 @@ _API_SEGMENTS = frozenset(
     }
     | {".well-known", "token", "register", "revoke"}
 )
-_API_PREFIXES = ("/billing/portal", "/billing/webhooks")
+_API_PREFIXES = ("/billing/portal", "/billing/webhooks", "/billing/invoices")
 
 
 def wants_page(request: Request) -> bool:

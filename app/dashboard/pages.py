@@ -5,9 +5,12 @@ each calls the same services as the JSON API."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
 
 from app.api_keys import service as api_keys
+from app.billing import invoices
 from app.billing import service as billing
 from app.dashboard.rendering import mcp_url, prices, redirect, render
 from app.dashboard.usage_page import gauge_view
@@ -46,7 +49,12 @@ def subscription_page(request: Request, session: SessionDep, user: SignedInUser)
     subscription = billing.subscription_of(session, user.id)
     session.commit()
     return render(
-        request, "subscription.html", user=user, subscription=subscription, prices=prices()
+        request,
+        "subscription.html",
+        user=user,
+        subscription=subscription,
+        checkout_id=billing.pending_checkout_id(session, user.id),
+        prices=prices(),
     )
 
 
@@ -60,6 +68,21 @@ def subscribe(session: SessionDep, user: SignedInUser) -> Response:
     session.commit()
     assert subscription.checkoutUrl is not None
     return redirect(subscription.checkoutUrl)
+
+
+@router.post("/dashboard/subscription/checkout/cancel")
+def cancel_checkout(
+    session: SessionDep, user: SignedInUser, checkout_id: Annotated[str, Form(max_length=255)] = ""
+) -> Response:
+    """The "Cancel checkout" button of the page that showed `checkout_id`."""
+    try:
+        billing.cancel_checkout(session, user.id, checkout_id=checkout_id or None)
+    except NotFound:
+        return redirect("/dashboard/subscription?notice=no_checkout")
+    except Conflict:
+        return redirect("/dashboard/subscription?notice=checkout_closed")
+    session.commit()
+    return redirect("/dashboard/subscription?notice=checkout_canceled")
 
 
 _PERIOD_END_CHANGES = {
@@ -92,6 +115,10 @@ def _billing_page(
 ) -> Response:
     subscription = billing.subscription_of(session, user.id)
     session.commit()
+    try:
+        listed, invoice_error = invoices.invoices_of(session, user.id), None
+    except AppError as exc:  # Stripe failing: the page still shows the rest
+        listed, invoice_error = None, exc.message
     return render(
         request,
         "billing.html",
@@ -99,6 +126,8 @@ def _billing_page(
         error=error,
         user=user,
         subscription=subscription,
+        invoices=listed,
+        invoice_error=invoice_error,
         gauge=gauge_view(usage_for(session, user.id)),
         prices=prices(),
         provider=get_settings().payment_provider,

@@ -13,6 +13,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
+from app.billing.invoices import ZERO_DECIMAL, major_units
+from app.billing.schemas import Invoice
 from app.dashboard.assets import asset_url
 from app.kit.clock import as_utc, period_end, period_of, period_start, utcnow
 from app.kit.config import get_settings
@@ -34,6 +36,12 @@ NOTICES = {
     "already_active": "Your subscription is already active.",
     "nothing_to_cancel": "There is no active subscription to cancel.",
     "nothing_to_resume": "There is no active subscription to resume.",
+    "checkout_canceled": "The checkout is cancelled: its payment page no longer takes a payment.",
+    "no_checkout": "There is no pending checkout to cancel.",
+    "checkout_closed": (
+        "That checkout can no longer be cancelled: it was paid, it expired, or a newer one "
+        "replaced it. The page shows where things stand."
+    ),
     "cap_set": "Your monthly credit cap is saved; it is in force within a second.",
     "cap_removed": "Your monthly credit cap is removed.",
     "app_revoked": "The app was disconnected. Its calls are refused within a second.",
@@ -132,6 +140,15 @@ def money(amount: Decimal) -> str:
     return f"{get_settings().price_currency_symbol}{amount:,.2f}"
 
 
+def invoice_total(invoice: Invoice) -> str:
+    """49.00 USD from Stripe (its own currency), $49.00 from the local provider."""
+    if invoice.currency is None:
+        return money(major_units(invoice))
+    amount = major_units(invoice)
+    shown = f"{amount:,.0f}" if invoice.currency in ZERO_DECIMAL else f"{amount:,.2f}"
+    return f"{shown} {invoice.currency.upper()}"
+
+
 templates.env.filters.update(
     readable_datetime=readable_datetime,
     readable_time=readable_time,
@@ -141,6 +158,7 @@ templates.env.filters.update(
     number=number,
     percent=percent,
     money=money,
+    invoice_total=invoice_total,
     status_label=status_label,
 )
 templates.env.globals["asset_url"] = asset_url

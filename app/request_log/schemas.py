@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 # outcome is OK, ERROR or an error code.
 PRINCIPAL_ID_PATTERN = r"^[a-z0-9_]{1,32}$"
 OUTCOME_PATTERN = r"^[A-Za-z_]{2,32}$"
+TOOL_PATTERN = r"^[a-z0-9_]{1,64}$"
 MAX_LIMIT = 1000
 
 
@@ -53,3 +54,12 @@ class CallLogResponse(BaseModel):
     calls: list[CallRecord] = Field(description="Newest first, at most `limit`")
     matched: int = Field(description="Calls in the log that pass the filters")
     retention: CallLogRetention
+    offset: int = Field(
+        description="Calls that pass the filters and are newer than this page's first"
+    )
+    nextCursor: str | None = Field(
+        description="Pass as `before` for the next page (older calls); null on the last"
+    )
+    prevCursor: str | None = Field(
+        description="Pass as `after` for the previous page (newer calls); null on the first"
+    )

@@ -38,6 +38,7 @@ from app.kit.config import get_settings
 from app.kit.errors import AppError, unavailable_for
 from app.kit.redis_client import LuaScript, async_redis, sync_redis
 from app.metering.reports import principal_names
+from app.request_log.pages import page_of
 from app.request_log.schemas import CallLogResponse, CallLogRetention, CallPrincipal, CallRecord
 
 logger = logging.getLogger(__name__)
@@ -218,6 +219,10 @@ async def record(user_id: str, *entries: CallEntry) -> None:
 class CallLog:
     entries: list[CallEntry]  # newest first, at most the limit asked for
     matched: int  # entries in the log that pass the filters
+    offset: int = 0  # matched entries newer than the first shown
+    newer: str | None = None  # cursor of the previous (newer) page
+    older: str | None = None  # cursor of the next (older) page
+    tools: tuple[str, ...] = ()  # every tool in the log, filters aside (for a choice)
 
 
 def recent_calls(
@@ -225,25 +230,34 @@ def recent_calls(
     *,
     principal_id: str | None = None,
     outcome: str | None = None,
+    tool: str | None = None,
     limit: int = 100,
+    before: str | None = None,
+    after: str | None = None,
     now_ms: int | None = None,
 ) -> CallLog:
     """The account's logged calls within the retention, newest first, filtered by
-    principal id and outcome (`OK`, `ERROR` for every failure, or one code)."""
+    principal id, tool and outcome (`OK`, `ERROR` for every failure, or one code); one
+    page of `limit` from the start, or older than `before` / newer than `after`
+    (cursors, `app.request_log.pages`)."""
     settings = get_settings()
     newest = sync_redis().lrange(log_key(user_id), 0, settings.request_log_max_calls - 1)
     raw = cast(list[str], newest)
     oldest = (now_ms or int(time.time() * 1000)) - settings.request_log_days * 24 * 3600 * 1000
     entries = [entry for entry in _decode_all(raw) if entry.at_ms >= oldest]
+    tools = tuple(sorted({entry.tool for entry in entries}))
     if principal_id is not None:
         entries = [entry for entry in entries if entry.principal_id == principal_id]
+    if tool is not None:
+        entries = [entry for entry in entries if entry.tool == tool]
     if outcome == FAILED:
         entries = [entry for entry in entries if entry.outcome != OK]
     elif outcome is not None:
         entries = [entry for entry in entries if entry.outcome == outcome]
-    # The list is in order of completion; a long call started before shorter ones.
-    entries.sort(key=lambda entry: entry.at_ms, reverse=True)
-    return CallLog(entries[:limit], len(entries))
+    # The list is in order of completion; a long call started before shorter ones: the
+    # page sorts by start.
+    page = page_of(entries, limit=limit, before=before, after=after)
+    return CallLog(page.entries, len(entries), page.offset, page.newer, page.older, tools)
 
 
 def last_used(user_id: str, principal_type: str = API_KEY) -> dict[str, int]:
@@ -257,12 +271,36 @@ def last_used(user_id: str, principal_type: str = API_KEY) -> dict[str, int]:
     }
 
 
-def call_log(
-    session: Session, user_id: str, *, principal: str | None, outcome: str | None, limit: int
-) -> CallLogResponse:
-    """`GET /usage/calls`: the filtered log, each call's key named as it is now."""
-    wanted = outcome.upper() if outcome else None
-    log = recent_calls(user_id, principal_id=principal, outcome=wanted, limit=limit)
+@dataclass(frozen=True)
+class CallQuery:
+    """What `GET /usage/calls` and the dashboard's page ask for (validated at the edge)."""
+
+    principal: str | None = None
+    outcome: str | None = None
+    tool: str | None = None
+    limit: int = 100
+    before: str | None = None
+    after: str | None = None
+
+    def read(self, user_id: str) -> CallLog:
+        return recent_calls(
+            user_id,
+            principal_id=self.principal,
+            outcome=self.outcome.upper() if self.outcome else None,
+            tool=self.tool,
+            limit=self.limit,
+            before=self.before,
+            after=self.after,
+        )
+
+
+def call_log(session: Session, user_id: str, query: CallQuery) -> CallLogResponse:
+    """`GET /usage/calls`: one page of the filtered log."""
+    return as_response(session, user_id, query.read(user_id))
+
+
+def as_response(session: Session, user_id: str, log: CallLog) -> CallLogResponse:
+    """The page as the API answers it, each call's key named as it is now."""
     names = principal_names(session, user_id, sorted({e.principal_id for e in log.entries}))
     calls = []
     for entry in log.entries:
@@ -291,4 +329,11 @@ def call_log(
     retention = CallLogRetention(
         maxCalls=settings.request_log_max_calls, days=settings.request_log_days
     )
-    return CallLogResponse(calls=calls, matched=log.matched, retention=retention)
+    return CallLogResponse(
+        calls=calls,
+        matched=log.matched,
+        retention=retention,
+        offset=log.offset,
+        nextCursor=log.older,
+        prevCursor=log.newer,
+    )

@@ -252,7 +252,9 @@ class TestAuthentication:
             ("GET", "/subscription"),
             ("POST", "/subscription"),
             ("DELETE", "/subscription"),
+            ("DELETE", "/subscription/checkout"),
             ("POST", "/billing/portal"),
+            ("GET", "/billing/invoices"),
         ],
     )
     def test_needs_the_session_cookie(self, http: httpx.Client, method: str, path: str) -> None:
@@ -262,7 +264,12 @@ class TestAuthentication:
 
     @pytest.mark.parametrize(
         ("method", "path"),
-        [("POST", "/subscription"), ("DELETE", "/subscription"), ("POST", "/billing/portal")],
+        [
+            ("POST", "/subscription"),
+            ("DELETE", "/subscription"),
+            ("DELETE", "/subscription/checkout"),
+            ("POST", "/billing/portal"),
+        ],
     )
     def test_cross_site_is_403(self, http: httpx.Client, method: str, path: str) -> None:
         sign_up(http)

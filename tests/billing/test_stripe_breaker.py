@@ -89,6 +89,8 @@ def test_an_outage_opens_the_breaker_and_reads_still_answer(
                 assert refused.json()["error"]["retryAfterSeconds"] >= 1
                 assert refused.headers["Retry-After"]
             assert unavailable(buyer.post("/billing/portal"))
+            assert unavailable(waiting.get("/billing/invoices"))  # a read that needs Stripe
+            billing_page = waiting.get("/dashboard/billing")
             shown = waiting.get("/subscription")
             page = waiting.get("/dashboard/subscription")
 
@@ -96,6 +98,8 @@ def test_an_outage_opens_the_breaker_and_reads_still_answer(
             assert (shown.status_code, shown.json()) == (200, pending)
             assert page.status_code == 200
             assert pending["checkoutUrl"] in page.text
+            assert billing_page.status_code == 200  # the rest of the page, and why not them
+            assert "The invoices could not be read just now" in billing_page.text
         finally:
             lone_stripe.set_outage(None)
 

@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.kit.embedded_redis import free_port
+from tests.fakes.stripe_invoices import list_invoices, make_invoice
 from tests.fakes.stripe_wire import (
     WEBHOOK_SECRET,
     decode_form,
@@ -62,6 +63,7 @@ class FakeStripeState:
     customers: dict[str, dict[str, Any]] = field(default_factory=dict)
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     subscriptions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invoices: dict[str, dict[str, Any]] = field(default_factory=dict)
     meter_events: dict[str, dict[str, Any]] = field(default_factory=dict)
     idempotent: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
@@ -87,8 +89,8 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
         body = (await request.body()).decode()
         if request.method == "POST":
             params = decode_form(body)
-        else:  # the library sends a DELETE's parameters in the query string
-            params = decode_form(request.url.query) if request.method == "DELETE" else {}
+        else:  # the library sends a GET's or DELETE's parameters in the query string
+            params = decode_form(request.url.query)
         key = request.headers.get("idempotency-key")
         path = request.url.path
         with state.lock:
@@ -141,6 +143,8 @@ def create_fake_app(state: FakeStripeState, base_url: str) -> Starlette:
                 return cancel_subscription(parts[1])
         if method == "POST" and parts == ["billing", "meter_events"]:
             return create_meter_event(params)
+        if method == "GET" and parts == ["invoices"]:
+            return list_invoices(state.invoices.values(), params)
         return stripe_error(404, f"Unrecognized request URL ({method}: {path}).")
 
     def found(table: dict[str, dict[str, Any]], object_id: str, kind: str) -> Response:
@@ -395,6 +399,9 @@ class FakeStripe:
                 "status": "active",
             }
             self.state.subscriptions[subscription_id] = subscription
+            self.add_invoice(
+                checkout["customer"], 4900, period=(now, now + MONTH_S), created=now
+            )  # the first period, paid at checkout
             checkout.update(status="complete", payment_status="paid", subscription=subscription_id)
             return [
                 make_event("checkout.session.completed", public(checkout)),
@@ -407,6 +414,14 @@ class FakeStripe:
             checkout = self.state.sessions[session_id]
             checkout.update(status="expired", url=None)
             return make_event("checkout.session.expired", public(checkout))
+
+    def add_invoice(self, customer: str, total: int, **details: Any) -> dict[str, Any]:
+        """An invoice of the customer's (`stripe_invoices.make_invoice` for the details)."""
+        with self.state.lock:
+            number = len(self.state.invoices) + 1
+            invoice = make_invoice(self.url, customer, total, number=number, **details)
+            self.state.invoices[invoice["id"]] = invoice
+        return invoice
 
     def fail_payment(self, subscription_id: str) -> dict[str, Any]:
         """A renewal was declined: past_due, and the invoice.payment_failed event."""
