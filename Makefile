@@ -31,16 +31,21 @@ run: $(STAMP)
 # first (tests/support/schedule.py): much of a test's time is spent waiting on the servers
 # and workers it starts, so three files keep two cores busy.
 # TEST_PROCESSES=0 runs in this process alone (pdb, -x).
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# each test process rewrites every test module's asserts when it collects, about half of
+# its collection's CPU, unless pytest may keep the rewritten module in __pycache__.
 TEST_PROCESSES ?= 3
 test: $(STAMP) chromium nginx conformance-tools promtool amtool
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile \
+	  --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The tests that start no process and need no service (tests/support/tiers.py decides),
-# on fakeredis and the indices `make run` uses (.geosvc, built once).
+# on fakeredis and the indices `make run` uses (.geosvc, built once); bytecode written as
+# for `test`.
 test-fast: $(STAMP)
 	$(BIN)/geosvc data build --data-dir .geosvc
 	GEOSVC_TEST_DATA_DIR=.geosvc GEOSVC_TEST_FAKE_REDIS=1 REQUIRE_SERVICES=0 \
-	  $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
+	  PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
 
 # The models against the migrations (alembic's autogenerate comparison, as `alembic
 # check`): a fresh SQLite database, and PostgreSQL when reachable (REQUIRE_SERVICES=1: must be).

@@ -178,6 +178,19 @@ class DevServer:
             time.sleep(0.05)
         return list(self.lines)
 
+    def assert_clean_stop(self, signum: signal.Signals) -> None:
+        """Issue 55, item 5: Ctrl-C (SIGINT) or a kill (SIGTERM) to the main process alone
+        is a clean stop with exit 0 (`make run` ended in `make: *** Error 130`): the
+        workers, beat and the embedded Redis go with it and the port is free again."""
+        os.kill(self.process.pid, signum)
+        returncode = self.process.wait(timeout=30)
+        assert returncode == 0, "\n".join(self.lines)
+        deadline = time.monotonic() + 10
+        while processes_in_group(self.process.pid):
+            assert time.monotonic() < deadline, processes_in_group(self.process.pid)
+            time.sleep(0.05)
+        assert port_is_free(self.port)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGTERM)
@@ -220,7 +233,8 @@ def dev_data_dir(tmp_path: Path, geodata_dir: Path) -> Path:
 class TestTheDemoKey:
     """One data dir across three starts (each `geosvc dev` start is a fifth of a minute):
     the first says only what a person needs; a restart keeps the key and the password;
-    without the private copy the next start makes a new key and revokes the old."""
+    without the private copy the next start makes a new key and revokes the old. The
+    first two end as a person ends them, with Ctrl-C and with a kill (a clean stop)."""
 
     def test_first_start_restart_and_a_lost_copy(self, dev_data_dir: Path) -> None:
         key, sign_in = self._first_start(dev_data_dir)
@@ -274,6 +288,7 @@ class TestTheDemoKey:
             # Where mail goes is said once: the workers' own start-up lines came before
             # the key (both pools answered first), so they went to the log file only.
             assert "\n".join(dev.lines).count("GEOSVC_SMTP_URL") == 1, dev.lines
+            dev.assert_clean_stop(signal.SIGINT)
             return key, field(lines, "Dashboard")
         finally:
             dev.stop()
@@ -295,30 +310,9 @@ class TestTheDemoKey:
                 timeout=30,
             )
             assert signed_in.status_code == 200, signed_in.text
+            second.assert_clean_stop(signal.SIGTERM)
         finally:
             second.stop()
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_on_a_running_server_is_a_clean_stop_with_exit_0(
-    dev_data_dir: Path, signum: signal.Signals
-) -> None:
-    """Issue 55, item 5: Ctrl-C on `make run` ended in `make: *** Error 130`."""
-    dev = DevServer(dev_data_dir)
-    try:
-        dev.wait_for_announcement()
-
-        os.kill(dev.process.pid, signum)  # to the main process alone, as for a kill
-        returncode = dev.process.wait(timeout=30)
-
-        assert returncode == 0, "\n".join(dev.lines)
-        deadline = time.monotonic() + 10
-        while processes_in_group(dev.process.pid):  # workers, beat, the embedded Redis
-            assert time.monotonic() < deadline, processes_in_group(dev.process.pid)
-            time.sleep(0.05)
-        assert port_is_free(dev.port)
-    finally:
-        dev.stop()
 
 
 def test_a_local_client_cannot_choose_its_address_or_a_free_repeat(dev_data_dir: Path) -> None:

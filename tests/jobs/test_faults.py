@@ -33,6 +33,8 @@ def own_stack(
         "jobs-kill",
         GEOSVC_FREE_QUOTA="100000",
         GEOSVC_JOB_STALL_S="1",
+        # 300 rows in about 5 s: time to kill the worker after 50, and little to wait
+        GEOSVC_FREE_JOB_ROWS_PER_S="60",
     )
     with running_stack(env, tmp_path_factory.mktemp("jobs-kill")) as stack:
         yield stack
@@ -45,7 +47,7 @@ def test_sigkill_mid_job_loses_no_row_and_charges_none_twice(
     client: Client = new_client(own_stack.server.url, clients)
     items = [{"query": PLACES[i % len(PLACES)], "limit": 1} for i in range(ROWS)]
     job_id = client.api.post("/v1/jobs", json={"tool": "geocode", "items": items}).json()["id"]
-    # Paced at 20 rows/s: about 15 s in all. Kill once some chunks are done.
+    # Kill once some chunks are done.
     before = wait_for(
         lambda: dict(client.api.get(f"/v1/jobs/{job_id}").json()),
         lambda job: job["rowsDone"] >= 50,

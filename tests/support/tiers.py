@@ -61,11 +61,39 @@ SQLITE_ONLY: dict[str, str] = {
     "tests/drills/": "fault drills on their own PostgreSQL (drill_stack)",
     "tests/request_log/": "the request log lives in Redis",
     "tests/test_zygote.py": "how test servers are started",
+    "tests/tiles/": "map tiles drawn from the basemap, their budgets (Redis) and signed "
+    "links (HMAC): an account and a key are all they ask of the database",
+    "tests/oauth/test_document_fetch_limits.py": "a fetch's deadline, slots and the "
+    "per-address limits, held in the api process and Redis",
+    **dict.fromkeys(
+        (
+            f"tests/jobs/test_endpoints.py::TestRefusals::{test}"
+            for test in ("test_malformed", "test_too_many_rows", "test_body_over_the_limit")
+        ),
+        "bodies refused at the edge before a job is stored",
+    ),
 }
 # Inside those, what is about the database after all.
 BOTH_DATABASES = {
     "tests/test_hardening.py::TestDatabaseUnresponsive": "a table lock, on PostgreSQL only",
-    "tests/mcp/test_tasks.py": "MCP tasks are jobs: their state and rows in the database",
+    # MCP tasks are jobs: their state and rows in the database (what the other tests of
+    # tests/mcp/test_tasks.py check is the protocol: capabilities, limits, headers)
+    **dict.fromkeys(
+        (
+            f"tests/mcp/test_tasks.py::{test}"
+            for test in (
+                "TestLegacyTasks::test_a_list_of_150_runs_as_a_task",
+                "TestLegacyTasks::test_list_and_cancel",
+                "TestLegacyTasks::test_another_replica_finds_the_task",
+                "TestLegacyTasks::test_another_accounts_task_is_not_found",
+                "TestModernTasks::test_a_long_list_is_answered_with_a_task",
+                "TestTaskNotifications",
+            )
+        ),
+        "MCP tasks are jobs: their state and rows in the database",
+    ),
+    "tests/oauth/test_document_fetch_limits.py::test_fetches_in_flight_hold_no_thread_or_"
+    "database_connection": "the database's connection pool",
 }
 
 
