@@ -2,7 +2,7 @@
 MCP client's configuration with the call's arguments. Each names the key by a
 placeholder: the page never holds a key's secret (the service keeps only its hash).
 
-The /v1 query is the argument written in the compact forms `app.v1.query` reads
+The /v1 query is the argument written in the compact forms `app.geodata.query` reads
 (`center=LAT,LON`, `markers=LAT,LON,COLOR,LABEL` repeated, `path=LAT,LON|LAT,LON`, a list
 repeated); tests/dashboard/test_playground_form.py reads every tool's example back
 through it.

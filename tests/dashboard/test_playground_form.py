@@ -14,8 +14,8 @@ from app.dashboard.playground_form import arguments_of, form_fields, form_values
 from app.dashboard.playground_page import _fields, _is_image
 from app.dashboard.playground_snippets import KEY_ENV_VAR, KEY_PLACEHOLDER, snippets
 from app.geodata.catalogue import TOOL_SPECS, validate_arguments
+from app.geodata.query import query_arguments
 from app.kit.errors import InvalidArgument
-from app.v1.query import query_arguments
 
 TOOLS = list(TOOL_SPECS)
 

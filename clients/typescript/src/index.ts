@@ -9,7 +9,7 @@ import type { components, paths } from "./schema.js";
 
 export type { components, paths };
 export type Job = components["schemas"]["Job"];
-export const VERSION = "1.0.0"; // the API's version (info.version of the OpenAPI document)
+export const VERSION = "2026.12.7"; // the API's version (info.version of the OpenAPI document)
 export const BATCH_LIMIT = 100; // items per batch call, as /v1 allows
 
 /** What a call cost and where the month stands (null: the answer did not say). */

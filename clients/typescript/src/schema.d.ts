@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * Draw a map
-         * @description A PNG map image (Web Mercator) with place labels and markers. Give `center` and `zoom` (0 world - 12 town: the basemap draws borders and place labels, no streets), or `markers` and/or `bbox` to fit. Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in base64 (`pngBase64`).
+         * @description A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, a choropleth. Give `center` and `zoom` (0 world - 12 town), or `markers`, `path`, `bbox` to fit. Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in base64 (`pngBase64`).
          */
         get: operations["static_map"];
         put?: never;
@@ -1431,32 +1431,32 @@ export interface components {
         StaticMapResult: {
             /**
              * Width
-             * @description Pixels
+             * @description px
              */
             width: number;
             /**
              * Height
-             * @description Pixels
+             * @description px
              */
             height: number;
             /**
              * Center
-             * @description The map's centre
+             * @description Centre
              */
             center: components["schemas"]["LatLon"];
             /**
              * Zoom
-             * @description Web Mercator zoom level
+             * @description Zoom
              */
             zoom: number;
             /**
              * Bounding box
-             * @description The area the image shows
+             * @description Area shown
              */
             bbox: components["schemas"]["BBox"];
             /**
              * Markers
-             * @description How many markers were drawn
+             * @description Markers drawn
              */
             markers: number;
             /**
@@ -1473,14 +1473,22 @@ export interface components {
             format?: "image/png";
             /**
              * Bytes
-             * @description Size of the PNG image
+             * @description PNG size
              */
             bytes: number;
             /**
              * Attribution
-             * @description Credit line to show with the map
+             * @description Credit line
              */
             attribution: string;
+            /**
+             * Choropleth
+             * @description Legend
+             * @default null
+             */
+            choropleth?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Source
              * @description Credit to show
@@ -1535,32 +1543,32 @@ export interface components {
         StaticMapJson: {
             /**
              * Width
-             * @description Pixels
+             * @description px
              */
             width: number;
             /**
              * Height
-             * @description Pixels
+             * @description px
              */
             height: number;
             /**
              * Center
-             * @description The map's centre
+             * @description Centre
              */
             center: components["schemas"]["LatLon"];
             /**
              * Zoom
-             * @description Web Mercator zoom level
+             * @description Zoom
              */
             zoom: number;
             /**
              * Bounding box
-             * @description The area the image shows
+             * @description Area shown
              */
             bbox: components["schemas"]["BBox"];
             /**
              * Markers
-             * @description How many markers were drawn
+             * @description Markers drawn
              */
             markers: number;
             /**
@@ -1577,14 +1585,22 @@ export interface components {
             format?: "image/png";
             /**
              * Bytes
-             * @description Size of the PNG image
+             * @description PNG size
              */
             bytes: number;
             /**
              * Attribution
-             * @description Credit line to show with the map
+             * @description Credit line
              */
             attribution: string;
+            /**
+             * Choropleth
+             * @description Legend
+             * @default null
+             */
+            choropleth?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Source
              * @description Credit to show
@@ -1638,10 +1654,11 @@ export interface components {
         };
     };
     responses: {
-        /** @description Invalid arguments (INVALID_ARGUMENT); the message names the argument */
+        /** @description Invalid arguments (INVALID_ARGUMENT); the message names the argument. Or an API-Version that is not a version of this API (UNKNOWN_API_VERSION, with `versions`) */
         400: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1660,6 +1677,7 @@ export interface components {
         401: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -1679,6 +1697,7 @@ export interface components {
         402: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -1703,6 +1722,7 @@ export interface components {
         403: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1721,6 +1741,7 @@ export interface components {
         404: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1735,10 +1756,35 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The pinned API-Version is past its sunset (API_VERSION_SUNSET): pin a version in `versions` (`current` is the newest) */
+        410: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "API_VERSION_SUNSET",
+                 *         "message": "API-Version 2026-11-24 was retired on 2026-11-27: pin 2026-12-07, the current version (what changed: /v1/docs); served: 2026-12-07, 2026-11-27",
+                 *         "versions": [
+                 *           "2026-12-07",
+                 *           "2026-11-27"
+                 *         ],
+                 *         "current": "2026-12-07"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The URL is longer than GEOSVC_HTTP_MAX_URL_BYTES (URI_TOO_LONG): send long arguments (a polygon, many items) in a POST batch body */
         414: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1757,6 +1803,7 @@ export interface components {
         422: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1775,6 +1822,7 @@ export interface components {
         429: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 "Retry-After": components["headers"]["Retry-After"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -1799,6 +1847,7 @@ export interface components {
         503: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1820,6 +1869,7 @@ export interface components {
         504: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
+                "API-Version": components["headers"]["API-Version"];
                 [name: string]: unknown;
             };
             content: {
@@ -1867,6 +1917,21 @@ export interface components {
         "Credits-State": "ok" | "warning" | "over";
         /** @description When the month's credits reset, ISO 8601 UTC */
         "Credits-Reset": string;
+        /**
+         * @description The dated API version the answer follows: the one the request pinned with its own API-Version header, else the current one
+         * @example 2026-12-07
+         */
+        "API-Version": string;
+        /**
+         * @description On an answer of a deprecated version: when it was deprecated (RFC 9745, @ and Unix seconds); its Link header rel=deprecation says where to read on
+         * @example @1796601600
+         */
+        Deprecation: string;
+        /**
+         * @description On an answer of a deprecated version: the day it stops being served (RFC 8594, an HTTP date); from then on it is refused 410
+         * @example Tue, 01 Jun 2027 00:00:00 GMT
+         */
+        Sunset: string;
         /** @description The request's id (the caller's X-Request-ID when sane), in our logs */
         "X-Request-ID": string;
         /** @description Seconds to wait before retrying */
@@ -1916,6 +1981,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -1951,6 +2019,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -1962,6 +2033,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2003,6 +2075,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2038,6 +2113,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2049,6 +2127,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2098,6 +2177,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2193,6 +2275,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2204,6 +2289,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2246,6 +2332,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2291,6 +2380,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2302,6 +2394,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2342,6 +2435,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2405,6 +2501,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
@@ -2416,6 +2515,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2475,6 +2575,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -2518,6 +2621,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2563,6 +2667,8 @@ export interface operations {
                  * @example 200
                  */
                 height?: number;
+                /** @description Areas coloured by quintile of a measure, as MEASURE,LEVEL (e.g. population_density,state): measures population, population_density at level country, state, county or zip; at level zip (zoom 8 or more) also median_household_income and get_demographics' measures */
+                choropleth?: string;
             };
             header?: never;
             path?: never;
@@ -2583,6 +2689,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Map-Warnings": components["headers"]["Map-Warnings"];
                     [name: string]: unknown;
@@ -2622,6 +2731,7 @@ export interface operations {
             402: components["responses"]["402"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             422: components["responses"]["422"];
             429: components["responses"]["429"];
@@ -2672,6 +2782,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -2718,6 +2831,7 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             503: components["responses"]["503"];
             504: components["responses"]["504"];
@@ -2766,6 +2880,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -2812,6 +2929,7 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             503: components["responses"]["503"];
             504: components["responses"]["504"];
@@ -2864,6 +2982,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -2970,6 +3091,7 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             503: components["responses"]["503"];
             504: components["responses"]["504"];
@@ -3016,6 +3138,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -3065,6 +3190,7 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             503: components["responses"]["503"];
             504: components["responses"]["504"];
@@ -3112,6 +3238,9 @@ export interface operations {
                     "Credits-State": components["headers"]["Credits-State"];
                     "Credits-Reset": components["headers"]["Credits-Reset"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
@@ -3179,6 +3308,7 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            410: components["responses"]["410"];
             414: components["responses"]["414"];
             503: components["responses"]["503"];
             504: components["responses"]["504"];

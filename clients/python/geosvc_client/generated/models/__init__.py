@@ -80,7 +80,9 @@ from .search_nearby_order import SearchNearbyOrder
 from .search_nearby_result import SearchNearbyResult
 from .search_nearby_result_order import SearchNearbyResultOrder
 from .static_map_json import StaticMapJson
+from .static_map_json_choropleth_type_0 import StaticMapJsonChoroplethType0
 from .static_map_result import StaticMapResult
+from .static_map_result_choropleth_type_0 import StaticMapResultChoroplethType0
 from .submit_job_tool import SubmitJobTool
 
 __all__ = (
@@ -156,6 +158,8 @@ __all__ = (
     "SearchNearbyResult",
     "SearchNearbyResultOrder",
     "StaticMapJson",
+    "StaticMapJsonChoroplethType0",
     "StaticMapResult",
+    "StaticMapResultChoroplethType0",
     "SubmitJobTool",
 )

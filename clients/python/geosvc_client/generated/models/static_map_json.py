@@ -18,6 +18,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.b_box import BBox
     from ..models.lat_lon import LatLon
+    from ..models.static_map_json_choropleth_type_0 import StaticMapJsonChoroplethType0
 
 
 T = TypeVar("T", bound="StaticMapJson")
@@ -27,19 +28,20 @@ T = TypeVar("T", bound="StaticMapJson")
 class StaticMapJson:
     """
     Attributes:
-        width (int): Pixels
-        height (int): Pixels
+        width (int): px
+        height (int): px
         center (LatLon):
-        zoom (int): Web Mercator zoom level
+        zoom (int): Zoom
         bbox (BBox):
-        markers (int): How many markers were drawn
-        bytes_ (int): Size of the PNG image
-        attribution (str): Credit line to show with the map
+        markers (int): Markers drawn
+        bytes_ (int): PNG size
+        attribution (str): Credit line
         source (str): Credit to show
         dataset (str): Data release
         png_base_64 (str): The PNG image, base64
         warnings (list[str] | Unset): What was not drawn
         format_ (Literal['image/png'] | Unset): The image's media type Default: 'image/png'.
+        choropleth (None | StaticMapJsonChoroplethType0 | Unset): Legend
     """
 
     width: int
@@ -55,9 +57,14 @@ class StaticMapJson:
     png_base_64: str
     warnings: list[str] | Unset = UNSET
     format_: Literal["image/png"] | Unset = "image/png"
+    choropleth: None | StaticMapJsonChoroplethType0 | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.static_map_json_choropleth_type_0 import (
+            StaticMapJsonChoroplethType0,
+        )
+
         width = self.width
 
         height = self.height
@@ -86,6 +93,14 @@ class StaticMapJson:
 
         format_ = self.format_
 
+        choropleth: dict[str, Any] | None | Unset
+        if isinstance(self.choropleth, Unset):
+            choropleth = UNSET
+        elif isinstance(self.choropleth, StaticMapJsonChoroplethType0):
+            choropleth = self.choropleth.to_dict()
+        else:
+            choropleth = self.choropleth
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -107,6 +122,8 @@ class StaticMapJson:
             field_dict["warnings"] = warnings
         if format_ is not UNSET:
             field_dict["format"] = format_
+        if choropleth is not UNSET:
+            field_dict["choropleth"] = choropleth
 
         return field_dict
 
@@ -114,6 +131,9 @@ class StaticMapJson:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.b_box import BBox
         from ..models.lat_lon import LatLon
+        from ..models.static_map_json_choropleth_type_0 import (
+            StaticMapJsonChoroplethType0,
+        )
 
         d = dict(src_dict)
         width = d.pop("width")
@@ -144,6 +164,25 @@ class StaticMapJson:
         if format_ != "image/png" and not isinstance(format_, Unset):
             raise ValueError(f"format must match const 'image/png', got '{format_}'")
 
+        def _parse_choropleth(
+            data: object,
+        ) -> None | StaticMapJsonChoroplethType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                choropleth_type_0 = StaticMapJsonChoroplethType0.from_dict(data)
+
+                return choropleth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | StaticMapJsonChoroplethType0 | Unset, data)
+
+        choropleth = _parse_choropleth(d.pop("choropleth", UNSET))
+
         static_map_json = cls(
             width=width,
             height=height,
@@ -158,6 +197,7 @@ class StaticMapJson:
             png_base_64=png_base_64,
             warnings=warnings,
             format_=format_,
+            choropleth=choropleth,
         )
 
         static_map_json.additional_properties = d

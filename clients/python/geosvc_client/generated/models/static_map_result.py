@@ -18,6 +18,9 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.b_box import BBox
     from ..models.lat_lon import LatLon
+    from ..models.static_map_result_choropleth_type_0 import (
+        StaticMapResultChoroplethType0,
+    )
 
 
 T = TypeVar("T", bound="StaticMapResult")
@@ -27,18 +30,19 @@ T = TypeVar("T", bound="StaticMapResult")
 class StaticMapResult:
     """
     Attributes:
-        width (int): Pixels
-        height (int): Pixels
+        width (int): px
+        height (int): px
         center (LatLon):
-        zoom (int): Web Mercator zoom level
+        zoom (int): Zoom
         bbox (BBox):
-        markers (int): How many markers were drawn
-        bytes_ (int): Size of the PNG image
-        attribution (str): Credit line to show with the map
+        markers (int): Markers drawn
+        bytes_ (int): PNG size
+        attribution (str): Credit line
         source (str): Credit to show
         dataset (str): Data release
         warnings (list[str] | Unset): What was not drawn
         format_ (Literal['image/png'] | Unset): The image's media type Default: 'image/png'.
+        choropleth (None | StaticMapResultChoroplethType0 | Unset): Legend
     """
 
     width: int
@@ -53,9 +57,14 @@ class StaticMapResult:
     dataset: str
     warnings: list[str] | Unset = UNSET
     format_: Literal["image/png"] | Unset = "image/png"
+    choropleth: None | StaticMapResultChoroplethType0 | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.static_map_result_choropleth_type_0 import (
+            StaticMapResultChoroplethType0,
+        )
+
         width = self.width
 
         height = self.height
@@ -82,6 +91,14 @@ class StaticMapResult:
 
         format_ = self.format_
 
+        choropleth: dict[str, Any] | None | Unset
+        if isinstance(self.choropleth, Unset):
+            choropleth = UNSET
+        elif isinstance(self.choropleth, StaticMapResultChoroplethType0):
+            choropleth = self.choropleth.to_dict()
+        else:
+            choropleth = self.choropleth
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -102,6 +119,8 @@ class StaticMapResult:
             field_dict["warnings"] = warnings
         if format_ is not UNSET:
             field_dict["format"] = format_
+        if choropleth is not UNSET:
+            field_dict["choropleth"] = choropleth
 
         return field_dict
 
@@ -109,6 +128,9 @@ class StaticMapResult:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.b_box import BBox
         from ..models.lat_lon import LatLon
+        from ..models.static_map_result_choropleth_type_0 import (
+            StaticMapResultChoroplethType0,
+        )
 
         d = dict(src_dict)
         width = d.pop("width")
@@ -137,6 +159,25 @@ class StaticMapResult:
         if format_ != "image/png" and not isinstance(format_, Unset):
             raise ValueError(f"format must match const 'image/png', got '{format_}'")
 
+        def _parse_choropleth(
+            data: object,
+        ) -> None | StaticMapResultChoroplethType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                choropleth_type_0 = StaticMapResultChoroplethType0.from_dict(data)
+
+                return choropleth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | StaticMapResultChoroplethType0 | Unset, data)
+
+        choropleth = _parse_choropleth(d.pop("choropleth", UNSET))
+
         static_map_result = cls(
             width=width,
             height=height,
@@ -150,6 +191,7 @@ class StaticMapResult:
             dataset=dataset,
             warnings=warnings,
             format_=format_,
+            choropleth=choropleth,
         )
 
         static_map_result.additional_properties = d

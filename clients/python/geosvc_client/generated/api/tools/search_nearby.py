@@ -91,6 +91,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 414:
         response_414 = Error.from_dict(response.json())
 

@@ -21,6 +21,7 @@ def _get_kwargs(
     path_width: int | Unset = 3,
     width: int | Unset = 600,
     height: int | Unset = 400,
+    choropleth: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -46,6 +47,8 @@ def _get_kwargs(
     params["width"] = width
 
     params["height"] = height
+
+    params["choropleth"] = choropleth
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -90,6 +93,11 @@ def _parse_response(
         response_404 = Error.from_dict(response.json())
 
         return response_404
+
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
 
     if response.status_code == 414:
         response_414 = Error.from_dict(response.json())
@@ -145,13 +153,14 @@ def sync_detailed(
     path_width: int | Unset = 3,
     width: int | Unset = 600,
     height: int | Unset = 400,
+    choropleth: str | Unset = UNSET,
 ) -> Response[Error | StaticMapJson]:
     """Draw a map
 
-     A PNG map image (Web Mercator) with place labels and markers. Give `center` and `zoom` (0 world - 12
-    town: the basemap draws borders and place labels, no streets), or `markers` and/or `bbox` to fit.
-    Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result
-    with the image in base64 (`pngBase64`).
+     A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, a choropleth. Give
+    `center` and `zoom` (0 world - 12 town), or `markers`, `path`, `bbox` to fit. Costs 1 credit; errors
+    free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in
+    base64 (`pngBase64`).
 
     Args:
         center (str | Unset):
@@ -163,6 +172,7 @@ def sync_detailed(
         path_width (int | Unset):  Default: 3.
         width (int | Unset):  Default: 600.
         height (int | Unset):  Default: 400.
+        choropleth (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -182,6 +192,7 @@ def sync_detailed(
         path_width=path_width,
         width=width,
         height=height,
+        choropleth=choropleth,
     )
 
     response = client.get_httpx_client().request(
@@ -203,13 +214,14 @@ def sync(
     path_width: int | Unset = 3,
     width: int | Unset = 600,
     height: int | Unset = 400,
+    choropleth: str | Unset = UNSET,
 ) -> Error | StaticMapJson | None:
     """Draw a map
 
-     A PNG map image (Web Mercator) with place labels and markers. Give `center` and `zoom` (0 world - 12
-    town: the basemap draws borders and place labels, no streets), or `markers` and/or `bbox` to fit.
-    Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result
-    with the image in base64 (`pngBase64`).
+     A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, a choropleth. Give
+    `center` and `zoom` (0 world - 12 town), or `markers`, `path`, `bbox` to fit. Costs 1 credit; errors
+    free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in
+    base64 (`pngBase64`).
 
     Args:
         center (str | Unset):
@@ -221,6 +233,7 @@ def sync(
         path_width (int | Unset):  Default: 3.
         width (int | Unset):  Default: 600.
         height (int | Unset):  Default: 400.
+        choropleth (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -241,6 +254,7 @@ def sync(
         path_width=path_width,
         width=width,
         height=height,
+        choropleth=choropleth,
     ).parsed
 
 
@@ -256,13 +270,14 @@ async def asyncio_detailed(
     path_width: int | Unset = 3,
     width: int | Unset = 600,
     height: int | Unset = 400,
+    choropleth: str | Unset = UNSET,
 ) -> Response[Error | StaticMapJson]:
     """Draw a map
 
-     A PNG map image (Web Mercator) with place labels and markers. Give `center` and `zoom` (0 world - 12
-    town: the basemap draws borders and place labels, no streets), or `markers` and/or `bbox` to fit.
-    Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result
-    with the image in base64 (`pngBase64`).
+     A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, a choropleth. Give
+    `center` and `zoom` (0 world - 12 town), or `markers`, `path`, `bbox` to fit. Costs 1 credit; errors
+    free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in
+    base64 (`pngBase64`).
 
     Args:
         center (str | Unset):
@@ -274,6 +289,7 @@ async def asyncio_detailed(
         path_width (int | Unset):  Default: 3.
         width (int | Unset):  Default: 600.
         height (int | Unset):  Default: 400.
+        choropleth (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -293,6 +309,7 @@ async def asyncio_detailed(
         path_width=path_width,
         width=width,
         height=height,
+        choropleth=choropleth,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -312,13 +329,14 @@ async def asyncio(
     path_width: int | Unset = 3,
     width: int | Unset = 600,
     height: int | Unset = 400,
+    choropleth: str | Unset = UNSET,
 ) -> Error | StaticMapJson | None:
     """Draw a map
 
-     A PNG map image (Web Mercator) with place labels and markers. Give `center` and `zoom` (0 world - 12
-    town: the basemap draws borders and place labels, no streets), or `markers` and/or `bbox` to fit.
-    Costs 1 credit; errors free. Answers the PNG image, or, with `Accept: application/json`, the result
-    with the image in base64 (`pngBase64`).
+     A PNG map (Web Mercator): borders, place labels (no streets), markers, a path, a choropleth. Give
+    `center` and `zoom` (0 world - 12 town), or `markers`, `path`, `bbox` to fit. Costs 1 credit; errors
+    free. Answers the PNG image, or, with `Accept: application/json`, the result with the image in
+    base64 (`pngBase64`).
 
     Args:
         center (str | Unset):
@@ -330,6 +348,7 @@ async def asyncio(
         path_width (int | Unset):  Default: 3.
         width (int | Unset):  Default: 600.
         height (int | Unset):  Default: 400.
+        choropleth (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -351,5 +370,6 @@ async def asyncio(
             path_width=path_width,
             width=width,
             height=height,
+            choropleth=choropleth,
         )
     ).parsed
