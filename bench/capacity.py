@@ -47,72 +47,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "bench"))
+import capacity_cluster  # noqa: E402
+from capacity_probes import (  # noqa: E402
+    DurablePostgres,
+    cpu_s,
+    postgres_cpu_s,
+    settings_env,
+    tree_cpu_s,
+)
 from drill_stack import (  # noqa: E402
     UNLIMITED_TENANTS,
-    Postgres,
     RedisServer,
     Stack,
     build_geodata,
     production_shape,
     rabbitmq_vhost,
 )
-
-from app.queue.liveness import children_of  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def postgres_cpu_s(data_dir: Path) -> float:
-    """The postmaster and every server process it started (backends, WAL writer...)."""
-    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
-    pids = [postmaster]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) == postmaster:
-                pids.append(int(entry.name))
-    total = 0.0
-    for pid in pids:
-        try:
-            total += cpu_s(pid)
-        except OSError:
-            pass  # a backend that ended in between
-    return total
-
-
-def tree_cpu_s(pid: int) -> float:
-    """A process and all its descendants (a prefork pool, uvicorn's workers)."""
-    total, pending = 0.0, [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            total += cpu_s(current)
-        except OSError:
-            continue
-        pending += children_of(current)
-    return total
-
-
-def settings_env(redis_url: str, database_url: str, prefix: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        **UNLIMITED_TENANTS,
-        "GEOSVC_REDIS_URL": redis_url,
-        "GEOSVC_DATABASE_URL": database_url,
-        "GEOSVC_REDIS_KEY_PREFIX": prefix,
-        "GEOSVC_STANDARD_QUOTA": str(10**9),  # no usage alert on the way
-        "GEOSVC_LOG_LEVEL": "WARNING",
-    }
-
 
 # --- one client process -----------------------------------------------------------------
 
@@ -274,15 +224,6 @@ def calls_phase(args: argparse.Namespace) -> None:
         )
 
 
-class DurablePostgres(Postgres):
-    """As production runs it: fsync and synchronous commit on."""
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"),
-                  "-w", "start")  # fmt: skip
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -306,9 +247,7 @@ def main() -> None:
         drain_main(args.drain, args.events)
         return
     if args.drain_bucket is not None or args.cluster:
-        import capacity_cluster  # imports this module's measurements
-
-        capacity_cluster.main(args, __file__)
+        capacity_cluster.main(args, __file__, redis_phase)
         return
 
     with tempfile.TemporaryDirectory(prefix="geosvc-capacity-") as workdir:

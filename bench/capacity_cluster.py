@@ -25,17 +25,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from capacity import DurablePostgres, cpu_s, postgres_cpu_s, settings_env
-from capacity import redis_phase as single_redis_phase
+from capacity_probes import DurablePostgres, cpu_s, postgres_cpu_s, settings_env
 from drill_stack import RedisServer
 
 from tests.support.redis_cluster import LocalCluster, local_cluster
 
 
-def main(args: argparse.Namespace, script: str) -> None:
+def main(
+    args: argparse.Namespace,
+    script: str,
+    single_redis_phase: Callable[[argparse.Namespace, RedisServer, dict[str, str]], int],
+) -> None:
     if args.drain_bucket is not None:
         drain_one(args.drain_bucket)
         return

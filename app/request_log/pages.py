@@ -14,18 +14,27 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 from app.kit.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    from app.request_log.service import CallEntry
 
 CURSOR_PATTERN = r"^[0-9]{1,15}-[0-9a-f]{12}$"
 SortKey = tuple[int, str]
 
 
-def sort_key(entry: CallEntry) -> SortKey:
+class Entry(Protocol):
+    """What a page needs of a log entry (service.CallEntry): its start and its bytes."""
+
+    @property
+    def at_ms(self) -> int: ...
+
+    def encode(self) -> str: ...
+
+
+E = TypeVar("E", bound=Entry)
+
+
+def sort_key(entry: Entry) -> SortKey:
     digest = hashlib.blake2b(entry.encode().encode(), digest_size=6).hexdigest()
     return entry.at_ms, digest
 
@@ -40,16 +49,16 @@ def parse_cursor(cursor: str) -> SortKey:
 
 
 @dataclass(frozen=True)
-class Page:
-    entries: list[CallEntry]  # newest first
+class Page(Generic[E]):
+    entries: list[E]  # newest first
     offset: int  # entries of the filtered log newer than the page's first
     newer: str | None  # cursor for the previous (newer) page; None on the first
     older: str | None  # cursor for the next (older) page; None on the last
 
 
 def page_of(
-    entries: list[CallEntry], *, limit: int, before: str | None = None, after: str | None = None
-) -> Page:
+    entries: list[E], *, limit: int, before: str | None = None, after: str | None = None
+) -> Page[E]:
     """One page of `entries` (any order; sorted here, newest first)."""
     if before is not None and after is not None:
         raise InvalidArgument("Give `before` or `after`, not both")
