@@ -11,7 +11,11 @@ method did not use (ZCTA figures are ACS 2018-2022; GeoNames gives place populat
   counties wholly inside count in full, each county the circle only cuts by half, and
   the case is kept only when those cut counties hold at most CUT_SHARE of the total (the
   truth is then known within CUT_SHARE / 2); circles reaching non-US places are left
-  out. Truth: the Census Bureau's July 2019 county estimates.
+  out. Truth: the Census Bureau's July 2019 county estimates;
+- country outlines (bench/ring_outlines.json, written by bench/ring_outlines.py): a
+  `within` polygon of a country small enough for the 100 km reach, against Natural
+  Earth's POP_EST (a source apart from the World Bank totals above); the region is the
+  country's continent as the answers name it (GeoNames' continent code).
 
 Each case is in the "tune" or the "check" half (by a hash of its name): the method's
 knobs were looked at on "tune" only, and the table reported (docs/DATA.md, and
@@ -52,6 +56,7 @@ MIN_REGION_CASES = 5
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_ANSWERS = ROOT / "bench" / "known_answers.json"
+OUTLINES = ROOT / "bench" / "ring_outlines.json"
 ERROR_TABLE = ROOT / "app" / "geodata" / "providers" / "embedded" / "ring_error.json"
 
 # (country code, lat, lon, radius km, region): the whole country inside, no other land
@@ -91,6 +96,7 @@ class Case:
     radius_km: float
     truth: float
     region: str
+    polygon: tuple[tuple[float, float], ...] | None = None  # `within` instead of `around`
 
     @property
     def half(self) -> str:
@@ -104,6 +110,23 @@ def country_cases() -> list[Case]:
         Case(f"{code} {figures[code].name}", lat, lon, km, figures[code].population, region)
         for code, lat, lon, km, region in COUNTRY_CASES
     ]
+
+
+def outline_cases() -> list[Case]:
+    """Whole countries as `within` polygons (bench/ring_outlines.py); those already held
+    as circles (COUNTRY_CASES) are left out so no country counts twice."""
+    circles = {code for code, *_ in COUNTRY_CASES}
+    document = json.loads(OUTLINES.read_text(encoding="utf-8"))
+    cases = []
+    for row in document["cases"]:
+        code = row["name"].split()[0]
+        if code in circles:
+            continue
+        polygon = tuple((lon, lat) for lon, lat in row["polygon"])
+        lon, lat = polygon[0]
+        region = rings._continents().get(code) or row["region"]  # noqa: SLF001
+        cases.append(Case(row["name"], lat, lon, 0.0, row["population"], region, polygon))
+    return cases
 
 
 def _area_km2(pts: np.ndarray, offsets: list[tuple[int, int]], lat0: float) -> float:
@@ -183,8 +206,8 @@ def county_cases(data: GeoData) -> list[Case]:
 
 
 def answer(data: GeoData, case: Case) -> int:
-    circle = {"lat": case.lat, "lon": case.lon, "radius_m": case.radius_km * 1000}
-    return ring_answers.population(data, PopulationArgs(around=circle)).population
+    args = PopulationArgs.model_validate(known_answer(case)["args"])
+    return ring_answers.population(data, args).population
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -194,7 +217,7 @@ def percentile(values: list[float], q: float) -> float:
 def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
     """Print the error table (and with `verbose`, every case); with `write`, store the
     cases and the check half's table (module docstring)."""
-    cases = country_cases() + county_cases(data)
+    cases = country_cases() + outline_cases() + county_cases(data)
     errors: dict[tuple[str, str], list[float]] = {}
     for case in cases:
         got = answer(data, case)
@@ -205,8 +228,9 @@ def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
             errors.setdefault((case.half, case.region), []).append(error)
         if verbose:
             print(
-                f"{case.half:5} {case.region:3} {case.name:40} {case.radius_km:6.1f} km "
-                f"truth {case.truth:>10,.0f} got {got:>10,} {error:+6.1f}%"
+                f"{case.half:5} {case.region:3} {case.name:40} "
+                + (f"{case.radius_km:6.1f} km " if case.polygon is None else "outline   ")
+                + f"truth {case.truth:>10,.0f} got {got:>10,} {error:+6.1f}%"
             )
     print(f"{len(cases)} ring cases")
     print("| half | region | cases | median abs error | 90th pct abs error | median signed |")
@@ -223,18 +247,24 @@ def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
 
 
 def known_answer(case: Case) -> dict[str, object]:
-    source = "Census county estimates 2019" if case.region == "US" else "World Bank 2019"
-    around = {
-        "lat": round(case.lat, 5),
-        "lon": round(case.lon, 5),
-        "radius_m": round(case.radius_km * 1000),
-    }
+    if case.polygon is not None:
+        note = f"outline of {case.name} (Natural Earth 5.1.1 POP_EST)"
+        args: dict[str, object] = {"within": {"polygon": [list(v) for v in case.polygon]}}
+    else:
+        source = "Census county estimates 2019" if case.region == "US" else "World Bank 2019"
+        note = f"ring around {case.name}, all of it inside ({source})"
+        around = {
+            "lat": round(case.lat, 5),
+            "lon": round(case.lon, 5),
+            "radius_m": round(case.radius_km * 1000),
+        }
+        args = {"around": around}
     return {
         "tool": "get_population",
-        "note": f"ring around {case.name}, all of it inside ({source})",
+        "note": note,
         "class": "ring",
         "half": case.half,
-        "args": {"around": around},
+        "args": args,
         "expect": {"ring_truth": round(case.truth), "region": case.region},
     }
 

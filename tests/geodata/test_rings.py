@@ -52,7 +52,14 @@ class TestPopulation:
         assert answer["countryCode"] == "MT"
         assert abs(answer["population"] - 502_653) / 502_653 < 0.1
         assert any("NOT counted" in w for w in answer["warnings"])
-        assert any("Typical error in the world outside the US" in w for w in answer["warnings"])
+        # Europe has its own measured row since the country outlines (bench/ring_outlines.py)
+        assert any("Typical error in Europe:" in w for w in answer["warnings"])
+
+    def test_a_continent_with_too_few_cases_is_quoted_the_pooled_figure_saying_so(self) -> None:
+        answer = population(-20.25, 57.55, 40_000)  # Mauritius: Africa has 1 check case
+        assert answer["countryCode"] == "MU"
+        expected = "the world outside the US (too few measured cases in Africa)"
+        assert any(expected in w for w in answer["warnings"])
 
     def test_a_us_circle_apportions_zip_areas_and_grows_with_the_radius(self) -> None:
         small, large = population(39.7392, -104.9903, 2_000), population(39.7392, -104.9903, 10_000)

@@ -74,10 +74,14 @@ def kind(where: Circle | Shape) -> str:
 
 def error_warning(where: str, shape: str = "circle") -> str:
     """How far off such answers ran in this region (a shape: circles by the same method)."""
-    if where not in EXPECTED_ERROR:
+    name = REGION_NAMES.get(where, "the world outside the US")
+    if where not in EXPECTED_ERROR:  # too few check cases there: the pooled figure, said so
+        if where in REGION_NAMES:
+            name = f"the world outside the US (too few measured cases in {name})"
+        else:
+            name = "the world outside the US"
         where = "world"
     median, p90 = EXPECTED_ERROR[where]
-    name = REGION_NAMES.get(where, "the world outside the US")
     return (
         f"Typical error in {name}: such {SAMPLES[shape]} were off by {median:g}% (median) and up "
         f"to {p90:g}% (9 in 10) against independent census totals (docs/DATA.md)."
