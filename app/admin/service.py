@@ -31,7 +31,7 @@ from app.kit.errors import InvalidArgument, NotFound
 from app.metering.keys import counter_key
 from app.metering.ledger import GRANT_TOOL, granted_in_period
 from app.metering.schemas import UsageResponse
-from app.metering.service import usage_for
+from app.metering.usage import usage_for
 from app.models import AdminAction, ApiKey, Subscription, UsageEvent, User
 from app.observability.logs import log_event
 from app.plans import Plan, get_subscription, plan_of

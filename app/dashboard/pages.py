@@ -18,7 +18,7 @@ from app.deps.database import SessionDep
 from app.deps.users import SignedInUser
 from app.kit.config import get_settings
 from app.kit.errors import AppError, Conflict, NotFound
-from app.metering.service import usage_for
+from app.metering.usage import usage_for
 from app.models import User
 
 router = APIRouter(include_in_schema=False)

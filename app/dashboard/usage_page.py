@@ -20,7 +20,7 @@ from app.kit.config import get_settings
 from app.kit.validation import ascii_digits
 from app.metering import reports
 from app.metering.schemas import MAX_CREDIT_CAP, UsageResponse
-from app.metering.service import set_credit_cap, usage_for
+from app.metering.usage import set_credit_cap, usage_for
 
 router = APIRouter(include_in_schema=False)
 

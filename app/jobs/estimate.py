@@ -22,7 +22,7 @@ from app.jobs.service import checked_rows, jobs_working
 from app.kit.config import get_settings
 from app.metering.readings import calls_used, state_limit, usage_state
 from app.metering.refusals import credit_limit
-from app.metering.service import credit_cap_of, usage_for
+from app.metering.usage import credit_cap_of, usage_for
 from app.plans import plan_of
 
 # Invalid rows shown by number in the preview; the rest are counted.

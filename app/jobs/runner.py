@@ -30,7 +30,7 @@ from app.metering.chunks import charge_chunk, forget_markers
 from app.metering.outbox import DRAIN_TASK
 from app.metering.refusals import refusal
 from app.metering.scripts import OVER_CREDITS
-from app.metering.service import credit_cap_of
+from app.metering.usage import credit_cap_of
 from app.models import Job, JobChunk
 from app.plans import limits_for, plan_of
 from app.queue import enqueue

@@ -21,7 +21,7 @@ from app.mcp.task_wire import ONE_CALL_ORIGIN, TASK_ORIGINS, TaskState
 from app.mcp.tool_results import compact_json, success_result
 from app.metering.readings import MeterReading, usage_meta
 from app.metering.refusals import credit_limit
-from app.metering.service import usage_for
+from app.metering.usage import usage_for
 from app.plans import Plan
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from app.deps.database import SessionDep
 from app.deps.users import CurrentUser
 from app.http.openapi import error_responses
 from app.metering.schemas import CreditCapRequest, CreditCapResponse, UsageResponse
-from app.metering.service import credit_cap_of, set_credit_cap, usage_for
+from app.metering.usage import credit_cap_of, set_credit_cap, usage_for
 
 router = APIRouter(tags=["usage"], responses=error_responses(401))
 

@@ -65,7 +65,7 @@ class TestTheCommitDecides:
         assert commit_alerts(user_id, period, 8, 10, 5) == [0, 0, ALERT_WARNING, 0, ALERT_QUOTA]
 
     def test_thresholds_follow_the_usage_state(self) -> None:
-        from app.metering.service import usage_state
+        from app.metering.readings import usage_state
 
         for quota in (1, 5, 10, 999, 1000, 100_000):
             warning = (quota * 80 + 99) // 100

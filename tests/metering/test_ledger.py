@@ -9,7 +9,7 @@ from sqlmodel import Session, func, select
 from app.kit.clock import period_of, previous_period, utcnow
 from app.metering.ledger import ledger_total, record_events
 from app.metering.schemas import UsageEventIn
-from app.metering.service import usage_for
+from app.metering.usage import usage_for
 from app.models import UsageEvent
 from app.plans import Plan
 from tests.metering.conftest import Accounts, call_id

@@ -21,7 +21,8 @@ from app.kit.redis_client import async_redis, send_now, sync_redis
 from app.metering import retries, service
 from app.metering.keys import counter_key, outbox_bucket, reservations_key
 from app.metering.outbox import drain
-from app.metering.service import Reservation, release, reserve, usage_state
+from app.metering.readings import usage_state
+from app.metering.service import Reservation, release, reserve
 from app.models import UsageEvent
 from app.plans import Plan
 from tests.metering.conftest import Accounts, call_id, commit
