@@ -4,7 +4,7 @@ Each tool's result model is in its folder (`app.geodata.tools.<tool>.schemas`)."
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
@@ -86,10 +86,18 @@ class ImageResult(Result):
     """A result that comes with an image, carried beside the JSON fields."""
 
     _png: bytes = PrivateAttr(b"")
+    # What the map app reads beside the image (a choropleth's outlines), for the MCP
+    # result's `_meta` only: never in the JSON a model or a REST client reads.
+    _app_meta: dict[str, Any] = PrivateAttr(default_factory=dict)
 
-    def with_png(self, png: bytes) -> Self:
+    def with_png(self, png: bytes, app_meta: dict[str, Any] | None = None) -> Self:
         self._png = png
+        self._app_meta = app_meta or {}
         return self
+
+    @property
+    def app_meta(self) -> dict[str, Any]:
+        return self._app_meta
 
     @property
     def png(self) -> bytes:

@@ -49,6 +49,7 @@ FALLBACK_SOURCE = "embedded fallback (upstream unavailable): "
 class ToolResult:
     structured: dict[str, Any]
     png: bytes | None = None
+    app_meta: dict[str, Any] | None = None  # for the MCP result's `_meta` (ImageResult)
 
 
 # --- the upstream provider, built once per process (the embedded one: app.geodata.loading) ------
@@ -159,5 +160,9 @@ def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:
     args = parse(name, arguments)
     assert spec is not None  # parse refused unknown names
     result = _answer(spec, args)
-    png = result.png if isinstance(result, results.ImageResult) else None
-    return ToolResult(structured=result.model_dump(mode="json", by_alias=True), png=png)
+    image = result if isinstance(result, results.ImageResult) else None
+    return ToolResult(
+        structured=result.model_dump(mode="json", by_alias=True),
+        png=image.png if image else None,
+        app_meta=(image.app_meta or None) if image else None,
+    )

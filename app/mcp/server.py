@@ -163,7 +163,7 @@ async def handle_call_tool(
         answer.structured,
         answer.reading,
         image=_image(answer),
-        meta=map_app.result_meta(params.name, principal.user_id),
+        meta=map_app.result_meta(params.name, principal.user_id, answer.app_meta),
     )
 
 

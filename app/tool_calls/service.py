@@ -55,6 +55,8 @@ class ToolAnswer:
     reading: MeterReading | None = None
     # A big image, kept for a while and linked instead of carried (`app.tool_calls.images`).
     image_link: ImageLink | None = None
+    # What the map app reads in the MCP result's `_meta` (a choropleth's outlines).
+    app_meta: dict[str, Any] | None = None
 
 
 @dataclass
@@ -154,7 +156,11 @@ async def call_tool(
             )
         if "error" in reply:
             raise error_from_body(reply["error"])
-        answer = ToolAnswer(structured=reply["structured"], png_base64=reply.get("png"))
+        answer = ToolAnswer(
+            structured=reply["structured"],
+            png_base64=reply.get("png"),
+            app_meta=reply.get("appMeta"),
+        )
     except BaseException as exc:
         if isinstance(exc, AppError) and exc.reading is None:
             exc.reading = reservation.reading(charged=0)
@@ -272,4 +278,5 @@ def run_tool(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
             ]
         }
     png = base64.b64encode(result.png).decode("ascii") if result.png else None
-    return {"structured": result.structured, "png": png}
+    reply = {"structured": result.structured, "png": png}
+    return reply | ({"appMeta": result.app_meta} if result.app_meta else {})

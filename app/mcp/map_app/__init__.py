@@ -51,13 +51,14 @@ def extension_settings() -> dict[str, dict[str, Any]]:
     return {EXTENSION_ID: {"mimeTypes": [MIME_TYPE]}}
 
 
-def result_meta(tool: str, account: str) -> dict[str, Any]:
-    """A result's `_meta` for the app: the signed tile URL template, for APP_TOOLS only
-    (in `_meta`, so a model reading the result is not handed a URL it has no use for)."""
+def result_meta(tool: str, account: str, app_meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A result's `_meta` for the app: the signed tile URL template and what the answer
+    brought for it (a choropleth's outlines), for APP_TOOLS only (in `_meta`, so a model
+    reading the result is not handed a URL or coordinates it has no use for)."""
     if tool not in APP_TOOLS:
         return {}
     tiles = grant(account)
-    return {
+    return (app_meta or {}) | {
         TILES_META: {
             "urlTemplate": tiles.url_template,
             "expiresAt": tiles.expires_at,

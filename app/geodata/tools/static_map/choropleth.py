@@ -40,10 +40,26 @@ _PLURAL = {"country": "countries", "state": "states", "county": "counties", "zip
 
 
 @dataclass(frozen=True)
+class Shown:
+    """The areas in view as the image fills them, for the app's outlines (`outlines`):
+    per area its id, name and colour (None: no figure); `index` the areas' places in
+    their level's shapes, or None for ZIP codes, drawn as dots at `x`, `y`."""
+
+    ids: list[str]
+    names: list[str]
+    colors: list[RGB | None]
+    index: list[int] | None
+    x: npt.NDArray[np.float64] | None = None
+    y: npt.NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True)
 class Layer:
     fill: AreaFill
     summary: dict[str, Any]  # the result's `choropleth`
     warnings: list[str]
+    figures: Figures
+    shown: Shown
 
 
 def layer(data: GeoData, view: View, request: Choropleth) -> Layer:
@@ -65,19 +81,21 @@ def layer(data: GeoData, view: View, request: Choropleth) -> Layer:
         ids, names = [codes[i] for i in seen.tolist()], [codes[i] for i in seen.tolist()]
         dot_colors, summary = _classed(ids, names, figs)
         dots = Dots(x[seen], y[seen], dot_colors)
-        return _layer(AreaFill(None, [], dots, None), summary, figs)
+        shown = Shown(ids, names, dot_colors, None, x[seen], y[seen])
+        return _layer(AreaFill(None, [], dots, None), summary, figs, shown)
     shapes = area_shapes.by_level(request.level)
     rings = shapes.rings(view.zoom)
     in_view = _areas_in_view(rings.bbox, rings.area, view)
-    ids = [shapes.ids[i] for i in in_view]
-    colors_in_view, summary = _classed(ids, [shapes.names[i] for i in in_view], figs)
+    ids, names = [shapes.ids[i] for i in in_view], [shapes.names[i] for i in in_view]
+    colors_in_view, summary = _classed(ids, names, figs)
     colors: list[RGB | None] = [None] * len(shapes.ids)
     for area, color in zip(in_view, colors_in_view, strict=True):
         colors[area] = color
-    return _layer(AreaFill(rings, colors, None, None), summary, figs)
+    shown = Shown(ids, names, colors_in_view, in_view)
+    return _layer(AreaFill(rings, colors, None, None), summary, figs, shown)
 
 
-def _layer(fill: AreaFill, summary: dict[str, Any], figs: Figures) -> Layer:
+def _layer(fill: AreaFill, summary: dict[str, Any], figs: Figures, shown: Shown) -> Layer:
     legend = Legend(
         figs.title,
         [
@@ -97,7 +115,9 @@ def _layer(fill: AreaFill, summary: dict[str, Any], figs: Figures) -> Layer:
             + ("drawn hollow" if figs.level == "zip" else "hatched")
             + f": {named}{f' and {more} more' if more > 0 else ''}"
         )
-    return Layer(AreaFill(fill.rings, fill.colors, fill.dots, legend), summary, warnings)
+    return Layer(
+        AreaFill(fill.rings, fill.colors, fill.dots, legend), summary, warnings, figs, shown
+    )
 
 
 def warnings(view: View, built: Layer) -> list[str]:

@@ -7,7 +7,7 @@ from app.geodata.providers.embedded import EmbeddedProvider, attribution
 from app.geodata.rendering.map_image import MapPath, marker_reach, path_reach, render
 from app.geodata.rendering.view import View, fit
 from app.geodata.schemas import BBox, LatLon
-from app.geodata.tools.static_map import choropleth, maps
+from app.geodata.tools.static_map import choropleth, maps, outlines
 from app.geodata.tools.static_map.schemas import StaticMapArgs, StaticMapResult
 
 
@@ -62,4 +62,5 @@ def answer(provider: EmbeddedProvider, args: StaticMapArgs) -> StaticMapResult:
         dataset=attribution.basemap_dataset(provider.data.meta),
         choropleth=areas.summary if areas else None,
     )
-    return result.with_png(png)
+    app_meta = {outlines.OUTLINES_META: outlines.build(view, areas)} if areas else None
+    return result.with_png(png, app_meta)
