@@ -4,8 +4,10 @@ iframe under the CSP its `_meta.ui.csp` asks for, speaks the Apps bridge
 (ui/initialize, ui/notifications/initialized, tool-input, tool-result) and hands it a
 real static_map call's arguments and result. Checked: tiles from our endpoint load (under
 that CSP, by the signed URL), the markers, their labels and the path are drawn, and a
-choropleth's legend shows. Screenshots at 1280 and 390 px go to the test's tmp dir
-(MAP_APP_SHOTS too, when set) for a person to look at."""
+choropleth's legend shows, its areas are drawn in the legend's colours from the result's
+`_meta`, and a hover (a tap on the phone) over one shows its name and figure. Screenshots
+at 1280 and 390 px go to the test's tmp dir (MAP_APP_SHOTS too, when set) for a person to
+look at."""
 
 from __future__ import annotations
 
@@ -100,7 +102,9 @@ def host(
     browser: Browser,  # noqa: F811
 ) -> Iterator[tuple[Page, str]]:
     width, height = VIEWPORTS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, has_touch=request.param == "phone"
+    )
     context.set_default_timeout(20_000)
     try:
         yield context.new_page(), str(request.param)
@@ -203,6 +207,31 @@ def test_map_app_shows_the_choropleth_legend(
     )
     assert len(swatches) >= len(classes) == 5, swatches
     assert (legend.bounding_box() or {}).get("height", 0) > 60
+    # The areas, from the result's _meta, in the legend's colours; none in its text.
+    outlines = drawn["_meta"]["geosvc/choropleth"]
+    assert "rings" not in json.dumps(drawn["structuredContent"])
+    assert "rings" not in json.dumps(drawn["content"])
+    areas = frame.locator("path.geosvc-area")
+    assert poll(lambda: areas.count() > 40), areas.count()
+    fills = set(areas.evaluate_all("paths => paths.map(p => p.getAttribute('fill'))"))
+    assert fills <= {c["color"] for c in classes} | {"#bdbdbd"}, fills
+    assert len(fills & {c["color"] for c in classes}) == len(classes), fills
+    # Hover (desktop) or tap (phone) over Kansas: its name, its figure with the unit, the
+    # source and year.
+    [app] = [f for f in page.frames if f != page.main_frame]
+    point = app.evaluate("() => map.latLngToContainerPoint([38.5, -98.5])")
+    if viewport == "phone":
+        page.touchscreen.tap(point["x"], point["y"])
+    else:
+        page.mouse.move(point["x"], point["y"])
+    hover = frame.locator("#hover")
+    hover.wait_for(state="visible")
+    kansas = outlines["values"][outlines["names"].index("Kansas")]
+    assert hover.inner_text().split("\n") == [
+        "Kansas",
+        f"{kansas:.1f} people per km²",
+        "Census PEP 2019, land area Census 2016",
+    ]
     for directory in [tmp_path, *([Path(SHOTS_DIR)] if SHOTS_DIR else [])]:
         directory.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(directory / f"map-app-choropleth-{viewport}.png"))
@@ -221,3 +250,35 @@ def test_map_app_marks_geocode_results(
     labels = frame.locator(".geosvc-label")
     assert poll(lambda: labels.count() == len(places)), labels.count()
     assert sorted(labels.all_inner_texts()) == sorted(place["label"] for place in places)
+
+
+def test_map_app_hatches_areas_without_data_and_says_when_outlines_are_left_out(
+    stack: Stack, account: Account, host: tuple[Page, str], tmp_path: Path
+) -> None:
+    """Countries without a density figure are hatched (the legend's "no data"); a result
+    whose outlines were over the size cap draws no areas and says why beside the legend."""
+    page, viewport = host
+    arguments = {
+        "center": {"lat": 20.0, "lon": 10.0},
+        "zoom": 2,
+        "choropleth": {"measure": "population_density", "level": "country"},
+    }
+    drawn = rpc(stack, account, "tools/call", {"name": "static_map", "arguments": arguments})
+    assert not drawn.get("isError"), drawn
+    assert drawn["structuredContent"]["choropleth"]["noData"] > 0
+    frame = open_app(page, stack, account, arguments, drawn)
+    hatched = frame.locator("path.geosvc-area.geosvc-nodata")
+    assert poll(lambda: hatched.count() > 0), hatched.count()
+    fill = hatched.first.evaluate("p => getComputedStyle(p).fill")
+    assert "geosvc-hatch" in fill, fill
+    for directory in [tmp_path, *([Path(SHOTS_DIR)] if SHOTS_DIR else [])]:
+        directory.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(directory / f"map-app-no-data-{viewport}.png"))
+    # the payload outlines.build gives over its cap
+    omitted = "the 201 countries in view need 400 KB of outlines, over the app's 300 KB"
+    over = {**drawn, "_meta": {**drawn["_meta"], "geosvc/choropleth": {"omitted": omitted}}}
+    frame = open_app(page, stack, account, arguments, over)
+    legend = frame.locator("#legend")
+    legend.wait_for(state="visible")
+    assert f"Areas not drawn here: {omitted}." in legend.inner_text()
+    assert frame.locator("path.geosvc-area").count() == 0
