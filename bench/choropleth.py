@@ -5,6 +5,11 @@ CPU (time.process_time) the median of --repeats runs, after one warm-up run of e
 (the first choropleth of a level loads and simplifies its outlines: reported apart as
 "first use").
 
+Second table, the map app's outlines (app.geodata.tools.static_map.outlines, carried in
+the MCP result's `_meta`): their size per level for typical views, and the CPU of
+building them (outlines.build alone, median of --repeats) as a ratio to the rest of the
+choropleth call (the call as served, less the outlines), in the same run.
+
     .venv/bin/python bench/choropleth.py [--repeats 5]
 """
 
@@ -20,7 +25,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.geodata.loading import provider  # noqa: E402
 from app.geodata.service import configure, execute  # noqa: E402
+from app.geodata.tools.static_map import choropleth, embedded, outlines  # noqa: E402
+from app.geodata.tools.static_map.schemas import StaticMapArgs  # noqa: E402
 
 VIEWS: list[tuple[str, dict[str, Any], dict[str, str]]] = [
     (
@@ -47,6 +55,11 @@ VIEWS: list[tuple[str, dict[str, Any], dict[str, str]]] = [
         "world countries, zoom 1",
         {"center": {"lat": 20.0, "lon": 0.0}, "zoom": 1, "width": 512, "height": 400},
         {"measure": "population", "level": "country"},
+    ),
+    (
+        "New York ZIPs, zoom 8",
+        {"center": {"lat": 40.9, "lon": -73.9}, "zoom": 8, "width": 800, "height": 600},
+        {"measure": "population_density", "level": "zip"},
     ),
     (
         "Austin ZIPs, zoom 10",
@@ -83,6 +96,32 @@ def main() -> None:
         ratios.append(c / p)
         print(f"{name:<26} {first:>10.0f} {p:>9.1f} {c:>14.1f} {c / p:>6.2f}")
     print(f"median ratio over the views: {statistics.median(ratios):.2f}")
+    app_outlines(options.repeats)
+
+
+def app_outlines(repeats: int) -> None:
+    print()
+    print(f"{'view':<26} {'areas':>6} {'KB':>6} {'call ms':>8} {'outlines ms':>12} {'ratio':>6}")
+    ratios = []
+    for name, view, request in VIEWS:
+        arguments = {**view, "choropleth": request}
+        args = StaticMapArgs.model_validate(arguments)
+        shown = embedded.map_view(provider(), args)
+        assert args.choropleth is not None
+        built = choropleth.layer(provider().data, shown, args.choropleth)
+        calls, builds = [], []
+        for _ in range(repeats):
+            calls.append(cpu_ms(arguments))
+            started = time.process_time()
+            payload = outlines.build(shown, built)
+            builds.append((time.process_time() - started) * 1000)
+        call, build = statistics.median(calls), statistics.median(builds)
+        ratio = build / (call - build)
+        ratios.append(ratio)
+        size = f"{payload['bytes'] / 1000:.0f}" if payload["bytes"] else "over"
+        areas = len(payload.get("names", []))
+        print(f"{name:<26} {areas:>6} {size:>6} {call:>8.1f} {build:>12.1f} {ratio:>6.2f}")
+    print(f"outlines / rest of the call, median over the views: {statistics.median(ratios):.2f}")
 
 
 if __name__ == "__main__":

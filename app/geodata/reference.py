@@ -10,6 +10,7 @@ from typing import Any
 
 from app.geodata.batch import MAX_BATCH_ITEMS, BatchForm, BatchItem
 from app.geodata.catalogue import BATCH_FORMS, TOOL_SPECS, ToolSpec
+from app.geodata.tools.static_map import outlines
 from app.kit.config import Settings
 
 ERRORS = (
@@ -87,13 +88,34 @@ def tool_reference() -> str:
         "`_meta.ui.resourceUri` = `ui://geosvc/map.html` in tools/list: hosts that render MCP "
         "Apps (the `io.modelcontextprotocol/ui` extension) show that resource "
         "(`text/html;profile=mcp-app`) in a sandboxed iframe: a pannable, zoomable map "
-        "(Leaflet, inlined) of the call's view, markers, labels and path (and a choropleth's "
-        "legend: the areas' colours are on the PNG only, not drawn in the app yet), on the "
-        "service's own "
+        "(Leaflet, inlined) of the call's view, markers, labels and path, on the service's own "
         'tiles (`/v1/tiles`, docs/HTTP_API.md). Each such result\'s `_meta["geosvc/tiles"]` '
         "holds the signed tile URL template the page uses (`urlTemplate`, `expiresAt`, "
         "`maxZoom`, `attribution`): no key in the iframe; the tiles are free. Hosts without "
         "Apps show the PNG and the text as before.",
+        "",
+        "A `static_map` with a `choropleth` is drawn in the app too: the areas of the image's "
+        "view filled with the legend's colours (the same classes), those without a figure "
+        'hatched ("no data"), and a hover (a tap on touch screens) shows an area\'s name, '
+        "its figure with the unit, the source and year. The outlines come in the result's "
+        '`_meta["geosvc/choropleth"]`, never in `content` or `structuredContent` (hosts do '
+        "not hand `_meta` to the model, so it reads no coordinates), column by column: "
+        "`names`, `values` (null: no data), `classes` (an index into the legend's classes; "
+        "null: no data), and `rings` (per area, each ring in Google's encoded polyline text "
+        "of whole pixels at `zoom`, the view's zoom + 1, x first: first point then deltas) or, "
+        "for ZIP codes, `points`; with `measure`, `unit`, `source`, `year`, `credit` and "
+        "`bytes`. Each ring is simplified to half a pixel of the view and only rings reaching "
+        "the view are sent (sizes per level: bench/choropleth.py). Over "
+        f"{outlines.MAX_BYTES // 1000} KB a coarser pass is tried; over it "
+        "still, the payload has `omitted` (why) instead, and the app says so beside the "
+        "legend, which stays the image's.",
+        "",
+        "Why `_meta` and not a signed URL the app fetches: the outlines are built where the "
+        "image is drawn (the worker has the areas loaded and the classes at hand), they "
+        "arrive with the result the host already hands the iframe, need no CSP "
+        "`connectDomains`, no further request, no key and no link that expires, and cost no "
+        "credit. The price: the result grows by the payload (capped), and a `/v1` call "
+        "builds it too and drops it.",
         "",
         "## Errors",
         "",

@@ -1,11 +1,12 @@
 """static_map's choropleth over /mcp (the official client) and /v1 (its compact query
-form): the map and its legend for a credit; an unknown measure, a measure the level does
+form): the map and its legend for a credit, the map app's outlines in MCP's `_meta` only; an unknown measure, a measure the level does
 not hold and a ZIP level over too wide a view refused in the envelope, free."""
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 from typing import Any
 
 import httpx
@@ -44,6 +45,12 @@ async def test_mcp_choropleth_and_its_refusals(stack: Stack, account: Account) -
     assert legend["title"] == "Population (people)"
     assert legend["year"] == "2019"
     assert len(legend["classes"]) == 5
+    # the areas for the map app: in _meta only, one per area the legend counts
+    outlines = (drawn.meta or {})["geosvc/choropleth"]
+    assert f"{len(outlines['names'])} states" == legend["areas"]
+    assert len(outlines["rings"]) == len(outlines["names"])
+    assert "rings" not in json.dumps(structured(drawn))
+    assert all("rings" not in block.text for block in drawn.content if block.type == "text")
     [image] = [block for block in drawn.content if block.type == "image"]
     assert Image.open(io.BytesIO(base64.b64decode(image.data))).size == (640, 400)
     codes = {name: structured(result)["error"]["code"] for name, result in refused.items()}
@@ -66,6 +73,7 @@ def test_v1_choropleth_in_its_compact_form(stack: Stack, account: Account) -> No
     legend = answer.json()["choropleth"]
     assert legend["measure"] == "population_density"
     assert legend["unit"] == "per_km2"
+    assert "rings" not in answer.text  # the app's outlines are MCP's `_meta` only
     malformed = httpx.get(
         base, params={**query, "choropleth": "population"}, headers=headers, timeout=60
     )
