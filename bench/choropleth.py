@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from app.geodata.loading import provider  # noqa: E402
 from app.geodata.service import configure, execute  # noqa: E402
-from app.geodata.tools.static_map import choropleth, embedded, outlines  # noqa: E402
+from app.geodata.tools.static_map import choropleth as layers  # noqa: E402
+from app.geodata.tools.static_map import embedded, outlines  # noqa: E402
 from app.geodata.tools.static_map.schemas import StaticMapArgs  # noqa: E402
 
 VIEWS: list[tuple[str, dict[str, Any], dict[str, str]]] = [
@@ -108,7 +109,7 @@ def app_outlines(repeats: int) -> None:
         args = StaticMapArgs.model_validate(arguments)
         shown = embedded.map_view(provider(), args)
         assert args.choropleth is not None
-        built = choropleth.layer(provider().data, shown, args.choropleth)
+        built = layers.layer(provider().data, shown, args.choropleth)
         calls, builds = [], []
         for _ in range(repeats):
             calls.append(cpu_ms(arguments))

@@ -1,6 +1,7 @@
 """static_map's choropleth over /mcp (the official client) and /v1 (its compact query
-form): the map and its legend for a credit, the map app's outlines in MCP's `_meta` only; an unknown measure, a measure the level does
-not hold and a ZIP level over too wide a view refused in the envelope, free."""
+form): the map and its legend for a credit, the map app's outlines in MCP's `_meta` only;
+an unknown measure, a measure the level does not hold and a ZIP level over too wide a view
+refused in the envelope, free."""
 
 from __future__ import annotations
 
