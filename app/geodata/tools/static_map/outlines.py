@@ -13,6 +13,7 @@ the payload says why (`omitted`), which the app shows beside the legend."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,8 @@ from app.geodata.rendering.view import View
 from app.geodata.tools.static_map import area_shapes
 from app.geodata.tools.static_map.choropleth import Layer
 
+logger = logging.getLogger(__name__)
+
 OUTLINES_META = "geosvc/choropleth"
 MAX_BYTES = 300_000
 VERSION = 1
@@ -33,7 +36,20 @@ VERSION = 1
 
 def build(view: View, built: Layer, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
     """The payload for `_meta[OUTLINES_META]`: within `max_bytes` (its compact JSON), or
-    `omitted` saying why."""
+    `omitted` saying why. A failure here leaves the app's areas out, said so, rather than
+    failing the map the caller asked for."""
+    try:
+        return _build(view, built, max_bytes)
+    except Exception:
+        logger.exception("choropleth outlines for the map app failed")
+        return {
+            "version": VERSION,
+            "omitted": "the outlines could not be built; the legend is the image's",
+            "bytes": 0,
+        }
+
+
+def _build(view: View, built: Layer, max_bytes: int) -> dict[str, Any]:
     size = 0
     for zoom, tolerance_px in ((view.zoom + 1, 0.5), (view.zoom, 1.0)):
         payload = _payload(view, built, zoom, tolerance_px)
