@@ -1,14 +1,15 @@
 """The choropleth's areas for the map app (ui://geosvc/map.html): what the image fills,
 as outlines the app draws and hovers. Carried in the MCP result's `_meta` (OUTLINES_META),
 never in `content` or `structuredContent`: a model is not handed coordinates it has no use
-for, and the iframe needs no key and no request of its own (docs/TOOLS.md, "The map app").
+for, and the iframe needs no key and no request of its own (docs/TOOLS.md, "The
+interactive map").
 
 Sized for the view: each ring simplified to half a pixel of the view's zoom, quantized to
 whole pixels of the next zoom (`zoom` in the payload; Leaflet's own pixel grid there), and
 sent as its first point then deltas in Google's encoded polyline text (`encode`; x first).
-Only the rings that reach the view. Over MAX_BYTES a
-coarser pass (a pixel of the view's zoom); over it still, the outlines are left out and
-the payload says why (`omitted`), which the app shows beside the legend."""
+Only the rings that reach the view. Over MAX_BYTES a coarser pass (a pixel of the view's
+zoom); over it still, the outlines are left out and the payload says why (`omitted`),
+which the app shows beside the legend."""
 
 from __future__ import annotations
 
