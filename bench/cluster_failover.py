@@ -35,6 +35,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
+from redis.sentinel import Sentinel
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill_stack import (  # noqa: E402
     ROOT,
@@ -71,6 +74,7 @@ class Account:
 @dataclass
 class Drill:
     accounts: list[Account]
+    title: str = ""
     victim: int = 0
     on_victim: list[Account] = field(default_factory=list)
     promoted_s: float | None = None
@@ -78,6 +82,7 @@ class Drill:
     victims_next_ok_s: float | None = None
     elapsed_s: float = 0.0
     repairs: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def calls(self) -> Calls:
         total = Calls()
@@ -128,18 +133,29 @@ class Drill:
         return all(a.reconciled == a.ledger for a in self.accounts)
 
 
+def store(stack: Stack) -> redis.Redis:
+    """A client of the Redis the stack uses: the cluster, or the primary Sentinel names."""
+    env = stack.env
+    if env.get("GEOSVC_REDIS_SENTINELS"):
+        addresses = [item.rsplit(":", 1) for item in env["GEOSVC_REDIS_SENTINELS"].split(",")]
+        sentinel = Sentinel([(host, int(port)) for host, port in addresses])
+        return sentinel.master_for(env["GEOSVC_REDIS_SENTINEL_MASTER"], decode_responses=True)
+    return store_for(env["GEOSVC_REDIS_URL"], cluster=True)
+
+
 def counter_of(stack: Stack, user_id: str) -> int:
     from app.kit.clock import period_of, utcnow
 
     key = f"{stack.env['GEOSVC_REDIS_KEY_PREFIX']}usage:{{{user_id}}}:{period_of(utcnow())}"
-    with store_for(stack.env["GEOSVC_REDIS_URL"], cluster=True) as store:
-        return int(store.hget(key, "used") or 0)
+    with store(stack) as client:
+        return int(client.hget(key, "used") or 0)
 
 
 def outbox_depth(stack: Stack) -> int:
     prefix = stack.env["GEOSVC_REDIS_KEY_PREFIX"]
-    with store_for(stack.env["GEOSVC_REDIS_URL"], cluster=True) as store:
-        return sum(int(store.llen(f"{prefix}usage:outbox:{{o{b}}}")) for b in range(BUCKETS))
+    buckets = int(stack.env.get("GEOSVC_OUTBOX_BUCKETS", "1"))
+    with store(stack) as client:
+        return sum(int(client.llen(f"{prefix}usage:outbox:{{o{b}}}")) for b in range(buckets))
 
 
 def holder(cluster: LocalCluster, stack: Stack, acct: Account) -> int:
@@ -187,8 +203,8 @@ def reconcile(stack: Stack, drill: Drill) -> None:
     for acct in drill.accounts:
         acct.reconciled = counter_of(stack, acct.user_id)
     repairs = f"{stack.env['GEOSVC_REDIS_KEY_PREFIX']}metering:reconcile:repairs"
-    with store_for(stack.env["GEOSVC_REDIS_URL"], cluster=True) as store:
-        drill.repairs = {k: int(v) for k, v in store.hgetall(repairs).items()}
+    with store(stack) as client:
+        drill.repairs = {k: int(v) for k, v in client.hgetall(repairs).items()}
 
 
 async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> Drill:
@@ -203,7 +219,7 @@ async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> 
         user_id, key, http = await asyncio.to_thread(account, stack)
         http.close()
         accounts.append(Account(user_id, key))
-    drill = Drill(accounts)
+    drill = Drill(accounts, title="cluster 3 masters x 1 replica")
     for number, acct in enumerate(accounts):
         acct.load = Load(stack, acct.key)
         share = args.clients // len(accounts) + (number < args.clients % len(accounts))
@@ -220,6 +236,11 @@ async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> 
     with contextlib.suppress(Exception):
         await asyncio.to_thread(cluster.wait_promoted, replica, PROMOTION_DEADLINE_S)
         drill.promoted_s = time.monotonic() - killed
+    if victim is cluster.nodes[0]:
+        # A client seeded with a dead node cannot start (redis-py needs one reachable
+        # node): what an operator does, repoint the URL; running processes go on.
+        stack.env["GEOSVC_REDIS_URL"] = replica.url
+        drill.notes.append(f"GEOSVC_REDIS_URL repointed at {replica.port} for new processes")
     await asyncio.sleep(args.after)
     for acct in accounts:
         assert acct.load is not None
@@ -242,7 +263,7 @@ def report(drill: Drill, args: argparse.Namespace) -> None:
 
     print()
     print(
-        f"cluster 3 masters x 1 replica, master {drill.victim} killed ({args.victim}), "
+        f"{drill.title}, master {drill.victim} killed ({args.victim}), "
         f"{len(drill.accounts)} accounts, {args.clients} clients, {drill.elapsed_s:.0f} s"
     )
     print(
@@ -265,6 +286,8 @@ def report(drill: Drill, args: argparse.Namespace) -> None:
     )
     print(f"after reconciliation: counters == ledger for every account: {drill.reconciled()} "
           f"(repairs {drill.repairs or '-'})")  # fmt: skip
+    for note in drill.notes:
+        print(f"note: {note}")
     for acct in drill.accounts:
         ok = acct.load.calls.ok if acct.load else 0
         print(f"  {acct.user_id}: client OK {ok}, ledger {acct.ledger}, counter {acct.counter} "
