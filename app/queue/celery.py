@@ -11,7 +11,8 @@ is sent or a worker starts. The choices, and why:
   reconnect race crashed or froze workers, RabbitMQ did not (bench/RESULTS.md has the
   measurements). A RabbitMQ vhost separates deployments; `broker_heartbeat` notices a
   dead broker connection within ~20 s.
-- Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
+- Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters;
+  under Sentinel, the primary its Sentinels name).
   Redis broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so
   several deployments or test runs can share one Redis without taking each other's tasks.
   A tool result therefore lives at `<prefix>celery-task-meta-<task id>` and is published

@@ -106,7 +106,10 @@ class LocalCluster:
         with master.client() as client:
             replicas = client.execute_command("CLUSTER", "REPLICAS", self._node_id(master))
         ports = {int(line.split()[1].split("@")[0].rsplit(":", 1)[1]) for line in replicas}
-        return next(node for node in self.nodes if node.port in ports)
+        found = [node for node in self.nodes if node.port in ports]
+        if not found:
+            raise LookupError(f"master {master.port} has no replica")
+        return found[0]
 
     def _node_id(self, node: ClusterNode) -> str:
         with node.client() as client:
