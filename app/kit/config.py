@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     # Lists the usage outbox is split into (each drained by its own task and lock), so
     # drains scale with the cluster's shards; each list's hash tag puts it on some shard.
     outbox_buckets: int = Field(1, ge=1, le=256)
+    # One Redis primary with replicas under Sentinel: the Sentinels as host:port pairs,
+    # separated by commas. Clients ask them for the primary of redis_sentinel_master, so
+    # a promoted replica is found by itself; GEOSVC_REDIS_URL still gives the database
+    # number and password (its host is not used). Needs GEOSVC_BROKER_URL, as a cluster does.
+    redis_sentinels: str = ""
+    redis_sentinel_master: str = "mymaster"
 
     # Server-side secret mixed into API-key hashes and map-link signatures. Required in
     # production; in development a random one is generated once and kept under data_dir.
@@ -359,8 +365,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _cluster_needs_a_broker(self) -> Settings:
-        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster: the
-        broker is RabbitMQ (or a Redis of its own, not the cluster)."""
+        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster (nor
+        follow Sentinel here): the broker is RabbitMQ (or a Redis of its own)."""
         if self.redis_cluster and (
             self.redis_url is None or self.broker_url in (None, self.redis_url)
         ):
@@ -369,7 +375,24 @@ class Settings(BaseSettings):
                 "GEOSVC_BROKER_URL (RabbitMQ, amqp://...): Celery's Redis broker cannot use "
                 "a cluster"
             )
+        if self.redis_sentinels:
+            self.sentinel_addresses()  # refuses a malformed list
+            if self.redis_cluster or self.redis_url is None or self.broker_url is None:
+                raise ValueError(
+                    "GEOSVC_REDIS_SENTINELS needs GEOSVC_REDIS_URL (its database and password), "
+                    "GEOSVC_BROKER_URL (RabbitMQ, amqp://...) and no GEOSVC_REDIS_CLUSTER"
+                )
         return self
+
+    def sentinel_addresses(self) -> list[tuple[str, int]]:
+        """GEOSVC_REDIS_SENTINELS as (host, port) pairs."""
+        addresses = []
+        for item in filter(None, (part.strip() for part in self.redis_sentinels.split(","))):
+            host, _, port = item.rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError(f"GEOSVC_REDIS_SENTINELS: {item!r} is not host:port")
+            addresses.append((host.strip("[]"), int(port)))
+        return addresses
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

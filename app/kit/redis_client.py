@@ -19,11 +19,14 @@ from redis.asyncio.client import Pipeline as AsyncPipeline
 from redis.asyncio.cluster import ClusterPipeline as AsyncClusterPipeline
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.asyncio.retry import Retry as AsyncRetry
+from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 from redis.backoff import ExponentialBackoff
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
+from redis.connection import parse_url
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
+from redis.sentinel import Sentinel
 
 from app.kit.config import get_settings
 
@@ -77,6 +80,23 @@ def _options(*, decode: bool, command_timeout: bool) -> dict[str, Any]:
 # every key the app writes in one script or transaction shares its hash tag (one slot).
 
 
+# Under Sentinel (`GEOSVC_REDIS_SENTINELS`) the clients' connection pools ask the
+# Sentinels for the current primary on every new connection: once a replica is promoted,
+# the next connection (after the dead one's error) goes to it. A connection to a primary
+# demoted to replica is dropped on its first READONLY reply (redis-py's Sentinel pool).
+
+
+def _sentinel_options(url: str) -> dict[str, Any]:
+    """What the URL gives a connection under Sentinel: database and credentials."""
+    parsed = parse_url(url)
+    return {k: parsed[k] for k in ("db", "username", "password") if parsed.get(k) is not None}
+
+
+def _sentinel_kwargs() -> dict[str, Any]:
+    """For the connections to the Sentinels themselves: bounded like every other."""
+    return {"socket_connect_timeout": CONNECT_TIMEOUT_S, "socket_timeout": CONNECT_TIMEOUT_S}
+
+
 def _sync_client(*, decode: bool) -> redis.Redis:
     settings = get_settings()
     url = settings.redis_url
@@ -87,12 +107,26 @@ def _sync_client(*, decode: bool) -> redis.Redis:
     options = _options(decode=decode, command_timeout=True)
     if settings.redis_cluster:
         return cast(redis.Redis, RedisCluster.from_url(url, retry=_retry(), **options))
+    if settings.redis_sentinels:
+        sentinel = Sentinel(settings.sentinel_addresses(), sentinel_kwargs=_sentinel_kwargs())
+        return sentinel.master_for(
+            settings.redis_sentinel_master, retry=_retry(), **_sentinel_options(url), **options
+        )
     return redis.Redis.from_url(url, retry=_retry(), **options)
 
 
 def _async_client(url: str, *, command_timeout: bool) -> aioredis.Redis:
     options = _options(decode=True, command_timeout=command_timeout)
-    if get_settings().redis_cluster and command_timeout:
+    settings = get_settings()
+    if settings.redis_sentinels:
+        sentinel = AsyncSentinel(settings.sentinel_addresses(), sentinel_kwargs=_sentinel_kwargs())
+        return sentinel.master_for(
+            settings.redis_sentinel_master,
+            retry=_async_retry(),
+            **_sentinel_options(url),
+            **options,
+        )
+    if settings.redis_cluster and command_timeout:
         cluster = AsyncRedisCluster.from_url(url, retry=_async_retry(), **options)
         return cast(aioredis.Redis, cluster)
     # Also the cluster's pub/sub listener: a plain connection to the node named, since a

@@ -11,7 +11,8 @@ is sent or a worker starts. The choices, and why:
   reconnect race crashed or froze workers, RabbitMQ did not (bench/RESULTS.md has the
   measurements). A RabbitMQ vhost separates deployments; `broker_heartbeat` notices a
   dead broker connection within ~20 s.
-- Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters).
+- Result backend: always `GEOSVC_REDIS_URL` (the same Redis as the credit counters;
+  under Sentinel, the primary its Sentinels name).
   Redis broker keys and result keys are prefixed with `GEOSVC_REDIS_KEY_PREFIX`, so
   several deployments or test runs can share one Redis without taking each other's tasks.
   A tool result therefore lives at `<prefix>celery-task-meta-<task id>` and is published
@@ -49,9 +50,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
 from celery import Celery
-from celery.backends.redis import RedisBackend
+from celery.backends.redis import RedisBackend, SentinelBackend
 from kombu import Exchange, Queue
 
 from app.kit.config import Settings, get_settings
@@ -159,6 +161,23 @@ class ClusterResultBackend(ResultBackend):
         self.client.publish(key, value)
 
 
+class SentinelResultBackend(ResultBackend, SentinelBackend):
+    """The result backend under Sentinel (`GEOSVC_REDIS_SENTINELS`): Celery's Sentinel
+    backend (it asks the Sentinels for the primary), with ResultBackend's changes."""
+
+
+def sentinel_backend_url(settings: Settings) -> str:
+    """`sentinel://[user:password@]host:port/db;...`: every Sentinel, with the database
+    and credentials of GEOSVC_REDIS_URL (for the primary they name)."""
+    url = urlsplit(settings.redis_url or "")
+    auth = url.netloc.rpartition("@")[0]
+    database = url.path.strip("/") or "0"
+    return ";".join(
+        f"sentinel://{auth + '@' if auth else ''}{host}:{port}/{database}"
+        for host, port in settings.sentinel_addresses()
+    )
+
+
 REDIS_BROKERS = ("redis://", "rediss://", "unix://")
 # Brokers on which a queue is a list that the first message creates.
 LIST_BROKERS = (*REDIS_BROKERS, "memory://")
@@ -185,10 +204,17 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             broker_options["global_keyprefix"] = prefix
     elif broker_url.startswith("memory://"):
         broker_options["polling_interval"] = 0.01
-    if settings.redis_url:
+    if settings.redis_sentinels:
+        result_backend = f"{__name__}:SentinelResultBackend+{sentinel_backend_url(settings)}"
+        backend_options = {
+            "master_name": settings.redis_sentinel_master,
+            "sentinel_kwargs": {"socket_connect_timeout": 2.0, "socket_timeout": 2.0},
+            **({"global_keyprefix": prefix} if prefix else {}),
+        }
+    elif settings.redis_url:
         backend_class = "ClusterResultBackend" if settings.redis_cluster else "ResultBackend"
         result_backend = f"{__name__}:{backend_class}+{settings.redis_url}"
-        backend_options: dict[str, Any] = {"global_keyprefix": prefix} if prefix else {}
+        backend_options = {"global_keyprefix": prefix} if prefix else {}
     else:
         result_backend, backend_options = "cache+memory://", {}
     return {

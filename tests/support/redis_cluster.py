@@ -3,7 +3,9 @@
 `redis-server --cluster-enabled yes` per node (each in a directory of its own, no
 persistence) and `redis-cli --cluster create`, then a wait until every node reports
 `cluster_state:ok`. One per test session (`redis_cluster` fixture); each node's process
-dies with the test process.
+dies with the test process. With `replicas=1` every master gets a replica, and a
+`kill9()`ed master is replaced by its replica through the cluster's own failover
+(the failover drill: bench/cluster_failover.py).
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ class ClusterNode:
     port: int
     process: subprocess.Popen[bytes]
 
+    def kill9(self) -> None:
+        """A crash: SIGKILL, no shutdown (whatever was not yet replicated is lost)."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
@@ -67,14 +78,64 @@ class LocalCluster:
         """What GEOSVC_REDIS_URL names: any one node (the first)."""
         return self.nodes[0].url
 
+    def _seen(self) -> ClusterNode:
+        """A live node to ask about the cluster (the first unless it was killed)."""
+        return next(node for node in self.nodes if node.alive)
+
     def node_of_slot(self, slot: int) -> ClusterNode:
-        """The master serving `slot`, as the first node sees the cluster."""
-        with self.nodes[0].client() as client:
+        """The master serving `slot`, as a live node sees the cluster."""
+        with self._seen().client() as client:
             ranges = client.execute_command("CLUSTER", "SLOTS")
         for first, last, (_host, port, *_rest), *_replicas in ranges:
             if first <= slot <= last:
                 return next(node for node in self.nodes if node.port == port)
         raise LookupError(slot)
+
+    def node_of_key(self, key: str) -> ClusterNode:
+        with self._seen().client() as client:
+            return self.node_of_slot(int(client.execute_command("CLUSTER", "KEYSLOT", key)))
+
+    def masters(self) -> list[ClusterNode]:
+        """The live masters serving slots, as a live node sees the cluster now."""
+        with self._seen().client() as client:
+            ranges = client.execute_command("CLUSTER", "SLOTS")
+        ports = {int(master[1]) for _first, _last, master, *_replicas in ranges}
+        return [node for node in self.nodes if node.port in ports and node.alive]
+
+    def replica_of(self, master: ClusterNode) -> ClusterNode:
+        with master.client() as client:
+            replicas = client.execute_command("CLUSTER", "REPLICAS", self._node_id(master))
+        ports = {int(line.split()[1].split("@")[0].rsplit(":", 1)[1]) for line in replicas}
+        found = [node for node in self.nodes if node.port in ports]
+        if not found:
+            raise LookupError(f"master {master.port} has no replica")
+        return found[0]
+
+    def _node_id(self, node: ClusterNode) -> str:
+        with node.client() as client:
+            return str(client.execute_command("CLUSTER", "MYID"))
+
+    def wait_promoted(self, replica: ClusterNode, deadline_s: float = START_DEADLINE_S) -> None:
+        """Until `replica` serves slots as a master and the cluster is ok again."""
+        wait_until(lambda: replica in self.masters(), f"node {replica.port} promoted", deadline_s)
+        wait_until(
+            lambda: all(node.cluster_ok() for node in self.nodes if node.alive),
+            "the cluster ok after the failover",
+            deadline_s,
+        )
+
+    def wait_replicated(self, deadline_s: float = START_DEADLINE_S) -> None:
+        """Until every replica has finished its initial sync with its master."""
+
+        def synced() -> bool:
+            for node in self.nodes:
+                with node.client() as client:
+                    info = client.info("replication")
+                if info["role"] == "slave" and info.get("master_link_status") != "up":
+                    return False
+            return True
+
+        wait_until(synced, "the replicas in sync", deadline_s)
 
 
 def _free_port_pair() -> int:
@@ -112,11 +173,15 @@ def wait_until(
 
 @contextmanager
 def local_cluster(
-    masters: int = MASTERS, node_timeout_ms: int = 2_000, appendfsync: str | None = None
+    masters: int = MASTERS,
+    node_timeout_ms: int = 2_000,
+    appendfsync: str | None = None,
+    replicas: int = 0,
 ) -> Iterator[LocalCluster]:
     """`node_timeout_ms`: how long a node may not answer before the others mark it failed
-    (and, with no replica, the cluster down). `appendfsync`: an AOF fsynced so ("everysec"
-    as production requires; benches), else none."""
+    (and, with no replica, the cluster down; with one, its replica takes over).
+    `appendfsync`: an AOF fsynced so ("everysec" as production requires; benches), else
+    none. `replicas`: replicas per master (`redis-cli --cluster create --cluster-replicas`)."""
     server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
     if not server or not cli:
         raise ClusterStartFailed("redis-server and redis-cli are needed on PATH")
@@ -126,7 +191,7 @@ def local_cluster(
         persistence = ["--appendonly", "yes", "--appendfsync", appendfsync]
     with tempfile.TemporaryDirectory(prefix="geosvc-cluster-") as workdir:
         try:
-            for index in range(masters):
+            for index in range(masters * (1 + replicas)):
                 port = _free_port_pair()
                 folder = Path(workdir) / str(index)
                 folder.mkdir()
@@ -143,13 +208,16 @@ def local_cluster(
                 wait_until(node.client().ping, f"node {node.port}")
             create = subprocess.run(
                 [cli, "--cluster", "create",
-                 *(f"127.0.0.1:{node.port}" for node in cluster.nodes), "--cluster-yes"],
+                 *(f"127.0.0.1:{node.port}" for node in cluster.nodes),
+                 "--cluster-replicas", str(replicas), "--cluster-yes"],
                 capture_output=True, text=True, timeout=60,
             )  # fmt: skip
             if create.returncode != 0:
                 raise ClusterStartFailed(f"redis-cli --cluster create: {create.stdout[-2000:]}")
             for node in cluster.nodes:
                 wait_until(node.cluster_ok, f"node {node.port} to see the cluster ok")
+            if replicas:
+                cluster.wait_replicated()
             yield cluster
         finally:
             for node in cluster.nodes:
