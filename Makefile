@@ -34,10 +34,13 @@ run: $(STAMP)
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 # each test process rewrites every test module's asserts when it collects, about half of
 # its collection's CPU, unless pytest may keep the rewritten module in __pycache__.
+# The indices are those `make run` and `make test-fast` use (.geosvc, built once: a build
+# inside the run held all three processes for minutes); copied once into the run.
 TEST_PROCESSES ?= 3
 test: $(STAMP) chromium nginx conformance-tools promtool amtool
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile \
-	  --no-loadscope-reorder $(PYTEST_ARGS)
+	$(BIN)/geosvc data build --data-dir .geosvc
+	GEOSVC_TEST_DATA_DIR=.geosvc PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest \
+	  -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The tests that start no process and need no service (tests/support/tiers.py decides),
 # on fakeredis and the indices `make run` uses (.geosvc, built once); bytecode written as

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import ipaddress
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.kit import production
+from app.kit import production, setting_shapes
 from app.kit.production import DEFAULT_MAIL_FROM
 
 UpstreamTool = Literal[
@@ -257,26 +255,12 @@ class Settings(BaseSettings):
     @field_validator("forwarded_allow_ips")
     @classmethod
     def _proxy_addresses_shape(cls, value: str) -> str:
-        for part in (part.strip() for part in value.split(",") if part.strip()):
-            if part != "*":
-                try:
-                    ipaddress.ip_network(part, strict=False)
-                except ValueError:
-                    raise ValueError(f"{part!r} is not an IP address or CIDR") from None
-        return value
+        return setting_shapes.proxy_addresses(value)
 
     @field_validator("smtp_url")
     @classmethod
     def _smtp_url_shape(cls, value: SecretStr | None) -> SecretStr | None:
-        # The message never repeats the URL: it holds the SMTP password.
-        if value is not None:
-            parts = urlsplit(value.get_secret_value())
-            if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-                raise ValueError(
-                    "GEOSVC_SMTP_URL must look like smtp://user:password@host:587 (STARTTLS) "
-                    "or smtps://user:password@host:465 (TLS)"
-                )
-        return value
+        return setting_shapes.smtp_url(value)
 
     # Production refuses a Redis without AOF (appendfsync everysec/always): the usage
     # outbox lives there until drained. Off only for a managed Redis that hides CONFIG.
@@ -364,35 +348,12 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = ""
 
     @model_validator(mode="after")
-    def _cluster_needs_a_broker(self) -> Settings:
-        """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster (nor
-        follow Sentinel here): the broker is RabbitMQ (or a Redis of its own)."""
-        if self.redis_cluster and (
-            self.redis_url is None or self.broker_url in (None, self.redis_url)
-        ):
-            raise ValueError(
-                "GEOSVC_REDIS_CLUSTER=true needs GEOSVC_REDIS_URL (a node of the cluster) and "
-                "GEOSVC_BROKER_URL (RabbitMQ, amqp://...): Celery's Redis broker cannot use "
-                "a cluster"
-            )
-        if self.redis_sentinels:
-            self.sentinel_addresses()  # refuses a malformed list
-            if self.redis_cluster or self.redis_url is None or self.broker_url is None:
-                raise ValueError(
-                    "GEOSVC_REDIS_SENTINELS needs GEOSVC_REDIS_URL (its database and password), "
-                    "GEOSVC_BROKER_URL (RabbitMQ, amqp://...) and no GEOSVC_REDIS_CLUSTER"
-                )
+    def _redis_topology(self) -> Settings:
+        setting_shapes.check_redis_topology(self)  # a cluster or Sentinel needs a broker
         return self
 
     def sentinel_addresses(self) -> list[tuple[str, int]]:
-        """GEOSVC_REDIS_SENTINELS as (host, port) pairs."""
-        addresses = []
-        for item in filter(None, (part.strip() for part in self.redis_sentinels.split(","))):
-            host, _, port = item.rpartition(":")
-            if not host or not port.isdigit():
-                raise ValueError(f"GEOSVC_REDIS_SENTINELS: {item!r} is not host:port")
-            addresses.append((host.strip("[]"), int(port)))
-        return addresses
+        return setting_shapes.sentinel_addresses(self.redis_sentinels)
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

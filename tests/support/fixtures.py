@@ -122,8 +122,8 @@ def geodata_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Indices built once by the real `geosvc data build`; this process reads them too.
     Under pytest-xdist the workers share one build (the first builds, the others wait).
 
-    GEOSVC_TEST_DATA_DIR (a data dir holding a current build, e.g. `.geosvc`) skips the
-    minute-long build when running a few tests by hand: its indices are copied."""
+    GEOSVC_TEST_DATA_DIR (a data dir holding a current build, e.g. `.geosvc`: `make test`
+    sets it) skips the minutes-long build: its indices are copied."""
     from app.geodata import service
     from app.geodata.indices.store import index_dir, is_current
 
