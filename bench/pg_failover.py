@@ -5,6 +5,7 @@ standby (`bench/pg_replica.py`), reached through one libpq multi-host URL with
 `target_session_attrs=read-write`. Several accounts call tools over /mcp, and one more
 writes through the control plane (PUT /usage/cap) every 0.2 s. Then, per mode:
 
+  once the ledger holds --warm rows and the drains keep up,
   the primary's WAL sender is stopped for --lag seconds (a lagging standby; 0: none),
   the primary and all its backends get SIGKILL (the host is gone),
   --gap seconds later (detection and decision) the standby is promoted,
@@ -20,7 +21,7 @@ on the standby at the kill, and missing at the end (lost); calls charged twice (
 rows above a client's successes, duplicate call ids); calls served but not in the ledger.
 
     .venv/bin/python bench/pg_failover.py [--modes sync,async] [--accounts 4] [--clients 2]
-        [--before 8] [--lag 2] [--gap 2] [--after 10]
+        [--before 8] [--warm 100] [--lag 2] [--gap 2] [--after 10]
 """
 
 from __future__ import annotations
@@ -164,16 +165,22 @@ async def drill(stack: Stack, pair: StreamingPair, mode: str, args: argparse.Nam
     prober = asyncio.create_task(probe_writes(stack, writes, running))
     began = time.monotonic()
     await asyncio.sleep(args.before)
-    # the fault comes once the drains keep up: every account in the ledger, the outbox short
+    # the fault comes once the drains keep up: every account in the ledger, at least
+    # --warm rows in all, the outbox short
     user_ids = [user for user, _, _ in made]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
+    rows: dict[str, int] = {}
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):
-            if len(await asyncio.to_thread(per_account, stack, user_ids)) == len(user_ids):
+            rows = await asyncio.to_thread(per_account, stack, user_ids)
+            if len(rows) == len(user_ids) and sum(rows.values()) >= args.warm:
                 if await asyncio.to_thread(total_outbox, stack) <= args.accounts * args.clients:
                     break
         await asyncio.sleep(0.2)
-    phases = [f"load {time.monotonic() - began:.1f} s before the fault"]
+    phases = [
+        f"load {time.monotonic() - began:.1f} s before the fault, "
+        f"{sum(rows.values())} ledger rows then"
+    ]
     if args.lag > 0:
         await asyncio.to_thread(pair.kill_primary_behind, args.lag)
     else:
@@ -278,7 +285,7 @@ def run_mode(mode: str, args: argparse.Namespace, geodata: Path) -> Outcome:
 
 def options(**overrides: Any) -> argparse.Namespace:
     defaults = {
-        "modes": "sync,async", "accounts": 4, "clients": 2, "before": 8.0, "lag": 2.0,
+        "modes": "sync,async", "accounts": 4, "clients": 2, "before": 8.0, "warm": 100, "lag": 2.0,
         "gap": 2.0, "after": 10.0, "settle": 60.0, "deadline": 30.0, "workers": 2,
     }  # fmt: skip
     return argparse.Namespace(**{**defaults, **overrides})

@@ -1,6 +1,6 @@
 """PostgreSQL failover at small scale (`bench/pg_failover.py`): a primary and a synchronous
 streaming standby of its own on free ports (never the machine's PostgreSQL), the stack on
-one multi-host URL; the primary dies (kill -9, its standby held back for a second first),
+one multi-host URL; the primary dies (kill -9, after its WAL sender stood still for a second),
 the standby is promoted. No row the primary committed is lost, nothing is charged twice,
 nothing answers 500 or hangs, and control-plane writes resume."""
 
@@ -11,20 +11,21 @@ from pathlib import Path
 import pytest
 from pg_failover import options, print_table, run_mode
 
-from tests.drills.conftest import _binaries_missing
-from tests.support.services import REQUIRE_SERVICES
-
 pytestmark = pytest.mark.drill
 
 
+@pytest.mark.usefixtures("server_binaries")
 def test_synchronous_standby_promoted_loses_no_committed_ledger_row(geodata_dir: Path) -> None:
-    missing = _binaries_missing()
-    if missing is not None:
-        if REQUIRE_SERVICES:
-            raise RuntimeError(missing)
-        pytest.skip(missing)
     args = options(
-        accounts=2, clients=2, before=3.0, lag=1.0, gap=1.0, after=3.0, settle=30.0, workers=1
+        accounts=2,
+        clients=2,
+        before=2.0,
+        warm=20,
+        lag=1.0,
+        gap=1.0,
+        after=3.0,
+        settle=30.0,
+        workers=1,
     )
     outcome = run_mode("sync", args, geodata_dir)
     print_table([outcome])  # shown with -s or on failure
