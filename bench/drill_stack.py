@@ -19,9 +19,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -94,21 +95,36 @@ class RedisServer:
 class Postgres:
     """A private PostgreSQL cluster in a temp dir, run as the `postgres` user when root."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(
+        self, workdir: Path, name: str = "pg", *, initdb: bool = True, options: str = ""
+    ) -> None:
+        """`initdb=False`: the data directory comes from elsewhere (a base backup);
+        `options`: more `-c name=value` server settings for `start`."""
         bindir = subprocess.run(
             ["pg_config", "--bindir"], check=True, capture_output=True, text=True
         ).stdout.strip()
         self.bin = Path(bindir)
-        self.dir = workdir / "pg"
+        self.dir = workdir / name
         self.dir.mkdir()
         self.data = self.dir / "data"
         self.port = free_port()
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/geosvc"
+        self.options = options
         self._as_user: list[str] = []
         if os.geteuid() == 0:  # initdb refuses root
             shutil.chown(self.dir, "postgres")
             self._as_user = ["runuser", "-u", "postgres", "--"]
-        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
+        if initdb:
+            self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
+                      "--no-sync")  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/geosvc"
+
+    @property
+    def pid(self) -> int:
+        """The postmaster's pid (first line of postmaster.pid)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run(
@@ -117,6 +133,7 @@ class Postgres:
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options += f" {self.options}" if self.options else ""
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"),
                   "-w", "start")  # fmt: skip
 
@@ -214,7 +231,7 @@ class Supervisor:
 class Stack:
     workdir: Path
     redis: RedisServer
-    postgres: Postgres
+    postgres: Any  # a Postgres, or any with its url, query, start, stop (pg_replica)
     env: dict[str, str]
     base_url: str
     supervisor: Supervisor
@@ -271,12 +288,14 @@ def production_shape(
     workers: int = 2,
     worker_queues: list[str] | None = None,
     api_workers: int = 1,
+    database: Callable[[Path], Any] | None = None,
 ) -> Iterator[Stack]:
     """Start everything; yields once the api answers and every worker answers a ping.
 
     `worker_queues`: one worker per entry, taking those queues (e.g. the paying and the
     bulk pool); otherwise `workers` workers taking every queue. `api_workers`: uvicorn
-    worker processes of the api."""
+    worker processes of the api. `database(workdir)`: the PostgreSQL to use instead of
+    one `Postgres` (e.g. `pg_replica.StreamingPair`: its `url` may name several hosts)."""
     with tempfile.TemporaryDirectory(prefix="geosvc-drill-") as tmp:
         workdir = Path(tmp)
         os.chmod(workdir, 0o755)  # the postgres user must reach its own dir under it
@@ -285,7 +304,7 @@ def production_shape(
         build_geodata(geodata_dir)  # a no-op when the indices are current
         (data_dir / "indices").symlink_to((geodata_dir / "indices").resolve())
         redis_server = RedisServer(workdir, aof)
-        postgres = Postgres(workdir)
+        postgres = database(workdir) if database else Postgres(workdir)
         supervisor = Supervisor()
         try:
             redis_server.start()

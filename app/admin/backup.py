@@ -35,7 +35,7 @@ from typing import Any
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
-from app.kit.db import engine_for
+from app.kit.db import engine_for, libpq_url, normalise_url
 from app.kit.errors import Conflict, InvalidArgument
 from app.observability.exposition import BACKUP_STATUS_KEY
 
@@ -52,7 +52,7 @@ class BackupFailed(RuntimeError):
 
 def libpq_target(database_url: str) -> tuple[str, dict[str, str]]:
     """(URL for libpq without the password, environment with PGPASSWORD)."""
-    url = make_url(database_url)
+    url = make_url(normalise_url(database_url))
     if url.get_backend_name() != "postgresql":
         raise InvalidArgument(
             "backup and restore need PostgreSQL (GEOSVC_DATABASE_URL=postgresql://…); "
@@ -61,8 +61,9 @@ def libpq_target(database_url: str) -> tuple[str, dict[str, str]]:
     env = dict(os.environ)
     if url.password is not None:
         env["PGPASSWORD"] = str(url.password)
-    plain = url.set(drivername="postgresql", password=None)
-    return plain.render_as_string(hide_password=False), env
+    # `set(password=None)` keeps the password: it would be in pg_dump's argv, seen by `ps`
+    plain = url._replace(password=None).render_as_string(hide_password=False)
+    return libpq_url(plain), env  # a primary and its standbys: libpq's host list
 
 
 def _tool(name: str) -> str:

@@ -16,11 +16,42 @@ from app.kit.config import get_settings
 
 
 def normalise_url(url: str) -> str:
-    """Accept plain postgresql:// URLs and use the psycopg 3 driver we ship."""
-    for prefix in ("postgresql://", "postgres://"):
+    """Accept plain postgresql:// URLs and use the psycopg 3 driver we ship. A libpq
+    multi-host URL (`postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write`,
+    a primary and its standbys) becomes SQLAlchemy's form of it (`?host=h1:5432&host=...`),
+    which it hands to libpq as the same host list."""
+    for prefix in ("postgresql://", "postgres://", "postgresql+psycopg://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
+            return _multi_host_query("postgresql+psycopg://" + url[len(prefix) :])
     return url
+
+
+def _multi_host_query(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    netloc, slash, tail = rest.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    if "," not in hosts:
+        return url
+    path, question, query = tail.partition("?")
+    listed = "&".join(f"host={host}" for host in hosts.split(","))
+    return f"{scheme}://{userinfo}{at}/{path}?{listed}{'&' + query if query else ''}"
+
+
+def libpq_url(url: str) -> str:
+    """The URL as libpq (pg_dump, psql) reads it: SQLAlchemy's `?host=h1:p1&host=h2:p2`
+    back into libpq's `h1:p1,h2:p2`, other query parameters kept, the driver name off."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(normalise_url(url))
+    hosts = parsed.query.get("host")
+    plain = parsed.set(drivername="postgresql")
+    if not isinstance(hosts, tuple):
+        return plain.render_as_string(hide_password=False)
+    query = {k: v for k, v in parsed.query.items() if k != "host"}
+    rendered = plain.set(query=query).render_as_string(hide_password=False)
+    scheme, rest = rendered.split("://", 1)
+    userinfo, at, tail = rest.partition("@") if "@" in rest.split("/", 1)[0] else ("", "", rest)
+    return f"{scheme}://{userinfo}{at}{','.join(hosts)}{tail}"
 
 
 def _enable_sqlite_wal(dbapi_connection: Any, _record: Any) -> None:

@@ -161,6 +161,7 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     if isinstance(exc, DBAPIError) and (
         exc.connection_invalidated
         or any(cls.__name__ in _DB_OUTAGE_ERRORS for cls in type(exc.orig).__mro__)
+        or getattr(exc.orig, "sqlstate", None) in _DB_SWITCHING_SQLSTATES
     ):
         return ServiceUnavailable()
     return None
@@ -189,6 +190,10 @@ def _is_cluster_reply(exc: BaseException) -> bool:
 # DB-API exception classes raised when the database cannot be reached (PEP 249 names),
 # and their subclasses: psycopg's QueryCanceled (the statement timeout) is one.
 _DB_OUTAGE_ERRORS = frozenset({"OperationalError", "InterfaceError"})
+# A write that reached a server which is a standby now (a primary demoted in a switchover,
+# an address not yet moved to the promoted one): read_only_sql_transaction, an
+# InternalError to the driver, but a failover in progress, so retryable.
+_DB_SWITCHING_SQLSTATES = frozenset({"25006"})
 
 
 def _documented(kind: str, description: str) -> dict[str, str]:

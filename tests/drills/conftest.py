@@ -32,12 +32,18 @@ def _binaries_missing() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def drill_stack(geodata_dir: Path) -> Iterator[Stack]:
+def server_binaries() -> None:
+    """redis-server and PostgreSQL's server binaries, or a skip (a failure when services
+    are required)."""
     missing = _binaries_missing()
     if missing is not None:
         if REQUIRE_SERVICES:
             raise RuntimeError(missing)
         pytest.skip(missing)
+
+
+@pytest.fixture(scope="session")
+def drill_stack(geodata_dir: Path, server_binaries: None) -> Iterator[Stack]:
     extra_env = {**UNLIMITED_TENANTS, "GEOSVC_FREE_QUOTA": str(FREE_QUOTA)}
     with production_shape(aof="everysec", geodata_dir=geodata_dir, extra_env=extra_env) as stack:
         yield stack

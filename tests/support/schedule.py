@@ -19,6 +19,7 @@ LONGEST = (
     "tests/jobs/test_faults.py",
     "tests/test_devserver.py",
     "tests/drills/test_drills.py",
+    "tests/drills/test_pg_failover.py",
     "tests/contract/test_openapi.py",
     "tests/oauth/test_document_fetch_limits.py",
     "tests/test_hardening.py",
