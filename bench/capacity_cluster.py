@@ -69,6 +69,7 @@ def main(
         )
         single_redis_phase(args, single, single_env)
         calls = redis_phase(args, cluster, env, script, table)
+        broadcast_phase(cluster, table)
         os.environ.update(env)  # this process migrates the database
         drains_phase(args, postgres.data, env, script, calls, table)
 
@@ -131,6 +132,34 @@ def redis_phase(
     table.add("Redis, all masters", "reserve+commit pair", sum(node_cpu), calls)
     table.add("cluster client (api's share)", "reserve+commit pair", client_cpu, calls)
     return calls
+
+
+def broadcast_phase(cluster: LocalCluster, table: CpuTable, messages: int = 20_000) -> None:
+    """What one result's classic PUBLISH costs each master: published on one node (the
+    result's shard), delivered to a pattern subscriber on another (an api process's), and
+    relayed over the cluster bus to every node. The part of a call's Redis CPU that does
+    not shrink as masters are added."""
+    publisher, listener = cluster.nodes[0], cluster.nodes[1]
+    subscriber = listener.client().pubsub()
+    subscriber.psubscribe("bench-celery-task-meta-*")
+    payload = "x" * 400  # about a tool result's JSON
+    pids = [node.process.pid for node in cluster.nodes]
+    before = [cpu_s(pid) for pid in pids]
+    with publisher.client() as client:
+        for start in range(0, messages, 500):
+            pipe = client.pipeline(transaction=False)
+            for n in range(start, start + 500):
+                pipe.publish(f"bench-celery-task-meta-{n}", payload)
+            pipe.execute()
+            while subscriber.get_message(timeout=0.01) is not None:
+                pass
+    used = [cpu_s(pid) - b for pid, b in zip(pids, before, strict=True)]
+    subscriber.close()
+    roles = ["publishing node", "subscriber's node", *(["another node"] * (len(pids) - 2))]
+    print(f"Result PUBLISH on a cluster: {messages:,} messages of {len(payload)} bytes")
+    for role, cpu in zip(roles, used, strict=True):
+        print(f"  {role}: {cpu / messages * 1000:.4f} ms per message")
+        table.add(f"Redis, {role} (PUBLISH)", "result published", cpu, messages)
 
 
 def drain_one(bucket: int) -> None:

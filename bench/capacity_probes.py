@@ -93,4 +93,5 @@ class CpuTable:
         for component, unit, cpu_seconds, count in self.rows:
             per_ms = cpu_seconds / count * 1000
             per_core = f"{1000 / per_ms:,.0f}" if per_ms > 0 else "-"
-            print(f"| {component} | {unit} | {per_ms:.3f} | {per_core} |")
+            digits = 4 if per_ms < 0.01 else 3
+            print(f"| {component} | {unit} | {per_ms:.{digits}f} | {per_core} |")
