@@ -24,8 +24,11 @@ PostgreSQL (bench/drill_stack.py; fsync on, as production runs it), nothing shar
     .venv/bin/python bench/capacity.py [--seconds 20] [--clients 2] [--concurrency 32]
         [--calls-seconds 30] [--geodata DIR]
 
-`--cluster` runs phases 1 and 2 on a local Redis Cluster instead (`--masters`, the outbox
-in `--buckets` lists drained at once; bench/capacity_cluster.py); phase 3 is not run.
+`--cluster` runs the three phases on a local Redis Cluster instead (`--masters`, the outbox
+in `--buckets` lists drained at once; bench/capacity_cluster.py; phase 1 on one Redis
+first, the baseline): phase 3's stack then keeps its counters on the cluster, Celery on
+RabbitMQ, and reports each master's CPU per call. Every run ends with the CPU per unit of
+work by component as a table (the one in bench/RESULTS.md the capacity model reads).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import capacity_cluster  # noqa: E402
 from capacity_probes import (  # noqa: E402
+    CpuTable,
     DurablePostgres,
     cpu_s,
     postgres_cpu_s,
@@ -63,6 +67,9 @@ from drill_stack import (  # noqa: E402
     production_shape,
     rabbitmq_vhost,
 )
+
+TABLE = CpuTable()
+IDLE_S = 8.0  # the stack measured idle before the load
 
 # --- one client process -----------------------------------------------------------------
 
@@ -126,6 +133,7 @@ def redis_phase(args: argparse.Namespace, redis: RedisServer, env: dict[str, str
         f"{per_call_ms:.3f} ms per pair -> one Redis core: {1000 / per_call_ms:,.0f} pairs/s"
     )
     print(f"  clients' CPU {client_cpu / calls * 1000:.3f} ms per pair (the api's share)")
+    TABLE.add("Redis (one)", "reserve+commit pair", redis_cpu, calls)
     return calls
 
 
@@ -162,22 +170,30 @@ def drain_main(data_dir: Path, events: int) -> None:
     )
 
 
-def component_cpu_s(stack: Stack, rabbitmq: int | None) -> dict[str, float]:
+def component_cpu_s(
+    stack: Stack, rabbitmq: int | None, masters: list[int] | None
+) -> dict[str, float]:
+    """`masters`: the pids of a cluster's masters (the stack's own Redis is then idle)."""
     services = stack.supervisor.services
     assert stack.redis.process is not None
     cpu = {
         "api": tree_cpu_s(services["api"].pid),
         "workers": sum(tree_cpu_s(worker.pid) for worker in stack.workers),
         "beat": tree_cpu_s(services["beat"].pid),
-        "Redis": cpu_s(stack.redis.process.pid),
         "PostgreSQL": postgres_cpu_s(stack.postgres.data),
     }
+    if masters is None:
+        cpu["Redis"] = cpu_s(stack.redis.process.pid)
+    for number, pid in enumerate(masters or [], start=1):
+        cpu[f"Redis master {number}"] = cpu_s(pid)
     if rabbitmq is not None:
         cpu["RabbitMQ (shared)"] = cpu_s(rabbitmq)
     return cpu
 
 
-async def measure_calls(stack: Stack, seconds: float) -> tuple[int, float, dict[str, float]]:
+async def measure_calls(
+    stack: Stack, seconds: float, masters: list[int] | None
+) -> tuple[int, float, dict[str, float]]:
     from fault_drills import Load, account
 
     _user_id, api_key, http = account(stack)
@@ -188,39 +204,56 @@ async def measure_calls(stack: Stack, seconds: float) -> tuple[int, float, dict[
         ).stdout.split()),
         None,
     )  # fmt: skip
+    # Idle first: what each component burns with no call (polls, heartbeats, beat) is
+    # taken off, or on this loaded machine's few calls/s it would pass for cost per call.
+    idle_before, idle_started = component_cpu_s(stack, rabbitmq, masters), time.monotonic()
+    await asyncio.sleep(IDLE_S)
+    idle_after, idle_wall = component_cpu_s(stack, rabbitmq, masters), time.monotonic()
+    idle = {k: (idle_after[k] - idle_before[k]) / (idle_wall - idle_started) for k in idle_after}
+    print("  idle cores: " + ", ".join(f"{k} {v:.3f}" for k, v in idle.items()))
     load = Load(stack, api_key)
     load.start()
     await asyncio.sleep(5)  # connected and warm
-    before, ok_before, started = component_cpu_s(stack, rabbitmq), load.calls.ok, time.monotonic()
+    before = component_cpu_s(stack, rabbitmq, masters)
+    ok_before, started = load.calls.ok, time.monotonic()
     await asyncio.sleep(seconds)
     after, ok_after, wall = (
-        component_cpu_s(stack, rabbitmq),
+        component_cpu_s(stack, rabbitmq, masters),
         load.calls.ok,
         time.monotonic() - started,
     )
     calls = await load.stop()
     if calls.failed or calls.hung:
         print(f"  failed: {dict(calls.failed)}, hung: {calls.hung}")
-    return ok_after - ok_before, wall, {name: after[name] - before[name] for name in before}
+    used = {name: max(0.0, after[name] - before[name] - idle[name] * wall) for name in before}
+    return ok_after - ok_before, wall, used
 
 
-def calls_phase(args: argparse.Namespace) -> None:
+def calls_phase(args: argparse.Namespace, cluster: dict[str, str] | None = None) -> None:
+    """`cluster`: the settings of a Redis Cluster (and `masters`, their pids, comma-separated)
+    the stack keeps its counters on."""
     geodata = args.geodata
     build_geodata(geodata)
+    masters = [int(pid) for pid in cluster.pop("masters").split(",")] if cluster else None
     with contextlib.ExitStack() as resources:
         env = {**UNLIMITED_TENANTS, "GEOSVC_BROKER_URL": resources.enter_context(rabbitmq_vhost())}
+        env.update(cluster or {})
         stack = resources.enter_context(
             production_shape(aof="everysec", geodata_dir=geodata, extra_env=env)
         )
-        calls, wall, cpu = asyncio.run(measure_calls(stack, args.calls_seconds))
+        calls, wall, cpu = asyncio.run(measure_calls(stack, args.calls_seconds, masters))
+    where = f" on a Redis Cluster of {len(masters)}" if masters else " on one Redis"
     print(
-        f"Whole calls: {calls:,} successful MCP tool calls in {wall:.1f} s = {calls / wall:,.0f}/s"
+        f"Whole calls{where}: {calls:,} successful MCP tool calls in {wall:.1f} s = "
+        f"{calls / wall:,.0f}/s (CPU net of idle)"
     )
     for name, used in cpu.items():
+        TABLE.add(f"{name}{where}", "whole call (1 task message, 1 ledger row)", used, calls)
         per_call = used / calls * 1000
+        per_core = f"{1000 / per_call:,.0f}" if per_call > 0 else "-"  # none above idle
         print(
             f"  {name:<18} {per_call:6.3f} ms of CPU per call ({used / wall:.2f} cores) -> "
-            f"one core: {1000 / per_call:,.0f} calls/s"
+            f"one core: {per_core} calls/s"
         )
 
 
@@ -247,7 +280,12 @@ def main() -> None:
         drain_main(args.drain, args.events)
         return
     if args.drain_bucket is not None or args.cluster:
-        capacity_cluster.main(args, __file__, redis_phase)
+        capacity_cluster.main(args, __file__, redis_phase, TABLE)
+        if args.cluster and args.calls_seconds:
+            calls_phase(args)  # one Redis first, side by side
+            capacity_cluster.whole_calls(args, calls_phase)
+        if args.cluster:
+            TABLE.print(f"CPU per unit of work, on a Redis Cluster of {args.masters} masters:")
         return
 
     with tempfile.TemporaryDirectory(prefix="geosvc-capacity-") as workdir:
@@ -271,6 +309,7 @@ def main() -> None:
             postgres.stop()
     if args.calls_seconds:
         calls_phase(args)
+    TABLE.print("CPU per unit of work, on one Redis:")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ requires; tests/support/redis_cluster.py) and the private PostgreSQL of capacity
 2. The drains: one drain process per outbox bucket, all at once (what the billing workers
    do with one task per bucket). Reported: events per second together, the drainers' CPU
    per event and PostgreSQL's.
+3. Whole calls (`whole_calls`, unless `--calls-seconds 0`): capacity.py's phase 3 with the
+   stack's counters, reservations and outbox on a fresh cluster (Celery on RabbitMQ, the
+   result channel on the cluster): each master's CPU per call beside the api's, the
+   workers', PostgreSQL's and RabbitMQ's.
+Each figure goes into the table of CPU per unit of work capacity.py prints at the end.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from capacity_probes import DurablePostgres, cpu_s, postgres_cpu_s, settings_env
+from capacity_probes import CpuTable, DurablePostgres, cpu_s, postgres_cpu_s, settings_env
 from drill_stack import RedisServer
 
 from tests.support.redis_cluster import LocalCluster, local_cluster
@@ -39,6 +44,7 @@ def main(
     args: argparse.Namespace,
     script: str,
     single_redis_phase: Callable[[argparse.Namespace, RedisServer, dict[str, str]], int],
+    table: CpuTable,
 ) -> None:
     if args.drain_bucket is not None:
         drain_one(args.drain_bucket)
@@ -62,9 +68,21 @@ def main(
             f"{args.seconds:g} s; {os.cpu_count()} cores. First one Redis, the baseline:"
         )
         single_redis_phase(args, single, single_env)
-        calls = redis_phase(args, cluster, env, script)
+        calls = redis_phase(args, cluster, env, script, table)
+        broadcast_phase(cluster, table)
         os.environ.update(env)  # this process migrates the database
-        drains_phase(args, postgres.data, env, script, calls)
+        drains_phase(args, postgres.data, env, script, calls, table)
+
+
+def whole_calls(
+    args: argparse.Namespace, calls_phase: Callable[[argparse.Namespace, dict[str, str]], None]
+) -> None:
+    """capacity.py's phase 3 on a fresh cluster of `--masters` (AOF fsynced every second)."""
+    with local_cluster(args.masters, appendfsync="everysec") as cluster:
+        settings = cluster_env({}, cluster, args.buckets)
+        del settings["GEOSVC_BROKER_URL"]  # RabbitMQ's, as production has it
+        settings["masters"] = ",".join(str(node.process.pid) for node in cluster.nodes)
+        calls_phase(args, settings)
 
 
 def cluster_env(env: dict[str, str], cluster: LocalCluster, buckets: int) -> dict[str, str]:
@@ -74,11 +92,18 @@ def cluster_env(env: dict[str, str], cluster: LocalCluster, buckets: int) -> dic
         "GEOSVC_REDIS_CLUSTER": "true",
         "GEOSVC_BROKER_URL": "memory://",  # the bench sends no task
         "GEOSVC_OUTBOX_BUCKETS": str(buckets),
+        # CPU per call is measured, not latency: on a loaded machine the cluster client's
+        # first COMMAND (its whole table) can take longer than the production 1.5 s
+        "GEOSVC_REDIS_COMMAND_TIMEOUT_S": "10",
     }
 
 
 def redis_phase(
-    args: argparse.Namespace, cluster: LocalCluster, env: dict[str, str], script: str
+    args: argparse.Namespace,
+    cluster: LocalCluster,
+    env: dict[str, str],
+    script: str,
+    table: CpuTable,
 ) -> int:
     argv = [sys.executable, script, "--client", "--seconds", str(args.seconds)]
     argv += ["--concurrency", str(args.concurrency), "--accounts", str(args.accounts)]
@@ -102,7 +127,39 @@ def redis_phase(
         f"{1000 / per_call_ms:,.0f} pairs/s per Redis core; nodes' shares {shares}"
     )
     print(f"  clients' CPU {client_cpu / calls * 1000:.3f} ms per pair (the api's share)")
+    for number, used in enumerate(node_cpu, start=1):
+        table.add(f"Redis master {number} (of {len(pids)})", "reserve+commit pair", used, calls)
+    table.add("Redis, all masters", "reserve+commit pair", sum(node_cpu), calls)
+    table.add("cluster client (api's share)", "reserve+commit pair", client_cpu, calls)
     return calls
+
+
+def broadcast_phase(cluster: LocalCluster, table: CpuTable, messages: int = 20_000) -> None:
+    """What one result's classic PUBLISH costs each master: published on one node (the
+    result's shard), delivered to a pattern subscriber on another (an api process's), and
+    relayed over the cluster bus to every node. The part of a call's Redis CPU that does
+    not shrink as masters are added."""
+    publisher, listener = cluster.nodes[0], cluster.nodes[1]
+    subscriber = listener.client().pubsub()
+    subscriber.psubscribe("bench-celery-task-meta-*")
+    payload = "x" * 400  # about a tool result's JSON
+    pids = [node.process.pid for node in cluster.nodes]
+    before = [cpu_s(pid) for pid in pids]
+    with publisher.client() as client:
+        for start in range(0, messages, 500):
+            pipe = client.pipeline(transaction=False)
+            for n in range(start, start + 500):
+                pipe.publish(f"bench-celery-task-meta-{n}", payload)
+            pipe.execute()
+            while subscriber.get_message(timeout=0.01) is not None:
+                pass
+    used = [cpu_s(pid) - b for pid, b in zip(pids, before, strict=True)]
+    subscriber.close()
+    roles = ["publishing node", "subscriber's node", *(["another node"] * (len(pids) - 2))]
+    print(f"Result PUBLISH on a cluster: {messages:,} messages of {len(payload)} bytes")
+    for role, cpu in zip(roles, used, strict=True):
+        print(f"  {role}: {cpu / messages * 1000:.4f} ms per message")
+        table.add(f"Redis, {role} (PUBLISH)", "result published", cpu, messages)
 
 
 def drain_one(bucket: int) -> None:
@@ -122,7 +179,12 @@ def drain_one(bucket: int) -> None:
 
 
 def drains_phase(
-    args: argparse.Namespace, data_dir: Path, env: dict[str, str], script: str, calls: int
+    args: argparse.Namespace,
+    data_dir: Path,
+    env: dict[str, str],
+    script: str,
+    calls: int,
+    table: CpuTable,
 ) -> None:
     from app.kit.db import migrate
     from app.runtime import reload_settings
@@ -156,3 +218,5 @@ def drains_phase(
         f"{own / drained * 1000:.3f} ms per event -> one worker core: {drained / own:,.0f} "
         "events/s"
     )
+    table.add(f"outbox drains ({args.buckets} at once)", "event", own, drained)
+    table.add("PostgreSQL (drains)", "ledger row", pg_cpu, drained)

@@ -73,3 +73,25 @@ class DurablePostgres(Postgres):
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"),
                   "-w", "start")  # fmt: skip
+
+
+class CpuTable:
+    """CPU per unit of work by component, gathered across the bench's phases and printed
+    at the end as the table docs/DEPLOYMENT.md's capacity model is computed from."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, float, int]] = []
+
+    def add(self, component: str, unit: str, cpu_seconds: float, count: int) -> None:
+        if count:
+            self.rows.append((component, unit, cpu_seconds, count))
+
+    def print(self, title: str) -> None:
+        print(f"\n{title}\n")
+        print("| component | per | CPU ms | per core /s |")
+        print("|---|---|---:|---:|")
+        for component, unit, cpu_seconds, count in self.rows:
+            per_ms = cpu_seconds / count * 1000
+            per_core = f"{1000 / per_ms:,.0f}" if per_ms > 0 else "-"
+            digits = 4 if per_ms < 0.01 else 3
+            print(f"| {component} | {unit} | {per_ms:.{digits}f} | {per_core} |")

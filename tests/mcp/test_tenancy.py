@@ -1,7 +1,8 @@
 """Tenant isolation end to end (issue 20): a real api server and worker, the official MCP
 client. Refusals for rate and concurrency arrive as results an agent can act on and cost
 nothing; a concurrency slot comes back on every exit path, also when the api process is
-killed mid-call (the lease expires); a paying call never waits behind a free backlog."""
+killed mid-call (the lease expires); a paying call never waits behind a free backlog.
+The refusals and the releases run on a Redis Cluster as well (ON_A_REDIS_CLUSTER_TOO)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack,
 from tests.mcp.test_disconnect import send_call
 from tests.support.celery_worker import launch_celery_worker, wait_until_ready
 from tests.support.factories import sign_up
-from tests.support.fixtures import Backend
+from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO, Backend
 from tests.support.live_server import launch_live_server, wait_until_healthy
+from tests.support.redis_cluster import store_for
 
 FREE_BURST = 4  # per key; the free plan's refill is one token in 20 s
 LEASE_S = 8  # reservation TTL: comfortably past the 4 s deadline
@@ -70,7 +72,7 @@ def limited(
     env = limited_env(backend, fake_upstream, "tenancy")
     logs = tmp_path_factory.mktemp(f"tenancy-{backend.name}")
     stack = start_stack(env, logs)
-    store = redis.Redis.from_url(env["GEOSVC_REDIS_URL"], decode_responses=True)
+    store = store_for(env["GEOSVC_REDIS_URL"], cluster=env.get("GEOSVC_REDIS_CLUSTER") == "true")
     yield Limited(stack, store, env["GEOSVC_REDIS_KEY_PREFIX"], logs)
     store.close()
     stack.server.stop()
@@ -114,6 +116,7 @@ def error_of(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+@ON_A_REDIS_CLUSTER_TOO
 async def test_over_the_rate_an_agent_is_told_when_to_retry_and_pays_nothing(
     limited: Limited, tenants: Callable[[], Tenant], mode: str
 ) -> None:
@@ -140,6 +143,7 @@ async def test_over_the_rate_an_agent_is_told_when_to_retry_and_pays_nothing(
     assert 'geosvc_call_refusals_total{plan="free",reason="rate"}' in metrics
 
 
+@ON_A_REDIS_CLUSTER_TOO
 async def test_a_concurrency_slot_comes_back_after_a_deadline_and_an_error(
     limited: Limited, tenants: Callable[[], Tenant], upstream: FakeUpstream
 ) -> None:
@@ -253,6 +257,7 @@ def test_a_paying_call_never_waits_behind_a_free_backlog(
         worker.stop(wait=False)
 
 
+@ON_A_REDIS_CLUSTER_TOO
 def test_a_call_admitted_but_refused_by_the_mcp_layer_is_released(
     limited: Limited, tenants: Callable[[], Tenant]
 ) -> None:

@@ -179,6 +179,14 @@ def backend(
     return backend_of(request, redis_url, geodata_dir, tmp_path_factory, per_backend)
 
 
+# A test of limits or caps over a stack, run on the session's Redis Cluster as well (SQLite,
+# the cluster, the test Redis as Celery's broker; `backend_of`). Its stacks are extra ones,
+# so marked tests are few: each kind of limit once, where one Redis runs it too.
+ON_A_REDIS_CLUSTER_TOO = pytest.mark.parametrize(
+    "backend", ["sqlite", "postgres", "cluster"], indirect=True
+)
+
+
 def backend_of(
     request: pytest.FixtureRequest,
     redis_url: str,
@@ -186,9 +194,10 @@ def backend_of(
     tmp_path_factory: pytest.TempPathFactory,
     per_backend: PerBackend,
 ) -> Backend:
-    """The backend `request.param` names. "cluster" (where a folder asks for it: the
-    metering tests) is SQLite on the session's Redis Cluster, with the test Redis as
-    Celery's broker (the cluster cannot be one), and the outbox in four buckets."""
+    """The backend `request.param` names. "cluster" (where a folder asks for it, the
+    metering tests, or a test, ON_A_REDIS_CLUSTER_TOO) is SQLite on the session's Redis
+    Cluster, with the test Redis as Celery's broker (the cluster cannot be one), and the
+    outbox in four buckets."""
     if request.param == "sqlite":
         return per_backend.get(
             "backend-sqlite", lambda: _sqlite(redis_url, geodata_dir, tmp_path_factory)

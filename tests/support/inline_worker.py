@@ -33,9 +33,10 @@ class ToolTask:
 class InlineToolWorker:
     def __init__(self, queue: str) -> None:
         settings = get_settings()
-        assert settings.redis_url, "point Settings at a Redis first"
+        broker = settings.broker_url or settings.redis_url  # a Redis Cluster's is apart
+        assert broker, "point Settings at a Redis first"
         self.queue_key = settings.redis_key_prefix + queue
-        self._client = aioredis.Redis.from_url(settings.redis_url)
+        self._client = aioredis.Redis.from_url(broker)
 
     async def take(self, wait_s: float = 5.0) -> ToolTask:
         """The next task sent to the queue (a blocking pop: no polling)."""

@@ -1,7 +1,11 @@
 """The metered call in this process: the real tool-call and metering services on the
 test Redis (fakeredis's server in the fast tier) and SQLite, `get_average_income`
 answered by the fake Census (a real HTTP server on 127.0.0.1), and the Celery task run by
-an in-process worker (tests/support/inline_worker.py). No process is started."""
+an in-process worker (tests/support/inline_worker.py). No process is started.
+
+Every test runs twice: on the test Redis, and on the session's Redis Cluster (slow tier:
+`redis_cluster_url`, started once per test process and shared with tests/metering), with
+the test Redis as Celery's broker (a cluster cannot be one) and the outbox in buckets."""
 
 from __future__ import annotations
 
@@ -34,17 +38,28 @@ from app.queue import close_waiter
 from app.queue.celery import FREE_TOOLS_QUEUE
 from app.runtime import reload_settings
 from tests.fakes.upstream import FakeUpstream
+from tests.support.fixtures import cluster_settings
 from tests.support.inline_worker import InlineToolWorker
 from tests.support.live_server import TEST_RUN_PREFIX, service_env
+from tests.support.redis_cluster import store_for
 
 TOOL = "get_average_income"
 FREE_QUOTA = 5
 FREE_CONCURRENCY = 2
 
 
+@pytest.fixture(scope="package", params=["redis", "cluster"])
+def calls_redis(request: pytest.FixtureRequest, redis_url: str) -> dict[str, str]:
+    """The settings of the test Redis, or of the session's Redis Cluster."""
+    if request.param == "redis":
+        return {"GEOSVC_REDIS_URL": redis_url}
+    cluster_url = request.getfixturevalue("redis_cluster_url")
+    return {"GEOSVC_REDIS_URL": cluster_url, **cluster_settings(redis_url)}
+
+
 @pytest.fixture(scope="package")
 def calls_env(
-    redis_url: str,
+    calls_redis: dict[str, str],
     fake_upstream: FakeUpstream,
     geodata_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
@@ -56,8 +71,9 @@ def calls_env(
     folder = tmp_path_factory.mktemp("tool-calls")
     env = service_env(
         database_url=f"sqlite:///{folder / 'geosvc.db'}",
-        redis_url=redis_url,
+        redis_url=calls_redis["GEOSVC_REDIS_URL"],
         data_dir=folder,
+        **calls_redis,
         **fake_upstream.env(),
         GEOSVC_UPSTREAM_TOOLS=f'["{TOOL}"]',
         GEOSVC_UPSTREAM_ATTEMPTS="1",
@@ -140,7 +156,8 @@ async def meter(
     principal = CallerPrincipal(
         key_id="key_" + secrets.token_hex(6), user_id=user_id, scopes=frozenset(), surface="v1"
     )
-    store = redis.Redis.from_url(str(get_settings().redis_url), decode_responses=True)
+    settings = get_settings()
+    store = store_for(str(settings.redis_url), cluster=settings.redis_cluster)
     made = Meter(principal, InlineToolWorker(FREE_TOOLS_QUEUE), store, period_of(utcnow()))
     yield made
     await close_waiter()

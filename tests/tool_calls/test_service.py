@@ -14,6 +14,7 @@ from app.kit.db import new_session
 from app.kit.errors import DeadlineExceeded, NotFound, QuotaExceeded, RateLimited
 from app.kit.redis_client import sync_redis
 from app.metering import outbox, retries
+from app.metering.keys import outbox_bucket
 from app.metering.ledger import ledger_total
 from app.runtime import reload_settings
 from app.tool_calls.service import ToolAnswer, admit, call_tool, close_admission
@@ -146,6 +147,7 @@ class TestRetriedRequest:
         assert meter.used() == 1
         assert meter.in_flight() == 0
         assert {e.call_id for e in meter.outbox()} == {retries.ledger_call_id(key)}
-        outbox.drain(new_session, sync_redis())
+        # the account's own bucket (on the cluster, one of GEOSVC_OUTBOX_BUCKETS)
+        outbox.drain(new_session, sync_redis(), outbox_bucket(meter.principal.user_id))
         with new_session() as session:
             assert ledger_total(session, meter.principal.user_id, meter.period) == 1

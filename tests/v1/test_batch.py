@@ -5,6 +5,7 @@ for agents (geocode with `queries`, reverse_geocode with `points`): answers one 
 from __future__ import annotations
 
 from tests.mcp.conftest import FREE_QUOTA, Stack, connect, structured
+from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO
 from tests.v1.conftest import Client, assert_documented, wait_for_rows
 
 
@@ -48,6 +49,7 @@ class TestHttpBatch:
         assert (results[1]["status"], results[1]["error"]["code"]) == (404, "NOT_FOUND")
         assert wait_for_rows(v1_stack, client.user_id, 1) == [("reverse_geocode", 1)]
 
+    @ON_A_REDIS_CLUSTER_TOO
     def test_a_batch_that_crosses_the_free_cap_answers_what_fits(
         self, v1_stack: Stack, client: Client
     ) -> None:

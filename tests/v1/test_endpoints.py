@@ -18,6 +18,7 @@ from app.kit.clock import iso_ms, period_end, period_of, period_start, utcnow
 from app.v1.headers import CREDIT_HEADERS
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, FREE_QUOTA, Stack, connect, structured
+from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO
 from tests.v1.conftest import Client, assert_documented, wait_for_rows
 
 # (path, query parameters, tool, the same call's MCP arguments)
@@ -355,6 +356,7 @@ class TestErrors:
         assert wrong_method.headers["allow"] == "GET"
 
 
+@ON_A_REDIS_CLUSTER_TOO
 class TestQuota:
     def test_a_free_account_at_its_cap_gets_402_and_pays_nothing_more(
         self, v1_stack: Stack, client: Client

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from tests.mcp.conftest import FREE_QUOTA, Stack
+from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO
 from tests.v1.conftest import Client
 
 GEOSVC = str(Path(sys.executable).parent / "geosvc")
@@ -92,6 +93,7 @@ class TestGrant:
         assert "-" + "3" not in page.text.split('data-testid="used">')[1][:20]
 
 
+@ON_A_REDIS_CLUSTER_TOO
 class TestSpendCap:
     def test_a_refusal_by_the_spend_cap_says_the_state_of_the_cap(self, client: Client) -> None:
         cap = 3

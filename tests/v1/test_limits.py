@@ -1,6 +1,7 @@
 """Rate and concurrency limits on /v1 (a stack with a small free burst and concurrency, as
 `tests.mcp.test_tenancy`'s): 429 with Retry-After and the refusing policy in RateLimit,
-a batch past the rate answered per item, and a client gone mid-call not charged."""
+a batch past the rate answered per item, and a client gone mid-call not charged. On one
+Redis and on a Redis Cluster."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import redis
 
 from app.kit.clock import period_of, utcnow
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, start_stack
 from tests.mcp.test_disconnect import reset, wait_until
 from tests.mcp.test_tenancy import FREE_BURST, limited_env
-from tests.support.fixtures import Backend
+from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO, Backend
+from tests.support.redis_cluster import store_for
 from tests.v1.conftest import Client, assert_documented, new_client
+
+pytestmark = ON_A_REDIS_CLUSTER_TOO
 
 PYTHON_CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"
 
@@ -119,7 +122,7 @@ def test_a_call_whose_client_reset_the_connection_is_not_charged(
     limited: Stack, tenant: Client, upstream: FakeUpstream
 ) -> None:
     env = limited.server.env
-    store = redis.Redis.from_url(env["GEOSVC_REDIS_URL"], decode_responses=True)
+    store = store_for(env["GEOSVC_REDIS_URL"], cluster=env.get("GEOSVC_REDIS_CLUSTER") == "true")
     prefix = env["GEOSVC_REDIS_KEY_PREFIX"]
     for key in store.scan_iter(match=f"{prefix}upstream:census:*", count=1000):
         store.delete(key)  # the call must reach the (slow) fake, not the answer cache
