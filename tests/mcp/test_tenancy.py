@@ -307,11 +307,14 @@ def test_a_free_account_at_its_quota_is_refused_again_without_redis_alike(
         assert first.json()["result"]["structuredContent"]["error"]["code"] == "QUOTA_EXCEEDED"
         assert (again.status_code, again.json()) == (first.status_code, first.json())
         assert again.headers.get("retry-after") == first.headers.get("retry-after")
-        assert limited.used(tenant) == 0 and limited.in_flight(tenant) == 0
+        assert limited.used(tenant) == 0
+        assert limited.in_flight(tenant) == 0
         # the remembered refusal lasts at most CREDITS_HELD_S: Redis admits it now
         deadline = refused_at + recent_refusals.CREDITS_HELD_S + 10
-        while http.post(limited.stack.mcp_url, json=body, headers=headers).json()["result"].get(
-            "isError"
+        while (
+            http.post(limited.stack.mcp_url, json=body, headers=headers)
+            .json()["result"]
+            .get("isError")
         ):
             assert time.monotonic() < deadline, "still refused long after it lifted"
             time.sleep(0.05)
