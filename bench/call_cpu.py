@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from drill_stack import geodata_dir  # noqa: E402  (bench/drill_stack.py)
-from mcp_e2e import wait_until_up  # noqa: E402
+from mcp_e2e import AS_GEOSVC_API, wait_until_up  # noqa: E402
 from metering import bench_prefix, redis_for_bench  # noqa: E402
 
 from app.kit.clock import period_of, utcnow  # noqa: E402
@@ -119,7 +119,7 @@ def stack(label: str, tree: Path, redis_url: str, tmp: Path) -> Iterator[Stack]:
     subprocess.run([python, "-m", "app.cli", "migrate"], env=env, check=True, cwd=tree)
     subprocess.run([python, "-m", "app.cli", "data", "build"], env=env, check=True, cwd=tree)
     api = subprocess.Popen(
-        [python, "-m", "uvicorn", "--factory", "app.main:create_app", "--port", str(port),
+        [python, "-m", "uvicorn", *AS_GEOSVC_API, "app.main:create_app", "--port", str(port),
          "--log-level", "warning"], env=env, cwd=tree,
     )  # fmt: skip
     worker = subprocess.Popen(

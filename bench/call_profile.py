@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcp_e2e import (  # noqa: E402  (bench/mcp_e2e.py)
+    AS_GEOSVC_API,
     account,
     bench_env,
     mcp_client_factory,
@@ -190,7 +191,7 @@ def main() -> None:
         python = sys.executable
         subprocess.run([python, "-m", "app.cli", "migrate"], env=env, check=True)
         uvicorn = [python, "-m", "uvicorn", "--log-level", "warning", "--host", "127.0.0.1"]
-        api_cmd = [*uvicorn, "--factory", "app.main:create_app", "--port", str(api_port)]
+        api_cmd = [*uvicorn, *AS_GEOSVC_API, "app.main:create_app", "--port", str(api_port)]
         # One pool process: its samples and CPU are one call's worth, not split by fork.
         worker_cmd = [python, "-m", "app.cli", "worker", "--loglevel", "warning"]
         worker_cmd += ["--pool", "prefork", "--concurrency", "1"]

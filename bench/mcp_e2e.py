@@ -48,6 +48,13 @@ from metering import bench_prefix, percentile, redis_for_bench  # noqa: E402  (b
 
 from app.kit.embedded_redis import free_port  # noqa: E402
 
+# uvicorn's options as `geosvc api` serves (app/http/server.py: the protocol with the
+# request bounds and one write per answer, keep-alive, no server header), with --factory.
+AS_GEOSVC_API = [
+    "--http", "app.http.server:BoundedHttpTools", "--timeout-keep-alive", "5",
+    "--no-server-header", "--factory",
+]  # fmt: skip
+
 BARE_MCP_APP = """
 from mcp.server.mcpserver import MCPServer
 
@@ -377,7 +384,7 @@ def main() -> None:
                 work / "bare.log",
             ),
             (
-                [*uvicorn, "--factory", "app.main:create_app", "--port", str(api_port)],
+                [*uvicorn, *AS_GEOSVC_API, "app.main:create_app", "--port", str(api_port)],
                 env,
                 work / "api.log",
             ),

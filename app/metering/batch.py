@@ -167,6 +167,7 @@ async def commit_batch(
         if not first.test:
             pipe.rpush(outbox_key(outbox_bucket(first.user_id)), *events)
         (live, used, alert), *_length = await pipe.execute()
+    recent_refusals.slot_freed(user_id)
     for _ in reservations:
         metrics.reservation_committed(CREDITS_PER_CALL)
     if int(live) < len(reservations):
@@ -196,5 +197,6 @@ async def release_batch(reservations: Sequence[Reservation]) -> None:
         )
     except redis.RedisError as exc:
         logger.warning("%d reservations left to expire: %s", len(reservations), exc)
+    recent_refusals.slot_freed(first.user_id)
     for _ in reservations:
         metrics.reservation_closed()

@@ -132,20 +132,20 @@ async def reserve(
     account's cap are neither read nor touched."""
     if test:
         return await _reserve_test(user_id, plan, key_id=key_id, cost=cost, now=now)
-    if key_id is not None:  # refused a moment ago: the same answer, no Redis call
-        recent_refusals.check(user_id, key_id, plan)
-    period = period_of(now or utcnow())
-    limits = limits_for(plan)
+    moment = now or utcnow()
+    period = period_of(moment)
     limit = credit_limit(plan, credit_cap)
+    terms = recent_refusals.Terms(plan, credit_cap, limit, granted, period)
+    if key_id is not None:  # refused a moment ago: the same answer, no Redis call
+        recent_refusals.check(user_id, key_id, plan, terms=terms)
+    limits = limits_for(plan)
     reservation_id = "res_" + secrets.token_hex(10)
     cost = min(cost, limits.burst)  # never more than a full bucket holds
     keys, args = admission_arguments(user_id, period, key_id, reservation_id, limits, limit, cost)
     reply = await run_admission(reserve_script, user_id, period, keys, args)
     status, used, in_flight, wait_ms = (int(value) for value in reply[:4])
     if status != GRANTED:
-        if key_id is not None:
-            recent_refusals.remember(user_id, key_id, status, wait_ms, cost)
-        raise refusal(
+        error = refusal(
             status,
             plan,
             limits,
@@ -157,6 +157,13 @@ async def reserve(
             cost=cost,
             granted=granted,
         )
+        if key_id is not None:
+            recent_refusals.remember(user_id, key_id, status, wait_ms, cost)
+            left_s = (period_end(period) - moment).total_seconds()
+            recent_refusals.remember_account(
+                user_id, status, error, used=used, limit=limit, terms=terms, period_left_s=left_s
+            )
+        raise error
     metrics.reservation_opened()
     return Reservation(
         reservation_id=reservation_id,
@@ -287,6 +294,7 @@ async def release(reservation: Reservation, *, also: AlsoWrite | None = None) ->
                 await pipe.execute()
     except redis.RedisError as exc:
         logger.warning("reservation %s left to expire: %s", reservation.reservation_id, exc)
+    recent_refusals.slot_freed(reservation.user_id)
     metrics.reservation_closed()
 
 
@@ -346,6 +354,7 @@ async def send_commit(
         if also is not None:
             also(pipe)
         read_replies = await send_now(pipe)
+    recent_refusals.slot_freed(user_id)
     if not reservation.test:
         outbox.trigger.poke(outbox_bucket(user_id))  # the event is on its way there
 

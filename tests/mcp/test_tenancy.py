@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from app.kit.clock import period_of, utcnow
+from app.metering import recent_refusals
 from tests.billing.conftest import subscribe
 from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack, structured
@@ -280,3 +281,45 @@ def test_a_call_admitted_but_refused_by_the_mcp_layer_is_released(
     # released once the answer is out: a moment after the client has it
     wait_until(lambda: limited.in_flight(tenant) == 0, "the release", 5)
     assert limited.used(tenant) == 0
+
+
+def test_a_free_account_at_its_quota_is_refused_again_without_redis_alike(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    """Issue 58: once Redis refused the account's credits, the api answers its next calls
+    itself (the counter lowered behind its back still reads as refused), with the same
+    answer, charging nothing; within `CREDITS_HELD_S` it asks Redis again."""
+    tenant = tenants()
+    counter = f"{limited.prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}"
+    limited.store.hset(counter, "used", 1000)  # the free quota (GEOSVC_FREE_QUOTA's default)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+    }
+    headers = {
+        "Authorization": f"Bearer {tenant.api_key}",
+        "Accept": "application/json, text/event-stream",
+    }
+    with httpx.Client(timeout=30) as http:
+        first = http.post(limited.stack.mcp_url, json=body, headers=headers)
+        refused_at = time.monotonic()
+        limited.store.hset(counter, "used", 0)
+        again = http.post(limited.stack.mcp_url, json=body, headers=headers)
+        assert time.monotonic() - refused_at < recent_refusals.CREDITS_HELD_S, "too slow"
+
+        assert first.json()["result"]["structuredContent"]["error"]["code"] == "QUOTA_EXCEEDED"
+        assert (again.status_code, again.json()) == (first.status_code, first.json())
+        assert again.headers.get("retry-after") == first.headers.get("retry-after")
+        assert limited.used(tenant) == 0
+        assert limited.in_flight(tenant) == 0
+        # the remembered refusal lasts at most CREDITS_HELD_S: Redis admits it now
+        deadline = refused_at + recent_refusals.CREDITS_HELD_S + 10
+        while (
+            http.post(limited.stack.mcp_url, json=body, headers=headers)
+            .json()["result"]
+            .get("isError")
+        ):
+            assert time.monotonic() < deadline, "still refused long after it lifted"
+            time.sleep(0.05)
