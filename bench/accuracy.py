@@ -45,10 +45,11 @@ hold. Besides plain facts (`near`, `name`, figures), a case may expect:
 - `ring_truth` (get_population `around` a circle, class "ring"): the circle's true
   residents from a source the method did not use (bench/rings.py writes these cases).
   Each answer's warnings claim how far off such answers run ("off by M% (median) and up
-  to P% (9 in 10)"); the case holds unless the truth is outside the P% range, which is
-  "wrong and sure". Graded per `half` ("tune": the method's knobs were looked at on it;
-  "check": held out, the half the claimed figures come from) as within M%, within P%,
-  or wrong and sure.
+  to P% (9 in 10)"), or say the error is not measured there and why ("Error not
+  measured": no range claimed); the case holds unless the truth is outside a claimed
+  P% range, which is "wrong and sure". Graded per `half` ("tune": the claimed figures
+  and the method's knobs come from it; "check": held out) as within M%, within P%,
+  wrong and sure, or no range claimed.
 
 With `--rings`, also the ring studies' error table per region: bench/rings.py.
 
@@ -208,8 +209,14 @@ def zip_grade(result: dict[str, Any], zip_code: str) -> str:
     return ZIP_GRADES[2]
 
 
-RING_GRADES = ("within the median claimed", "within the 9 in 10 claimed", "wrong and sure")
+RING_GRADES = (
+    "within the median claimed",
+    "within the 9 in 10 claimed",
+    "wrong and sure",
+    "no range claimed, said so",
+)
 CLAIMED_ERROR = re.compile(r"off by ([0-9.]+)% \(median\) and up to ([0-9.]+)%")
+UNMEASURED = "Error not measured"  # ring_answers.UNMEASURED: the answer claims no range
 
 
 def ring_error(result: dict[str, Any], truth: float) -> float:
@@ -219,7 +226,10 @@ def ring_error(result: dict[str, Any], truth: float) -> float:
 
 def ring_grade(result: dict[str, Any], truth: float) -> str:
     """How a circle's answer fares against the error range its warnings claim."""
-    claim = CLAIMED_ERROR.search(" ".join(result.get("warnings") or []))
+    warned = " ".join(result.get("warnings") or [])
+    claim = CLAIMED_ERROR.search(warned)
+    if claim is None and UNMEASURED in warned:  # says it cannot say how far off
+        return RING_GRADES[3]
     if claim is None:  # no range claimed: only the exact truth is right
         return RING_GRADES[0] if result["population"] == truth else RING_GRADES[2]
     error = ring_error(result, truth)

@@ -17,15 +17,20 @@ method did not use (ZCTA figures are ACS 2018-2022; GeoNames gives place populat
   Earth's POP_EST (a source apart from the World Bank totals above); the region is the
   country's continent as the answers name it (GeoNames' continent code).
 
-Each case is in the "tune" or the "check" half (by a hash of its name): the method's
-knobs were looked at on "tune" only, and the table reported (docs/DATA.md, and
-ring_answers.EXPECTED_ERROR, read from ring_error.json) is that of "check".
+Each case is in the "tune" or the "check" half (by a hash of its name). What the answers
+claim was decided on "tune" only: per class of answer, the median |error| and, as the
+9-in-10 bound, the ceil((n + 1) x 0.9)-th smallest of the n tune errors (split conformal:
+a new case of the same kind exceeds it at most 1 time in 10); a class with fewer than
+MIN_CLASS_CASES tune cases has no such order statistic, so no finite bound. Classes:
+answers "mostly apportioned" (rings.mostly_apportioned: most of the count from areas
+less than half inside; they claim no range and say why), else the US, else the
+continent when it has MIN_CLASS_CASES tune cases, else the world outside the US pooled
+(the answer says its continent had too few). The "check" half is the held-out report
+(docs/DATA.md), graded by bench/accuracy.py against those claims.
 
-With `--write`, the cases go into bench/known_answers.json (class "ring", graded by
-bench/accuracy.py against the error range each answer's warnings claim) and the "check"
-half's table per region into app/geodata/providers/embedded/ring_error.json, which the
-answers' warnings quote: a region with fewer than MIN_REGION_CASES check cases is quoted
-the pooled figures of the world outside the US.
+With `--write`, the cases go into bench/known_answers.json (class "ring") and the tune
+half's claims into app/geodata/providers/embedded/ring_error.json, which the answers'
+warnings quote.
 
 Run: .venv/bin/python bench/rings.py [--data-dir DIR] [--verbose] [--write]
 """
@@ -35,6 +40,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +58,9 @@ MAX_COUNTY_KM = 60.0
 CUT_SHARE = 0.15
 MAX_COUNTY_CASES = 60
 GRID = 30
-MIN_REGION_CASES = 5
+COVERAGE = 0.9
+MIN_CLASS_CASES = 9  # the fewest n with ceil((n + 1) x COVERAGE) <= n
+APPORTIONED = "mostly apportioned"
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN_ANSWERS = ROOT / "bench" / "known_answers.json"
@@ -205,9 +213,20 @@ def county_cases(data: GeoData) -> list[Case]:
     return cases
 
 
-def answer(data: GeoData, case: Case) -> int:
+def answer(data: GeoData, case: Case) -> tuple[int, bool]:
+    """The answer's population and whether it is mostly apportioned (claims no range)."""
     args = PopulationArgs.model_validate(known_answer(case)["args"])
-    return ring_answers.population(data, args).population
+    where = args.around or args.within
+    assert where is not None
+    flagged = rings.mostly_apportioned(rings.zip_part(data, where), rings.place_part(data, where))
+    return ring_answers.population(data, args).population, flagged
+
+
+def bound(absolute: list[float], coverage: float = COVERAGE) -> float | None:
+    """The ceil((n + 1) x coverage)-th smallest |error|: a new case of the same kind is
+    above it with probability at most 1 - coverage; None when n is too small for one."""
+    rank = math.ceil((len(absolute) + 1) * coverage)
+    return sorted(absolute)[rank - 1] if rank <= len(absolute) else None
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -216,30 +235,34 @@ def percentile(values: list[float], q: float) -> float:
 
 def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
     """Print the error table (and with `verbose`, every case); with `write`, store the
-    cases and the check half's table (module docstring)."""
+    cases and the tune half's claims (module docstring)."""
     cases = country_cases() + outline_cases() + county_cases(data)
     errors: dict[tuple[str, str], list[float]] = {}
     for case in cases:
-        got = answer(data, case)
+        got, flagged = answer(data, case)
         error = (got - case.truth) / case.truth * 100
-        key = (case.half, "US" if case.region == "US" else "outside the US")
-        errors.setdefault(key, []).append(error)
-        if case.region != "US":
-            errors.setdefault((case.half, case.region), []).append(error)
+        groups = [APPORTIONED] if flagged else ["US" if case.region == "US" else "outside the US"]
+        if case.region != "US" and not flagged:
+            groups.append(case.region)
+        for group in groups:
+            errors.setdefault((case.half, group), []).append(error)
         if verbose:
             print(
                 f"{case.half:5} {case.region:3} {case.name:40} "
                 + (f"{case.radius_km:6.1f} km " if case.polygon is None else "outline   ")
                 + f"truth {case.truth:>10,.0f} got {got:>10,} {error:+6.1f}%"
+                + (" (mostly apportioned)" if flagged else "")
             )
     print(f"{len(cases)} ring cases")
-    print("| half | region | cases | median abs error | 90th pct abs error | median signed |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| half | class | cases | median abs error | 9-in-10 bound | largest | median signed |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for (half, where), values in sorted(errors.items()):
         absolute = [abs(v) for v in values]
+        limit = bound(absolute)
         print(
             f"| {half} | {where} | {len(values)} | {statistics.median(absolute):.1f}% | "
-            f"{percentile(absolute, 90):.1f}% | {statistics.median(values):+.1f}% |"
+            + ("none (too few)" if limit is None else f"{limit:.1f}%")
+            + f" | {max(absolute):.1f}% | {statistics.median(values):+.1f}% |"
         )
     if write:
         write_cases(cases)
@@ -277,23 +300,32 @@ def write_cases(cases: list[Case]) -> None:
     KNOWN_ANSWERS.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
 
 
+def _up(value: float) -> float:
+    """Rounded up to 0.1: a bound rounded down would put its own case outside it."""
+    return math.ceil(value * 10) / 10
+
+
 def write_table(errors: dict[tuple[str, str], list[float]]) -> None:
-    """The check half's |error| per region with enough cases, and the world pooled."""
-    regions = {}
+    """The tune half's claims per class: median |error|, the 9-in-10 bound (None when
+    too few cases) and the largest; a continent with too few is left to "world"."""
+    classes = {}
     for (half, where), values in sorted(errors.items()):
-        pooled = where == "outside the US"
-        if half != "check" or (len(values) < MIN_REGION_CASES and not pooled):
-            continue
         absolute = [abs(v) for v in values]
-        regions["world" if pooled else where] = {
+        limit = bound(absolute)
+        continent = where not in ("US", "outside the US", APPORTIONED)
+        if half != "tune" or (continent and limit is None):
+            continue
+        classes["world" if where == "outside the US" else where] = {
             "cases": len(values),
             "median": round(statistics.median(absolute), 1),
-            "p90": round(percentile(absolute, 90), 1),
+            "p90": None if limit is None else _up(limit),
+            "largest": _up(max(absolute)),
         }
     table = {
-        "about": "|error| in % of ring answers on the check half of bench/rings.py "
-        "(written by bench/rings.py --write); the answers' warnings quote it",
-        "regions": regions,
+        "about": "|error| in % of ring answers on the tune half of bench/rings.py (written by "
+        "bench/rings.py --write): p90 is the ceil((n + 1) x 0.9)-th smallest, null when n is "
+        "too small; the answers' warnings quote it, bench/accuracy.py grades the check half",
+        "regions": classes,
     }
     ERROR_TABLE.write_text(json.dumps(table, indent=1) + "\n")
 

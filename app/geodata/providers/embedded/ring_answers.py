@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from app.geodata.providers.embedded import attribution, ring_shapes
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.providers.embedded.rings import (
     REGION_NAMES,
     RingPart,
+    mostly_apportioned,
     place_part,
     region,
     source,
@@ -21,14 +23,20 @@ from app.geodata.tools.income.schemas import IncomeArgs, IncomeResult
 from app.geodata.tools.population.schemas import PopulationArgs, PopulationResult
 from app.kit.errors import Unsupported
 
-# |error| of such answers against independent totals: (median %, 90th percentile %) on
-# the "check" half of bench/rings.py, per region with enough cases and the rest of the
-# world pooled ("world"); written by `bench/rings.py --write` (docs/DATA.md, Ring studies)
+# |error| of such answers against independent totals, on the "tune" half of
+# bench/rings.py: per class, its cases, median, 9-in-10 bound (None: too few cases for
+# one) and largest; the US, continents with enough cases, the rest of the world pooled
+# ("world"), and answers mostly apportioned (APPORTIONED, any region). Written by
+# `bench/rings.py --write` (docs/DATA.md, Ring studies).
 ERROR_TABLE = Path(__file__).with_name("ring_error.json")
+_TABLE = json.loads(ERROR_TABLE.read_text(encoding="utf-8"))
+CLAIMS: dict[str, dict[str, Any]] = _TABLE["regions"]
 EXPECTED_ERROR: dict[str, tuple[float, float]] = {
-    where: (row["median"], row["p90"])
-    for where, row in json.loads(ERROR_TABLE.read_text(encoding="utf-8"))["regions"].items()
+    where: (row["median"], row["p90"]) for where, row in CLAIMS.items() if row["p90"] is not None
 }
+APPORTIONED = "mostly apportioned"
+# what bench/accuracy.py reads as "no range claimed, and said so"
+UNMEASURED = "Error not measured"
 
 ZIP_METHOD = "zcta_area_share"
 PLACES_METHOD = "populated_places"
@@ -72,10 +80,29 @@ def kind(where: Circle | Shape) -> str:
     return "shape" if isinstance(where, Shape) else "circle"
 
 
-def error_warning(where: str, shape: str = "circle") -> str:
-    """How far off such answers ran in this region (a shape: circles by the same method)."""
+def unmeasured_warning(shape: str = "circle") -> str:
+    """The warning of an answer mostly apportioned: no range claimed, and why."""
+    row = CLAIMS.get(APPORTIONED)
+    seen = (
+        f"the {row['cases']} such case(s) measured were off by up to {row['largest']:g}%, "
+        if row
+        else ""
+    )
+    return (
+        f"{UNMEASURED} for this {shape}: most of the count comes from areas mostly outside "
+        f"it (a small {shape} in large ZIP areas or places), whose people may live anywhere "
+        f"in them; {seen}too few to claim a range: this may be off by more, even by a "
+        "factor of ten (docs/DATA.md)."
+    )
+
+
+def error_warning(where: str, shape: str = "circle", apportioned: bool = False) -> str:
+    """How far off such answers ran in this region (a shape: circles by the same method),
+    or, for an answer mostly apportioned, that its error is not measured."""
+    if apportioned or "world" not in EXPECTED_ERROR:
+        return unmeasured_warning(shape)
     name = REGION_NAMES.get(where, "the world outside the US")
-    if where not in EXPECTED_ERROR:  # too few check cases there: the pooled figure, said so
+    if where not in EXPECTED_ERROR:  # too few tune cases there: the pooled figure, said so
         if where in REGION_NAMES:
             name = f"the world outside the US (too few measured cases in {name})"
         else:
@@ -101,7 +128,8 @@ def _warnings(us_part: RingPart, places: RingPart, shape: str) -> list[str]:
         warnings.append(ZIP_WARNING.format(kind=shape))
     if places.areas:
         warnings.append(PLACES_WARNING.format(kind=shape))
-    warnings.append(error_warning(region(us_part, places), shape))
+    apportioned = mostly_apportioned(us_part, places)
+    warnings.append(error_warning(region(us_part, places), shape, apportioned))
     return warnings
 
 
@@ -156,7 +184,10 @@ def income(data: GeoData, args: IncomeArgs) -> IncomeResult:
             f"{us_part.top_coded} ZIP median(s) top-coded at 250,000+ counted as 250,000: "
             "`amount` is a lower bound."
         )
-    warnings.append(error_warning("US", kind(circle)).replace("circles", "circles' residents", 1))
+    apportioned = mostly_apportioned(us_part, RingPart(0.0, 0))
+    warnings.append(
+        error_warning("US", kind(circle), apportioned).replace("circles", "circles' residents", 1)
+    )
     return IncomeResult(
         postal_code=None,
         level=kind(circle),

@@ -45,6 +45,8 @@ PLACE_RADIUS_KM = 0.085
 PLACE_RADIUS_POWER = 0.29
 # a place's disc is at most this wide (GeoNames gives some metropolitan figures)
 MAX_PLACE_RADIUS_KM = 40.0
+# an area "mostly outside" the circle: less than this share of its disc inside
+PARTIAL_SHARE = 0.5
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -96,6 +98,9 @@ class RingPart:
     income_sum: float = 0.0  # sum of share x households x median
     top_coded: int = 0
     top_country: str | None = None
+    # residents from areas less than half inside (PARTIAL_SHARE): where most of a count
+    # is such, it rests on the guess that people spread evenly over each area's disc
+    partial: float = 0.0
 
 
 @functools.cache
@@ -182,16 +187,18 @@ def zip_part(data: GeoData, where: Circle | Shape) -> RingPart:
     if len(near) == 0:
         return RingPart(0.0, 0)
     inside = share > 0
+    counted = share * discs.population[near]
     households = share * np.nan_to_num(discs.households[near])
     income = discs.income[near]
     with_income = inside & ~np.isnan(income) & (households > 0)
     return RingPart(
-        population=float((share * discs.population[near]).sum()),
+        population=float(counted.sum()),
         areas=int(inside.sum()),
         households=float(households.sum()),
         income_households=float(households[with_income].sum()),
         income_sum=float((households[with_income] * np.minimum(income[with_income], TOP)).sum()),
         top_coded=int((income[with_income] > TOP).sum()),
+        partial=float(counted[share < PARTIAL_SHARE].sum()),
     )
 
 
@@ -225,7 +232,10 @@ def place_part(data: GeoData, where: Circle | Shape) -> RingPart:
         return RingPart(0.0, 0)
     top = int(feats[int(np.argmax(counted))])
     return RingPart(
-        float(counted.sum()), int((share > 0).sum()), top_country=data.country_code(top)
+        float(counted.sum()),
+        int((share > 0).sum()),
+        top_country=data.country_code(top),
+        partial=float(counted[share < PARTIAL_SHARE].sum()),
     )
 
 
@@ -253,6 +263,14 @@ def region(us_part: RingPart, places: RingPart) -> str:
     if us_part.population >= places.population:
         return "US"
     return _continents().get(places.top_country or "", "") or "world"
+
+
+def mostly_apportioned(us_part: RingPart, places: RingPart) -> bool:
+    """Whether most of the count comes from areas mostly outside the shape: a small
+    circle in large ZIP areas, whose people may live anywhere in them (bench/rings.py:
+    the error of such answers is not measured well enough to claim a range)."""
+    total = us_part.population + places.population
+    return total > 0 and us_part.partial + places.partial > 0.5 * total
 
 
 def source(data: GeoData, us_part: RingPart, places: RingPart) -> tuple[str, str, int | None]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 import numpy as np
+import numpy.typing as npt
 
 from app.geodata.measures import HOME_VALUE_TOP_CODE, OCCUPIED, TOPICS
 from app.geodata.providers.embedded import profiles, rings
@@ -37,6 +38,13 @@ def _weight(figure: profiles.Figure) -> str:
     if figure.of == "all housing units":
         return "total_housing_units"
     return "population"
+
+
+def _apportioned(residents: npt.NDArray[np.float64], share: npt.NDArray[np.float64]) -> bool:
+    """rings.mostly_apportioned of the ZCTAs with a profile: most residents counted from
+    ZCTAs less than half inside."""
+    partial = float(residents[share < rings.PARTIAL_SHARE].sum())
+    return partial > 0.5 * float(residents.sum())
 
 
 def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
@@ -86,7 +94,9 @@ def demographics(data: GeoData, args: DemographicsArgs) -> DemographicsResult:
         ZIP_WARNING.format(kind=kind(circle)),
         "Shares: ZIP shares weighted by their apportioned residents, households or housing "
         "units; weighted_mean_of_zip_* are means of ZIP medians, NOT medians.",
-        error_warning("US", kind(circle)).replace("circles", "circles' residents", 1),
+        error_warning("US", kind(circle), _apportioned(sizes["population"], share)).replace(
+            "circles", "circles' residents", 1
+        ),
     ]
     return DemographicsResult(
         postal_code=None,
