@@ -65,6 +65,8 @@ CREDITS_PER_CALL = 1
 AlsoWrite = Callable[[AsyncPipeline], None]
 # Counters stay readable for about three months after their period ends.
 COUNTER_RETENTION = timedelta(days=100)
+# How long a cluster's commit stays keyed against a second run (see `send_commit`).
+RESENT_COMMIT_TTL_S = 60
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,19 @@ def _note_late_commit(live: int, reservation: Reservation) -> None:
         )
 
 
+def _note_failed_writes(replies: list[Any], reservation: Reservation) -> None:
+    """Writes that rode with a counted commit (the request log's entry, the DEL of the
+    call's result) and failed: logged, never the call's failure."""
+    failed = [reply for reply in replies if isinstance(reply, Exception)]
+    if failed:
+        logger.warning(
+            "commit of %s counted; %d other write(s) of its round trip failed: %s",
+            reservation.reservation_id,
+            len(failed),
+            failed[0],
+        )
+
+
 async def release(reservation: Reservation, *, also: AlsoWrite | None = None) -> None:
     """The call failed or was abandoned: its credit is returned (costs 0). With Redis
     unreachable the reservation is left to expire after `reservation_ttl_s` (it charges
@@ -285,7 +300,7 @@ async def release(reservation: Reservation, *, also: AlsoWrite | None = None) ->
                 release_script.queue(pipe, keys, [reservation.reservation_id])
                 also(pipe)
                 await pipe.execute()
-    except redis.RedisError as exc:
+    except (redis.RedisError, redis.RedisClusterException) as exc:
         logger.warning("reservation %s left to expire: %s", reservation.reservation_id, exc)
     metrics.reservation_closed()
 
@@ -339,6 +354,11 @@ async def send_commit(
         if retry_key is not None:
             keys.append(once_key(user_id, period, retry_key))
             args.append(retries.ONCE_TTL_S)
+        elif get_settings().redis_cluster:
+            # redis-py's cluster pipeline sends again what a node's error left unanswered
+            # (after a failover): keyed by the reservation, a second run counts nothing.
+            keys.append(once_key(user_id, period, reservation.reservation_id))
+            args.append(RESENT_COMMIT_TTL_S)
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         if not reservation.test:
@@ -351,9 +371,13 @@ async def send_commit(
 
     async def committed() -> int:
         replies = await read_replies()
-        for reply in replies:  # as pipe.execute() raises the first error reply
-            if isinstance(reply, Exception):
-                raise reply
+        if isinstance(replies[0], Exception):  # the commit itself: the caller decides
+            raise replies[0]
+        # What rode along (the usage event, the request log, the result's DEL) may sit on
+        # other nodes of a cluster: its failure must not fail a call already charged.
+        if not reservation.test and isinstance(replies[1], Exception):
+            await outbox.push_again(outbox_bucket(user_id), event, replies[1])
+        _note_failed_writes(replies[1 if reservation.test else 2 :], reservation)
         live, used, alert, counted = replies[0]
         if not counted:  # a retried request, already charged by its first attempt
             metrics.reservation_closed()
