@@ -80,15 +80,15 @@ def encode(event: UsageEventIn) -> str:
     return event.model_dump_json()
 
 
-async def push_again(bucket: int, event: UsageEventIn, failure: Exception) -> None:
-    """A commit counted but its event's push failed (on a cluster the outbox may sit on
-    another node): push it once more. The ledger keeps one event per call id, so a push
+async def push_again(bucket: int, events: list[str], failure: Exception) -> None:
+    """A commit counted but its events' push failed (on a cluster the outbox may sit on
+    another node): push them once more. The ledger keeps one event per call id, so a push
     that had landed after all costs nothing; a lost one leaves the counter ahead of the
     ledger until reconciliation."""
     try:
-        await async_redis().rpush(outbox_key(bucket), encode(event))  # type: ignore[misc]
+        await async_redis().rpush(outbox_key(bucket), *events)  # type: ignore[misc]
     except (redis.RedisError, redis.RedisClusterException) as exc:
-        logger.error("usage event %s lost (%s, then %s)", event.call_id, failure, exc)
+        logger.error("%d usage event(s) lost (%s, then %s)", len(events), failure, exc)
         return
     trigger.poke(bucket)
 

@@ -376,7 +376,7 @@ async def send_commit(
         # What rode along (the usage event, the request log, the result's DEL) may sit on
         # other nodes of a cluster: its failure must not fail a call already charged.
         if not reservation.test and isinstance(replies[1], Exception):
-            await outbox.push_again(outbox_bucket(user_id), event, replies[1])
+            await outbox.push_again(outbox_bucket(user_id), [outbox.encode(event)], replies[1])
         _note_failed_writes(replies[1 if reservation.test else 2 :], reservation)
         live, used, alert, counted = replies[0]
         if not counted:  # a retried request, already charged by its first attempt

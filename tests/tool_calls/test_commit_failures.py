@@ -11,6 +11,7 @@ import asyncio
 
 from app.metering.keys import counter_key, outbox_bucket, outbox_key
 from app.request_log.service import log_key
+from app.tool_calls.batch import call_tool_batch
 from app.tool_calls.service import admit, call_tool
 from tests.tool_calls.conftest import TOOL, Meter
 
@@ -63,4 +64,19 @@ class TestTheCommitsOwnFailure:
         assert answer.reading is not None
         assert answer.reading.charged == 1
         assert len(meter.outbox()) == 1
+        assert meter.in_flight() == 0
+
+
+class TestABatchsCommit:
+    async def test_a_failed_usage_event_push_still_answers_the_items(self, meter: Meter) -> None:
+        meter.store.set(outbox_key(outbox_bucket(meter.principal.user_id)), "not a list")
+
+        batch = asyncio.ensure_future(call_tool_batch(meter.principal, TOOL, [KNOWN, KNOWN]))
+        await meter.worker.serve_one()
+        answer = await batch
+
+        assert [item.structured is not None for item in answer.items] == [True, True]
+        assert answer.credits == 2
+        assert answer.credits_used == 2
+        assert meter.used() == 2
         assert meter.in_flight() == 0
