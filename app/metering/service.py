@@ -55,6 +55,7 @@ from app.metering.scripts import (
     reserve_script,
     seed_script,
 )
+from app.metering.settle import commit_again, note_failed_writes
 from app.observability import metrics
 from app.plans import Plan, PlanLimits, limits_for
 
@@ -273,19 +274,6 @@ def _note_late_commit(live: int, reservation: Reservation) -> None:
         )
 
 
-def _note_failed_writes(replies: list[Any], reservation: Reservation) -> None:
-    """Writes that rode with a counted commit (the request log's entry, the DEL of the
-    call's result) and failed: logged, never the call's failure."""
-    failed = [reply for reply in replies if isinstance(reply, Exception)]
-    if failed:
-        logger.warning(
-            "commit of %s counted; %d other write(s) of its round trip failed: %s",
-            reservation.reservation_id,
-            len(failed),
-            failed[0],
-        )
-
-
 async def release(reservation: Reservation, *, also: AlsoWrite | None = None) -> None:
     """The call failed or was abandoned: its credit is returned (costs 0). With Redis
     unreachable the reservation is left to expire after `reservation_ttl_s` (it charges
@@ -371,13 +359,13 @@ async def send_commit(
 
     async def committed() -> int:
         replies = await read_replies()
-        if isinstance(replies[0], Exception):  # the commit itself: the caller decides
-            raise replies[0]
+        if isinstance(replies[0], Exception):
+            replies[0] = await commit_again(keys, args, replies[0])
         # What rode along (the usage event, the request log, the result's DEL) may sit on
         # other nodes of a cluster: its failure must not fail a call already charged.
         if not reservation.test and isinstance(replies[1], Exception):
             await outbox.push_again(outbox_bucket(user_id), [outbox.encode(event)], replies[1])
-        _note_failed_writes(replies[1 if reservation.test else 2 :], reservation)
+        note_failed_writes(replies[1 if reservation.test else 2 :], reservation.reservation_id)
         live, used, alert, counted = replies[0]
         if not counted:  # a retried request, already charged by its first attempt
             metrics.reservation_closed()
