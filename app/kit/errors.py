@@ -145,7 +145,14 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     """The ServiceUnavailable of an outage of Redis, the database or the broker (their
     connection errors), else None: such a failure is retryable, never an INTERNAL."""
     from kombu.exceptions import OperationalError as BrokerError
-    from redis.exceptions import ClusterError, RedisClusterException
+    from redis.exceptions import (
+        AskError,
+        ClusterError,
+        InvalidResponse,
+        ReadOnlyError,
+        RedisClusterException,
+        TryAgainError,
+    )
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
     from sqlalchemy.exc import DBAPIError
@@ -155,8 +162,12 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
         return ServiceUnavailable()
     # A Redis Cluster in motion: a slot moving (MOVED/ASK past the client's redirections,
     # TRYAGAIN), a shard down (CLUSTERDOWN), or keys of one command on two slots
-    # (CROSSSLOT, raised by the client or the node): the call is refused, retryable.
-    if isinstance(exc, ClusterError | RedisClusterException) or _is_cluster_reply(exc):
+    # (CROSSSLOT, raised by the client or the node), a failover (a node demoted to replica:
+    # READONLY; a promoted one still loading: LOADING, a ConnectionError): refused, retryable.
+    # MOVED/ASK/TRYAGAIN/READONLY are plain ResponseErrors to redis-py, their code taken off.
+    # A reply cut off by a dying node is an InvalidResponse.
+    moving = AskError | TryAgainError | ReadOnlyError | InvalidResponse  # MovedError: an Ask
+    if isinstance(exc, ClusterError | RedisClusterException | moving) or _is_cluster_reply(exc):
         return ServiceUnavailable()
     if isinstance(exc, DBAPIError) and (
         exc.connection_invalidated
@@ -177,6 +188,10 @@ _CLUSTER_REPLIES = (
     "CROSSSLOT",
     "hash to the same slot",  # CROSSSLOT's text, once redis-py took the code off
     "non local key",  # a script reaching for a key of another slot
+    "READONLY",  # a script's write refused by a replica (a demoted primary)
+    "LOADING",
+    "MASTERDOWN",
+    "NOREPLICAS",
 )
 
 
