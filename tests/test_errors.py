@@ -72,3 +72,22 @@ async def test_a_failovers_error_replies_are_retryable_503s(reply: str) -> None:
 )
 def test_a_cluster_clients_own_errors_are_unavailable(raised: Exception) -> None:
     assert unavailable_for(raised) is not None
+
+
+def _raised_in(module: str, source: str) -> BaseException:
+    """What `source` raises when it runs as code of `module` (its frame's module name)."""
+    try:
+        exec(compile(source, f"<{module}>", "exec"), {"__name__": module})
+    except BaseException as exc:  # noqa: BLE001 - the exception is the result
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def test_a_connection_closed_under_redis_pys_pipeline_is_unavailable() -> None:
+    """redis-py's asyncio cluster pipeline, after a failover closed its connection, raises
+    an AttributeError from its own code (the cluster drill saw it): an outage, retryable.
+    The same error from our code, or anyone else's, stays a fault (INTERNAL)."""
+    writer_gone = "writer = None\nwriter.writelines([b'PING'])"
+    assert unavailable_for(_raised_in("redis.asyncio.connection", writer_gone)) is not None
+    assert unavailable_for(_raised_in("app.metering.service", writer_gone)) is None
+    assert unavailable_for(_raised_in("redis.asyncio.cluster", "raise KeyError(1)")) is None

@@ -169,6 +169,8 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     moving = AskError | TryAgainError | ReadOnlyError | InvalidResponse  # MovedError: an Ask
     if isinstance(exc, ClusterError | RedisClusterException | moving) or _is_cluster_reply(exc):
         return ServiceUnavailable()
+    if _connection_gone_inside_redis_py(exc):
+        return ServiceUnavailable()
     if isinstance(exc, DBAPIError) and (
         exc.connection_invalidated
         or any(cls.__name__ in _DB_OUTAGE_ERRORS for cls in type(exc.orig).__mro__)
@@ -200,6 +202,18 @@ def _is_cluster_reply(exc: BaseException) -> bool:
 
     text = str(exc)
     return isinstance(exc, ResponseError) and any(part in text for part in _CLUSTER_REPLIES)
+
+
+def _connection_gone_inside_redis_py(exc: BaseException) -> bool:
+    """redis-py's asyncio cluster pipeline can use a connection a failover has just closed
+    (`'NoneType' object has no attribute 'writelines'`): an AttributeError raised in
+    redis-py's own code is its connection gone, not a fault of ours."""
+    if not isinstance(exc, AttributeError) or exc.__traceback__ is None:
+        return False
+    innermost = exc.__traceback__
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    return str(innermost.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
 
 
 # DB-API exception classes raised when the database cannot be reached (PEP 249 names),
