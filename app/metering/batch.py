@@ -23,6 +23,7 @@ from app.kit.errors import AppError
 from app.kit.redis_client import async_redis
 from app.metering import alerts, outbox, recent_refusals
 from app.metering.keys import (
+    once_key,
     outbox_bucket,
     outbox_key,
     test_account_bucket_key,
@@ -38,6 +39,7 @@ from app.metering.scripts import (
 )
 from app.metering.service import (
     CREDITS_PER_CALL,
+    RESENT_COMMIT_TTL_S,
     Reservation,
     admission_arguments,
     counter_ttl_s,
@@ -161,6 +163,9 @@ async def commit_batch(
     # Test calls claim no usage alert (a quota of 0) and have no usage events.
     warning, quota = (0, 0) if first.test else alerts.thresholds(first.plan)
     args: list[str | int] = [CREDITS_PER_CALL, counter_ttl_s(period), warning, quota]
+    if get_settings().redis_cluster:  # a resent commit counts nothing (commit_many.lua)
+        keys.append(once_key(user_id, period, first.reservation_id))
+        args.append(RESENT_COMMIT_TTL_S)
     args += [r.reservation_id for r in reservations]
     async with async_redis().pipeline(transaction=False) as pipe:
         pipe.eval(commit_many_script.source, len(keys), *keys, *args)

@@ -314,6 +314,23 @@ class TestCommitMany:
         )
         assert reply == [0, 10, scripts.ALERT_QUOTA]
 
+    def test_the_same_batch_sent_again_counts_once(self, account: Account) -> None:
+        """On a cluster redis-py may send a failed-over pipeline again: with its once key
+        the second run closes the reservations and counts nothing."""
+        once = account.counter + ":once:digest"
+        account.set_counter(used=3)
+        account.hold("b:1", "b:2")
+        keys = [account.counter, account.reservations, once]
+        args = [1, COUNTER_TTL_S, 80, 100, 60, "b:1", "b:2"]
+
+        first = account.run(scripts.commit_many_script, keys, args)
+        again = account.run(scripts.commit_many_script, keys, args)
+
+        assert first == [2, 5, scripts.ALERT_NONE]
+        assert again == [0, 5, 0]
+        assert account.live() == []
+        assert 0 < account.ttl(once) <= 60
+
 
 class TestRelease:
     def test_a_live_reservation_is_given_back(self, account: Account) -> None:
