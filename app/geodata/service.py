@@ -61,8 +61,14 @@ _upstream: UpstreamProvider | None = None
 def configure(data_dir: Path | None) -> None:
     """Use indices under `data_dir` (None: Settings.data_dir) and the current Settings'
     upstreams from the next call on."""
-    global _upstream
     use_data_dir(data_dir)
+    use_current_upstreams()
+
+
+def use_current_upstreams() -> None:
+    """Build the upstream provider from the current Settings on its next use; the loaded
+    indices stay (a test that changes the tools' policies needs no reload of them)."""
+    global _upstream
     with _lock:
         _upstream = None
 

@@ -33,13 +33,13 @@ def policies(
     yield upstream
     monkeypatch.undo()
     reload_settings()
-    service.configure(geodata_dir)
+    service.use_current_upstreams()
 
 
 def use(monkeypatch: pytest.MonkeyPatch, geodata_dir: Path, providers: dict[str, str]) -> None:
     monkeypatch.setenv("GEOSVC_TOOL_PROVIDERS", json.dumps(providers))
     reload_settings()
-    service.configure(geodata_dir)
+    service.use_current_upstreams()  # the indices loaded once stay
 
 
 OSM = "OpenStreetMap"
