@@ -314,15 +314,21 @@ def cluster_stack(geodata: Path) -> Iterator[tuple[Stack, LocalCluster]]:
         yield stack, cluster
 
 
-def main() -> None:
+def drill_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The load and its phases, as every failover drill takes them."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--accounts", type=int, default=4)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--warm", type=float, default=8.0, help="load before the kill, s")
     parser.add_argument("--after", type=float, default=12.0, help="load after promotion, s")
     parser.add_argument("--settle", type=float, default=60.0, help="max wait for the ledger")
+    return parser
+
+
+def main() -> None:
+    parser = drill_arguments(__doc__)
     parser.add_argument("--victim", default="other", choices=["other", "seed"])
     args = parser.parse_args()
     geodata = ROOT / ".geosvc"

@@ -21,7 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cluster_failover import Account, Drill, reconcile, report, settle  # noqa: E402
+from cluster_failover import (  # noqa: E402
+    Account,
+    Drill,
+    drill_arguments,
+    reconcile,
+    report,
+    settle,
+)
 from drill_stack import (  # noqa: E402
     ROOT,
     UNLIMITED_TENANTS,
@@ -92,15 +99,7 @@ def sentinel_stack(geodata: Path) -> Iterator[tuple[Stack, LocalSentinel]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--accounts", type=int, default=4)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--warm", type=float, default=8.0, help="load before the kill, s")
-    parser.add_argument("--after", type=float, default=12.0, help="load after promotion, s")
-    parser.add_argument("--settle", type=float, default=60.0, help="max wait for the ledger")
-    args = parser.parse_args()
+    args = drill_arguments(__doc__).parse_args()
     args.victim = "the primary"
     geodata = ROOT / ".geosvc"
     build_geodata(geodata)

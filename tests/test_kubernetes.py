@@ -21,7 +21,6 @@ from app.kit.config import Settings
 from app.queue.celery import BULK_TOOL_QUEUES, JOBS_QUEUE, QUEUES, TOOLS_QUEUE
 from tests.support.kubernetes import (
     ALERTS,
-    KUBECTL,
     MIGRATE,
     OVERLAYS,
     PRODUCTION,
@@ -38,8 +37,8 @@ from tests.support.kubernetes import (
     process_refusals,
     prometheus_rule_text,
     render,
+    require_kubectl,
 )
-from tests.support.services import REQUIRE_SERVICES
 
 # The oldest Kubernetes these manifests are for (autoscaling/v2, policy/v1 PDBs, Pod
 # Security Admission labels, PDB-safe topology spread) and the newest schemas shipped.
@@ -55,10 +54,7 @@ IMAGE_INDICES = "/opt/geosvc/geodata"
 
 @pytest.fixture(scope="module", autouse=True)
 def _kubectl() -> None:
-    if KUBECTL is None:
-        if REQUIRE_SERVICES:
-            pytest.fail("kubectl (with its built-in kustomize) is required")
-        pytest.skip("kubectl not installed")
+    require_kubectl()
 
 
 @pytest.fixture(scope="module")

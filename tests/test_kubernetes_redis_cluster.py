@@ -14,7 +14,6 @@ import kubernetes_validate
 import pytest
 
 from tests.support.kubernetes import (
-    KUBECTL,
     ROOT,
     SECRETS_EXAMPLE,
     Obj,
@@ -24,8 +23,8 @@ from tests.support.kubernetes import (
     policy_findings,
     process_refusals,
     render,
+    require_kubectl,
 )
-from tests.support.services import REQUIRE_SERVICES
 from tests.test_kubernetes import CUSTOM_RESOURCE_GROUPS, KUBERNETES_VERSIONS, by_kind
 
 OVERLAY = ROOT / "overlays" / "redis-cluster"
@@ -36,10 +35,7 @@ OPERATOR_GROUP = "redis.redis.opstreelabs.in/"
 
 @pytest.fixture(scope="module", autouse=True)
 def _kubectl() -> None:
-    if KUBECTL is None:
-        if REQUIRE_SERVICES:
-            pytest.fail("kubectl (with its built-in kustomize) is required")
-        pytest.skip("kubectl not installed")
+    require_kubectl()
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,7 @@ URL_ROOTS = {
     "admin", "metrics", "static", "requests", "well-known",
     "api", "c", "geocoder", "geographies", "tiles",  # upstreams (tests/fakes)
     "components", "definitions", "anyOf", "properties", "items", "$defs",  # JSON pointers
+    "spec",  # JSON patches of Kubernetes objects (deploy/kubernetes)
 }  # fmt: skip
 # `/first/...` not preceded by what makes it part of a URL, a relative path or a
 # template (`https://host/v1`, `bench/x`, `{base}/v1`, `~/x`, `.venv/bin`).

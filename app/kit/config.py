@@ -349,7 +349,12 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _redis_topology(self) -> Settings:
-        setting_shapes.check_redis_topology(self)  # a cluster or Sentinel needs a broker
+        setting_shapes.check_redis_topology(  # a cluster or Sentinel needs a broker
+            cluster=self.redis_cluster,
+            redis_url=self.redis_url,
+            broker_url=self.broker_url,
+            sentinels=self.redis_sentinels,
+        )
         return self
 
     def sentinel_addresses(self) -> list[tuple[str, int]]:

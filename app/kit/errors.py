@@ -145,7 +145,14 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
     """The ServiceUnavailable of an outage of Redis, the database or the broker (their
     connection errors), else None: such a failure is retryable, never an INTERNAL."""
     from kombu.exceptions import OperationalError as BrokerError
-    from redis.exceptions import ClusterError, RedisClusterException
+    from redis.exceptions import (
+        AskError,
+        ClusterError,
+        InvalidResponse,
+        ReadOnlyError,
+        RedisClusterException,
+        TryAgainError,
+    )
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
     from sqlalchemy.exc import DBAPIError
@@ -155,8 +162,14 @@ def unavailable_for(exc: BaseException) -> ServiceUnavailable | None:
         return ServiceUnavailable()
     # A Redis Cluster in motion: a slot moving (MOVED/ASK past the client's redirections,
     # TRYAGAIN), a shard down (CLUSTERDOWN), or keys of one command on two slots
-    # (CROSSSLOT, raised by the client or the node): the call is refused, retryable.
-    if isinstance(exc, ClusterError | RedisClusterException) or _is_cluster_reply(exc):
+    # (CROSSSLOT, raised by the client or the node), a failover (a node demoted to replica:
+    # READONLY; a promoted one still loading: LOADING, a ConnectionError): refused, retryable.
+    # MOVED/ASK/TRYAGAIN/READONLY are plain ResponseErrors to redis-py, their code taken off.
+    # A reply cut off by a dying node is an InvalidResponse.
+    moving = AskError | TryAgainError | ReadOnlyError | InvalidResponse  # MovedError: an Ask
+    if isinstance(exc, ClusterError | RedisClusterException | moving) or _is_cluster_reply(exc):
+        return ServiceUnavailable()
+    if _connection_gone_inside_redis_py(exc):
         return ServiceUnavailable()
     if isinstance(exc, DBAPIError) and (
         exc.connection_invalidated
@@ -177,6 +190,10 @@ _CLUSTER_REPLIES = (
     "CROSSSLOT",
     "hash to the same slot",  # CROSSSLOT's text, once redis-py took the code off
     "non local key",  # a script reaching for a key of another slot
+    "READONLY",  # a script's write refused by a replica (a demoted primary)
+    "LOADING",
+    "MASTERDOWN",
+    "NOREPLICAS",
 )
 
 
@@ -185,6 +202,18 @@ def _is_cluster_reply(exc: BaseException) -> bool:
 
     text = str(exc)
     return isinstance(exc, ResponseError) and any(part in text for part in _CLUSTER_REPLIES)
+
+
+def _connection_gone_inside_redis_py(exc: BaseException) -> bool:
+    """redis-py's asyncio cluster pipeline can use a connection a failover has just closed
+    (`'NoneType' object has no attribute 'writelines'`): an AttributeError raised in
+    redis-py's own code is its connection gone, not a fault of ours."""
+    if not isinstance(exc, AttributeError) or exc.__traceback__ is None:
+        return False
+    innermost = exc.__traceback__
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    return str(innermost.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
 
 
 # DB-API exception classes raised when the database cannot be reached (PEP 249 names),

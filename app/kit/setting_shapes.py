@@ -5,13 +5,9 @@ refuses is app/kit/production.py."""
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
-
-if TYPE_CHECKING:
-    from app.kit.config import Settings
 
 
 def proxy_addresses(value: str) -> str:
@@ -48,20 +44,20 @@ def sentinel_addresses(value: str) -> list[tuple[str, int]]:
     return addresses
 
 
-def check_redis_topology(settings: Settings) -> None:
+def check_redis_topology(
+    *, cluster: bool, redis_url: str | None, broker_url: str | None, sentinels: str
+) -> None:
     """Celery's Redis broker and `geosvc dev`'s embedded Redis speak no Cluster (nor
     follow Sentinel here): the broker is RabbitMQ (or a Redis of its own)."""
-    if settings.redis_cluster and (
-        settings.redis_url is None or settings.broker_url in (None, settings.redis_url)
-    ):
+    if cluster and (redis_url is None or broker_url in (None, redis_url)):
         raise ValueError(
             "GEOSVC_REDIS_CLUSTER=true needs GEOSVC_REDIS_URL (a node of the cluster) and "
             "GEOSVC_BROKER_URL (RabbitMQ, amqp://...): Celery's Redis broker cannot use "
             "a cluster"
         )
-    if settings.redis_sentinels:
-        sentinel_addresses(settings.redis_sentinels)  # refuses a malformed list
-        if settings.redis_cluster or settings.redis_url is None or settings.broker_url is None:
+    if sentinels:
+        sentinel_addresses(sentinels)  # refuses a malformed list
+        if cluster or redis_url is None or broker_url is None:
             raise ValueError(
                 "GEOSVC_REDIS_SENTINELS needs GEOSVC_REDIS_URL (its database and password), "
                 "GEOSVC_BROKER_URL (RabbitMQ, amqp://...) and no GEOSVC_REDIS_CLUSTER"

@@ -166,8 +166,13 @@ async def commit_batch(
         pipe.eval(commit_many_script.source, len(keys), *keys, *args)
         if not first.test:
             pipe.rpush(outbox_key(outbox_bucket(first.user_id)), *events)
-        (live, used, alert), *_length = await pipe.execute()
+        replies = await pipe.execute(raise_on_error=False)
+    if isinstance(replies[0], Exception):  # the commit itself: the caller decides
+        raise replies[0]
     recent_refusals.slot_freed(user_id)
+    if not first.test and isinstance(replies[1], Exception):  # counted: push them again
+        await outbox.push_again(outbox_bucket(user_id), events, replies[1])
+    live, used, alert = replies[0]
     for _ in reservations:
         metrics.reservation_committed(CREDITS_PER_CALL)
     if int(live) < len(reservations):

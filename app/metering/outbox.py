@@ -44,7 +44,7 @@ from sqlmodel import Session
 
 from app.kit.clock import as_utc, utcnow
 from app.kit.config import get_settings
-from app.kit.redis_client import sync_redis
+from app.kit.redis_client import async_redis, sync_redis
 from app.metering.keys import legacy_outbox_keys, outbox_key, outbox_lock_key
 from app.metering.ledger import mark_keys_used, record_events
 from app.metering.schemas import UsageEventIn
@@ -78,6 +78,19 @@ return 1
 
 def encode(event: UsageEventIn) -> str:
     return event.model_dump_json()
+
+
+async def push_again(bucket: int, events: list[str], failure: Exception) -> None:
+    """A commit counted but its events' push failed (on a cluster the outbox may sit on
+    another node): push them once more. The ledger keeps one event per call id, so a push
+    that had landed after all costs nothing; a lost one leaves the counter ahead of the
+    ledger until reconciliation."""
+    try:
+        await async_redis().rpush(outbox_key(bucket), *events)  # type: ignore[misc]
+    except (redis.RedisError, redis.RedisClusterException) as exc:
+        logger.error("%d usage event(s) lost (%s, then %s)", len(events), failure, exc)
+        return
+    trigger.poke(bucket)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from app.metering.scripts import (
     reserve_script,
     seed_script,
 )
+from app.metering.settle import commit_again, note_failed_writes
 from app.observability import metrics
 from app.plans import Plan, PlanLimits, limits_for
 
@@ -65,6 +66,8 @@ CREDITS_PER_CALL = 1
 AlsoWrite = Callable[[AsyncPipeline], None]
 # Counters stay readable for about three months after their period ends.
 COUNTER_RETENTION = timedelta(days=100)
+# How long a cluster's commit stays keyed against a second run (see `send_commit`).
+RESENT_COMMIT_TTL_S = 60
 
 
 @dataclass(frozen=True)
@@ -292,7 +295,7 @@ async def release(reservation: Reservation, *, also: AlsoWrite | None = None) ->
                 release_script.queue(pipe, keys, [reservation.reservation_id])
                 also(pipe)
                 await pipe.execute()
-    except redis.RedisError as exc:
+    except (redis.RedisError, redis.RedisClusterException) as exc:
         logger.warning("reservation %s left to expire: %s", reservation.reservation_id, exc)
     recent_refusals.slot_freed(reservation.user_id)
     metrics.reservation_closed()
@@ -347,6 +350,11 @@ async def send_commit(
         if retry_key is not None:
             keys.append(once_key(user_id, period, retry_key))
             args.append(retries.ONCE_TTL_S)
+        elif get_settings().redis_cluster:
+            # redis-py's cluster pipeline sends again what a node's error left unanswered
+            # (after a failover): keyed by the reservation, a second run counts nothing.
+            keys.append(once_key(user_id, period, reservation.reservation_id))
+            args.append(RESENT_COMMIT_TTL_S)
         # EVAL, not EVALSHA: a NOSCRIPT inside a pipeline cannot fall back.
         pipe.eval(commit_script.source, len(keys), *keys, *args)
         if not reservation.test:
@@ -360,9 +368,13 @@ async def send_commit(
 
     async def committed() -> int:
         replies = await read_replies()
-        for reply in replies:  # as pipe.execute() raises the first error reply
-            if isinstance(reply, Exception):
-                raise reply
+        if isinstance(replies[0], Exception):
+            replies[0] = await commit_again(keys, args, replies[0])
+        # What rode along (the usage event, the request log, the result's DEL) may sit on
+        # other nodes of a cluster: its failure must not fail a call already charged.
+        if not reservation.test and isinstance(replies[1], Exception):
+            await outbox.push_again(outbox_bucket(user_id), [outbox.encode(event)], replies[1])
+        note_failed_writes(replies[1 if reservation.test else 2 :], reservation.reservation_id)
         live, used, alert, counted = replies[0]
         if not counted:  # a retried request, already charged by its first attempt
             metrics.reservation_closed()

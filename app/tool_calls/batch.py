@@ -15,6 +15,7 @@ and is raised: nothing is charged.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from app.request_log.service import CallEntry, entry_for, outcome_of, principal_
 from app.tool_calls.cached import cached_reply
 from app.tool_calls.routing import queue_for
 from app.tool_calls.service import run_tool
+
+logger = logging.getLogger(__name__)
 
 RUN_BATCH_TASK = "tools.run_batch"
 
@@ -165,7 +168,7 @@ async def _call_tool_batch(
         call_ids.append(call_id)
     with anyio.CancelScope(shield=True):  # the answers exist: settle every reservation
         await release_batch(failed)
-        used = await commit_batch(charged, call_ids=call_ids, key_id=principal.key_id, tool=name)
+        used = await _commit(charged, call_ids, principal.key_id, name)
     done = [answer or ItemAnswer(error=Internal()) for answer in answers]
     metrics.tool_batch(
         name, [metrics.outcome_of(a.error) for a in done], time.monotonic() - started
@@ -198,6 +201,19 @@ def validated_items(
         except AppError as exc:
             checked.append(exc)
     return checked
+
+
+async def _commit(
+    charged: list[Reservation], call_ids: list[str], key_id: str | None, tool: str
+) -> int | None:
+    """Charge the items with data; a commit sent but not confirmed (Redis may or may not
+    have run it) still answers them: a client is never charged for answers it did not get
+    (see `app.tool_calls.service._commit_unsure`). None: the credits used are unknown."""
+    try:
+        return await commit_batch(charged, call_ids=call_ids, key_id=key_id, tool=tool)
+    except Exception as exc:
+        logger.error("batch answered, its commit unconfirmed (%d items): %r", len(charged), exc)
+        return None
 
 
 async def _replies(

@@ -24,7 +24,14 @@ from redis.asyncio.client import Pipeline as AsyncPipeline
 from app.billing.entitlements import current_entitlements
 from app.geodata import service as geodata
 from app.kit.config import get_settings
-from app.kit.errors import AppError, DeadlineExceeded, Forbidden, Internal, error_from_body
+from app.kit.errors import (
+    AppError,
+    DeadlineExceeded,
+    Forbidden,
+    Internal,
+    error_from_body,
+    unavailable_for,
+)
 from app.kit.principal import CallerPrincipal
 from app.metering import service as metering
 from app.metering.readings import MeterReading
@@ -179,21 +186,44 @@ async def call_tool(
         link, keep_image = images.keep(principal.user_id, answer.png_base64 or "")
         answer = replace(answer, png_base64=None, image_link=link)
         also = _both(also, keep_image)
-    committed = await metering.send_commit(
-        reservation,
-        call_id=call_id,
-        key_id=principal.key_id,
-        tool=name,
-        also=also,
-        retry_key=admitted.retry_key,
-    )
     charged = metering.CREDITS_PER_CALL
+    unsure = replace(answer, reading=reservation.reading(charged=charged))
+    try:
+        committed = await metering.send_commit(
+            reservation,
+            call_id=call_id,
+            key_id=principal.key_id,
+            tool=name,
+            also=also,
+            retry_key=admitted.retry_key,
+        )
+    except Exception as exc:  # some of it may have run (a cluster's nodes each apart)
+        _commit_unsure(reservation, exc)
+        return unsure
     if admitted.answer_before_commit_reply:
         admitted.commit_reply = committed
-        return replace(answer, reading=reservation.reading(charged=charged))
-    used = await committed()
+        return unsure
+    try:
+        used = await committed()
+    except Exception as exc:
+        _commit_unsure(reservation, exc)
+        return unsure
     reading = reservation.reading(charged=charged, used=used)
     return replace(answer, credits_used=used, reading=reading)
+
+
+def _commit_unsure(reservation: metering.Reservation, exc: BaseException) -> None:
+    """A commit sent but not confirmed (Redis may or may not have run it, its usage event
+    may or may not be in the outbox): the call still answers its data, so whatever was
+    charged paid for an answer delivered; a commit not run leaves its reservation to
+    expire unpaid, and reconciliation brings the counter to the ledger."""
+    logger.error(
+        "tool call answered, its commit unconfirmed (reservation %s: charged if Redis ran "
+        "it, else it expires unpaid): %r",
+        reservation.reservation_id,
+        exc,
+        exc_info=unavailable_for(exc) is None,  # not an outage's error: its trace too
+    )
 
 
 async def close_admission(admission: Admission) -> None:

@@ -7,6 +7,7 @@ changed. Needs no server (the fast tier)."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import subprocess
@@ -34,16 +35,22 @@ def names_in(path: Path, names: set[str]) -> set[str]:
     with one as a part (`app.geodata.tools.geocode.schemas`, `from ... import geocode`,
     the module's own path)."""
     own = path.relative_to(ROOT) if path.is_relative_to(ROOT) else Path(path.name)
-    found = set(own.with_suffix("").parts) & names
+    return (set(own.with_suffix("").parts) | _spelled(path)) & names
+
+
+@functools.cache  # each file parsed once a test process, not once a tool
+def _spelled(path: Path) -> frozenset[str]:
+    """Every string constant and every part of an imported module path in a module."""
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Constant) and node.value in names:
-            found.add(str(node.value))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
         elif isinstance(node, ast.Import):
             found.update(part for alias in node.names for part in alias.name.split("."))
         elif isinstance(node, ast.ImportFrom):
             found.update((node.module or "").split("."))
             found.update(alias.name for alias in node.names)
-    return found & names
+    return frozenset(found)
 
 
 def files_naming(name: str) -> list[str]:

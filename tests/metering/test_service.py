@@ -185,6 +185,20 @@ class TestCommitWrittenBeforeItsReply:
         assert await committed() == 1
         assert redis_accounts.store.zcard(reservations_key(user_id, period)) == 0
 
+    async def test_a_cluster_commit_sent_again_counts_once(self, redis_accounts: Accounts) -> None:
+        if not get_settings().redis_cluster:
+            pytest.skip("only redis-py's cluster pipeline sends a pipeline again")
+        user_id, period = redis_accounts.new_id(), period_of(utcnow())
+        reservation = await reserve(user_id, Plan.FREE)
+        # What the cluster pipeline does after a node's error: the same commit once more.
+        for _ in range(2):
+            committed = await service.send_commit(
+                reservation, call_id=call_id(), key_id=None, tool="geocode"
+            )
+            assert await committed() == 1
+
+        assert redis_accounts.used(user_id, period) == 1
+
     @pytest.mark.skipif(
         not redis_reachable(),
         reason="fakeredis's TCP server closes the connection after an error reply",

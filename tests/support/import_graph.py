@@ -9,6 +9,7 @@ graph's strongly connected groups and elementary cycles, and the same between mo
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,24 +47,25 @@ def import_nodes(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def _imported_names(path: Path) -> list[tuple[str, list[str]]]:
-    """Each import as (module, names taken from it): `import a.b` -> ("a.b", []),
-    `from .c import d` in package `a` -> ("a.c", ["d"])."""
-    found: list[tuple[str, list[str]]] = []
+@functools.cache  # each file parsed once a test process: the layer tests read them all
+def _imported_names(path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each import as (module, names taken from it): `import a.b` -> ("a.b", ()),
+    `from .c import d` in package `a` -> ("a.c", ("d",))."""
+    found: list[tuple[str, tuple[str, ...]]] = []
     package = (
         module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
     )
     for node in import_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.extend((alias.name, []) for alias in node.names)
+            found.extend((alias.name, ()) for alias in node.names)
             continue
         module = node.module
         if node.level:  # relative: resolved against this module's package
             base = package.split(".")[: len(package.split(".")) - node.level + 1]
             module = ".".join([*base, *([node.module] if node.module else [])])
         if module:
-            found.append((module, [alias.name for alias in node.names]))
-    return found
+            found.append((module, tuple(alias.name for alias in node.names)))
+    return tuple(found)
 
 
 def imports_of(path: Path) -> set[str]:
@@ -165,17 +167,20 @@ def strongly_connected_groups(graph: Mapping[str, Mapping[str, object]]) -> list
 
 
 def import_cycles(graph: Mapping[str, Mapping[str, object]]) -> list[list[str]]:
-    """Every elementary cycle, each once (starting from its smallest node)."""
+    """Every elementary cycle, each once (starting from its smallest node). A cycle lies
+    within one strongly connected group: the walk, exponential in the paths it follows,
+    is kept inside those groups (none in a graph without cycles)."""
     cycles: list[list[str]] = []
+    in_a_group = {node for group in strongly_connected_groups(graph) for node in group}
 
     def walk(start: str, path: list[str]) -> None:
         for following in sorted(graph.get(path[-1], {})):
             if following == start:
                 cycles.append(list(path))
-            elif following > start and following not in path:
+            elif following > start and following in in_a_group and following not in path:
                 walk(start, [*path, following])
 
-    for start in sorted(graph):
+    for start in sorted(in_a_group):
         walk(start, [start])
     return cycles
 

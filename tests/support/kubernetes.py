@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from pydantic import ValidationError
 
 from app.kit.config import Settings
 from app.kit.production import serving_as
 from app.observability.exposition import require_metrics_protection
+from tests.support.services import REQUIRE_SERVICES
 
 ROOT = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 ALERTS = ROOT.parent / "alerts.yml"
@@ -35,6 +37,15 @@ OVERLAYS = (PRODUCTION, MIGRATE)
 SECRETS_EXAMPLE = ROOT / "secrets.env.example"
 SECRET_NAME = "geosvc-secrets"
 KUBECTL = shutil.which("kubectl")
+
+
+def require_kubectl() -> None:
+    """Skip without kubectl (with its built-in kustomize); under REQUIRE_SERVICES=1 fail."""
+    if KUBECTL is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("kubectl (with its built-in kustomize) is required")
+        pytest.skip("kubectl not installed")
+
 
 Obj = dict[str, Any]
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
