@@ -257,13 +257,19 @@ def ran_task_since(log: str, since_wall: float) -> bool:
 
 
 def spread(drill: Drill, proxy: str) -> None:
-    """More accounts (3 at a time, at most 12) until every master serves one."""
+    """More accounts (3 at a time) until every master serves one; then the load runs on
+    at most two accounts per master (a steady load, whatever the hashing gave)."""
     assert drill.cluster is not None
-    for _more in range(3):
-        holders = {drill.cluster.host_of(a["userId"]) for a in drill.accounts()}
-        if set(drill.cluster.masters()) <= holders:
-            return
-        drill.client("setup", proxy, str(drill.workdir / "accounts.json"))
+    path = drill.workdir / "accounts.json"
+    for _more in range(8):
+        by_master: dict[str, list[dict[str, str]]] = {m: [] for m in drill.cluster.masters()}
+        for account in drill.accounts():
+            by_master.setdefault(drill.cluster.host_of(account["userId"]), []).append(account)
+        if all(by_master.values()):
+            break
+        drill.client("setup", proxy, str(path))
+    chosen = [account for held in by_master.values() for account in held[:2]]
+    path.write_text(json.dumps(sorted(chosen, key=lambda a: int(a["name"][4:].split("-")[0]))))
 
 
 def drain(drill: Drill, successes: dict[str, int], deadline_s: float) -> dict[str, dict]:
