@@ -98,6 +98,6 @@ def test_no_credit_charged_without_an_answer(drill: dict[str, Any]) -> None:
 def test_calls_never_billed_stay_within_the_failover_window(drill: dict[str, Any]) -> None:
     """Replication is asynchronous: the killed master's last writes (an event, with or
     without its counter) may go with it, well under a second of its commits
-    (docs/OPERATIONS.md). Seen: 0-1 a run; more means a wider window."""
+    (docs/OPERATIONS.md). Seen: 0-3 a run; more means a wider window."""
     never_billed = sum(max(0, r["client_ok"] - r["ledger"]) for r in drill["ledger"].values())
     assert never_billed <= 5, drill["ledger"]
