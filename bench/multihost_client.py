@@ -2,6 +2,7 @@
 namespace, so their traffic to the proxy stays on the drill's bridge).
 
     python bench/multihost_client.py setup PROXY_URL OUT.json    three accounts and keys
+                                                                 (more if OUT exists)
     python bench/multihost_client.py load CONFIG.json OUT.jsonl  calls until STOP exists
     python bench/multihost_client.py probe URL SECONDS           until URL answers 200
 
@@ -30,8 +31,8 @@ PLANS = ["standard", "standard", "free"]
 
 
 def setup(proxy: str, out: Path) -> None:
-    accounts = []
-    for number, plan in enumerate(PLANS, start=1):
+    accounts = json.loads(out.read_text()) if out.exists() else []
+    for number, plan in enumerate(PLANS, start=len(accounts) + 1):
         with httpx.Client(base_url=proxy, verify=False, timeout=60) as http:
             email = f"drill-{number}-{secrets.token_hex(3)}@example.com"
             me = http.post("/auth/signup", json={"email": email, "password": "drill-password"})

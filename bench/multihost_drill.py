@@ -18,11 +18,15 @@ mixed tools, for the whole drill. The phases:
   partition        worker2 cut from the data host for --partition seconds (no RST, no ICMP)
   recovery         healed; nothing is restarted by hand
 
+With `--redis cluster` the Redis is a 3-master cluster on hosts of its own, and the
+phases are a master's host killed and a master cut from the api hosts instead
+(bench/multihost_cluster.py); reconciliation runs after the drain.
+
 Then the clients stop and the usage outbox drains; the ledger must hold exactly the
 successes each account's clients counted. Per phase: calls, OK, retryable and other
 errors, p50/p99 of every call, and the phase's own measure (failover, recovery).
 
-    sudo .venv/bin/python bench/multihost_drill.py [--short] [--json OUT]
+    sudo .venv/bin/python bench/multihost_drill.py [--short] [--redis cluster] [--json OUT]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import multihost_cluster  # noqa: E402
 from drill_stack import UNLIMITED_TENANTS  # noqa: E402
 from multihost_hosts import (  # noqa: E402
     ROOT,
@@ -81,7 +86,11 @@ class Durations:
     recovery: float
 
     @classmethod
-    def of(cls, short: bool, partition: float | None) -> Durations:
+    def of(cls, short: bool, partition: float | None, cluster: bool = False) -> Durations:
+        if cluster:  # api_kill: the master-kill phase
+            if short:
+                return cls(5, 20, 0, partition or 15, 15)
+            return cls(20, 30, 0, partition or 20, 40)
         if short:
             return cls(5, 10, 10, partition or 20, 15)
         return cls(20, 30, 30, partition or 20, 40)
@@ -96,6 +105,23 @@ class Drill:
     marks: dict[str, float] = field(default_factory=dict)  # phase -> start
     events: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # phase -> accounts hit
+    cluster: multihost_cluster.RedisHosts | None = None
+
+    def accounts(self) -> list[dict[str, str]]:
+        return list(json.loads((self.workdir / "accounts.json").read_text()))
+
+    def counter(self, key: str) -> int | None:
+        if self.cluster is not None:
+            return self.cluster.counter(key)
+        used = self.data.redis().hget(key, "used")
+        return None if used is None else int(used)
+
+    def outbox_depth(self) -> int:
+        if self.cluster is not None:
+            return self.cluster.outbox_depth()
+        keys = [f"{KEY_PREFIX}usage:outbox", f"{KEY_PREFIX}usage:outbox:{{o0}}"]  # and legacy
+        return sum(int(self.data.redis().llen(key)) for key in keys)
 
     def start_app(self, host: str, argv: list[str]) -> None:
         self.net.popen(host, argv, self.env, self.workdir / f"{host}.log")
@@ -116,13 +142,19 @@ class Drill:
         print(f"  {time.strftime('%H:%M:%S')} phase {name}", flush=True)
 
 
-def start(net: Network, workdir: Path) -> Drill:
+def start(net: Network, workdir: Path, cluster: bool) -> Drill:
     net.create()
     data = DataHost(net, workdir)
-    data.start()  # PostgreSQL and Redis; RabbitMQ boots meanwhile (awaited below)
+    data.start(redis=not cluster)  # PostgreSQL and Redis; RabbitMQ boots meanwhile
     extra = {**UNLIMITED_TENANTS, "GEOSVC_FREE_QUOTA": "1000000",
              "GEOSVC_REDIS_KEY_PREFIX": KEY_PREFIX}  # fmt: skip
-    drill = Drill(net, workdir, data, app_env(net, data, workdir, extra))
+    redis_hosts = None
+    if cluster:
+        redis_hosts = multihost_cluster.RedisHosts(net, workdir, KEY_PREFIX)
+        redis_hosts.start()
+        extra.update(multihost_cluster.env(redis_hosts))
+        print(f"  {time.strftime('%H:%M:%S')} redis cluster up", flush=True)
+    drill = Drill(net, workdir, data, app_env(net, data, workdir, extra), cluster=redis_hosts)
     net.run("api1", geosvc("migrate"), drill.env)
     for host in ("api1", "api2"):
         drill.start_app(host, geosvc("api", "--host", "0.0.0.0", "--port", "8000",
@@ -146,6 +178,8 @@ def run(drill: Drill, durations: Durations, clients_per_account: int, think_s: f
     net, workdir = drill.net, drill.workdir
     proxy = f"https://{net.ip('proxy')}"
     drill.client("setup", proxy, str(workdir / "accounts.json"))
+    if drill.cluster is not None:
+        spread(drill, proxy)
     config = {
         "proxy": proxy,
         "accounts": json.loads((workdir / "accounts.json").read_text()),
@@ -157,6 +191,11 @@ def run(drill: Drill, durations: Durations, clients_per_account: int, think_s: f
     calls = workdir / "calls.jsonl"
     load = net.popen("client", [sys.executable, CLIENT, "load", str(workdir / "load.json"),
                                 str(calls)], dict(os.environ), workdir / "load.log")  # fmt: skip
+    if drill.cluster is not None:
+        multihost_cluster.run(drill, drill.cluster, durations)
+        (workdir / "STOP").touch()
+        load.wait(timeout=60)
+        return calls
     drill.phase("baseline")
     time.sleep(durations.baseline)
 
@@ -217,13 +256,28 @@ def ran_task_since(log: str, since_wall: float) -> bool:
     return False
 
 
+def spread(drill: Drill, proxy: str) -> None:
+    """More accounts (3 at a time) until every master serves one; then the load runs on
+    at most two accounts per master (a steady load, whatever the hashing gave)."""
+    assert drill.cluster is not None
+    path = drill.workdir / "accounts.json"
+    for _more in range(8):
+        by_master: dict[str, list[dict[str, str]]] = {m: [] for m in drill.cluster.masters()}
+        for account in drill.accounts():
+            by_master.setdefault(drill.cluster.host_of(account["userId"]), []).append(account)
+        if all(by_master.values()):
+            break
+        drill.client("setup", proxy, str(path))
+    chosen = [account for held in by_master.values() for account in held[:2]]
+    path.write_text(json.dumps(sorted(chosen, key=lambda a: int(a["name"][4:].split("-")[0]))))
+
+
 def drain(drill: Drill, successes: dict[str, int], deadline_s: float) -> dict[str, dict]:
     """Wait (bounded) until the outbox is empty and the ledger stops moving; per account:
-    ledger rows and the Redis counter."""
+    ledger rows and the Redis counter (on a cluster also after reconciliation)."""
     from app.kit.clock import period_of, utcnow
 
-    accounts = json.loads((drill.workdir / "accounts.json").read_text())
-    redis = drill.data.redis()
+    accounts = drill.accounts()
     deadline = time.monotonic() + deadline_s
     ledger: dict[str, int] = {}
     while time.monotonic() < deadline:
@@ -231,21 +285,31 @@ def drain(drill: Drill, successes: dict[str, int], deadline_s: float) -> dict[st
         ledger = {str(user): int(count) for user, count in rows}
         settled = all(ledger.get(a["userId"], 0) >= successes.get(a["name"], 0)
                       for a in accounts)  # fmt: skip
-        if settled and redis.llen(f"{KEY_PREFIX}usage:outbox") == 0:
-            break
+        with contextlib.suppress(Exception):  # a node not yet reachable: not settled
+            if settled and drill.outbox_depth() == 0:
+                break
         time.sleep(0.5)
     time.sleep(2)  # a late double charge would land here
     rows = drill.data.query("SELECT user_id, count(*) FROM usage_events GROUP BY user_id")
     ledger = {str(user): int(count) for user, count in rows}
+    calls = drill.data.query("SELECT call_id, user_id FROM usage_events ORDER BY call_id")
+    (drill.workdir / "ledger.txt").write_text("".join(f"{c} {u}\n" for c, u in calls))
+    period = period_of(utcnow())
+
+    def counter(user_id: str) -> int:
+        return drill.counter(f"{KEY_PREFIX}usage:{{{user_id}}}:{period}") or 0
+
     result = {}
     for account in accounts:
-        key = f"{KEY_PREFIX}usage:{{{account['userId']}}}:{period_of(utcnow())}"
-        used = redis.hget(key, "used")
         result[account["name"]] = {
             "client_ok": successes.get(account["name"], 0),
             "ledger": ledger.get(account["userId"], 0),
-            "counter": int(used) if used is not None else 0,
+            "counter": counter(account["userId"]),
         }
+    if drill.cluster is not None:
+        multihost_cluster.reconcile(drill, drill.env, geosvc("admin", "rebuild-counters"))
+        for account in accounts:
+            result[account["name"]]["reconciled"] = counter(account["userId"])
     return result
 
 
@@ -258,6 +322,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--clients", type=int, default=3, help="clients per account")
     parser.add_argument("--think", type=float, default=0.15, help="seconds between calls")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument("--redis", choices=["single", "cluster"], default="single",
+                        help="one Redis on the data host, or a 3-master cluster")  # fmt: skip
     args = parser.parse_args(argv)
     if reason := missing():
         raise SystemExit(reason)
@@ -267,19 +333,21 @@ def main(argv: list[str] | None = None) -> dict:
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="geosvc-multihost-"))
     os.chmod(workdir, 0o755)  # the postgres user reaches its own dir under it
-    net = Network(HOSTS)
+    cluster = args.redis == "cluster"
+    net = Network({**HOSTS, **multihost_cluster.REDIS_HOSTS} if cluster else HOSTS)
     try:
-        drill = start(net, workdir)
+        drill = start(net, workdir, cluster)
         print(f"hosts up in {time.monotonic() - started:.0f} s ({net.prefix}-*)", flush=True)
-        calls = run(drill, Durations.of(args.short, args.partition), args.clients, args.think)
+        durations = Durations.of(args.short, args.partition, cluster)
+        calls = run(drill, durations, args.clients, args.think)
         records = [json.loads(line) for line in calls.read_text().splitlines() if line]
-        table = phase_table(records, drill.marks, drill.events)
+        table = phase_table(records, drill.marks, drill.events, drill.groups)
         successes: dict[str, int] = {}
         for record in records:
             if record["status"] == 200:
                 successes[record["account"]] = successes.get(record["account"], 0) + 1
         ledger = drain(drill, successes, deadline_s=60)
-        result = {"phases": table, "ledger": ledger, "notes": drill.notes,
+        result = {"redis": args.redis, "phases": table, "ledger": ledger, "notes": drill.notes,
                   "events": {k: round(v - drill.marks["baseline"], 2)
                              for k, v in drill.events.items()},
                   "seconds": round(time.monotonic() - started)}  # fmt: skip

@@ -66,10 +66,12 @@ class DataHost:
     def broker_url(self) -> str:
         return f"amqp://{RABBIT_USER}:{RABBIT_PASSWORD}@{self.ip}:5672/drill"
 
-    def start(self) -> None:
+    def start(self, redis: bool = True) -> None:
+        """`redis`: False when the Redis is a cluster on hosts of its own."""
         self._start_rabbitmq()  # the slowest to boot: first, it boots while the rest start
         self._start_postgres()
-        self._start_redis()
+        if redis:
+            self._start_redis()
 
     def _pg(self, tool: str, *args: str) -> None:
         argv = ["runuser", "-u", "postgres", "--", str(self.pg_bin / tool), *args]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-FAULTS = {"api-kill": "api-kill", "worker-kill": "worker-kill", "partition": "partition"}
+FAULTS = {"api-kill": "api-kill", "worker-kill": "worker-kill", "partition": "partition",
+          "master-kill": "master-kill"}  # fmt: skip
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -22,8 +23,10 @@ def outcome(record: dict[str, Any]) -> str:
 
 
 def phase_table(records: list[dict[str, Any]], marks: dict[str, float],
-                events: dict[str, float]) -> list[dict[str, Any]]:  # fmt: skip
-    """One row per phase: the calls that started in it."""
+                events: dict[str, float],
+                groups: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """One row per phase: the calls that started in it. `groups`: phase -> the accounts
+    its fault hits (their calls of the phase are counted apart too)."""
     order = sorted((at, name) for name, at in marks.items() if name != "end")
     rows = []
     for index, (begins, name) in enumerate(order):
@@ -45,6 +48,12 @@ def phase_table(records: list[dict[str, Any]], marks: dict[str, float],
         }
         if name in FAULTS and FAULTS[name] in events:
             row.update(fault_measures(records, events[FAULTS[name]], ends))
+        if name in (groups or {}):
+            theirs = [r for r in calls if r["account"] in (groups or {})[name]]
+            row["hit"] = {"accounts": len((groups or {})[name]),
+                          **collections.Counter(outcome(r) for r in theirs)}  # fmt: skip
+        if name == "master-kill" and "promoted" in events:
+            row["promoted_s"] = round(events["promoted"] - events["master-kill"], 1)
         if name == "recovery" and "healed" in events:
             back = events.get("recovered")
             row["worker2_back_s"] = None if back is None else round(back - events["healed"], 1)
@@ -77,6 +86,12 @@ def measure(row: dict[str, Any]) -> str:
         parts.append(f"in flight at the fault: {flight}")
         last = row["last_failure_s"]
         parts.append("no failed call after it" if last is None else f"last failure +{last} s")
+    if "promoted_s" in row:
+        parts.append(f"replica promoted +{row['promoted_s']} s")
+    if "hit" in row:
+        hit = row["hit"]
+        parts.append(f"its {hit['accounts']} accounts: ok {hit.get('ok', 0)}, "
+                     f"retry {hit.get('retryable', 0)}, other {hit.get('other', 0)}")  # fmt: skip
     if "worker2_back_s" in row:
         back = row["worker2_back_s"]
         parts.append("worker2 ran no task" if back is None else f"worker2 ran a task +{back} s")
@@ -95,12 +110,13 @@ def print_report(result: dict[str, Any]) -> None:
         if row["codes"]:
             print(f"{'':<16}errors: " + ", ".join(f"{k}={v}" for k, v in row["codes"].items()))
     print()
-    print(f"{'account':<20}{'client ok':>10}{'ledger':>8}{'counter':>9}{'lost':>6}{'extra':>7}")
+    print(f"{'account':<20}{'client ok':>10}{'ledger':>8}{'counter':>9}{'lost':>6}{'extra':>7}"
+          f"{'reconciled':>12}")  # fmt: skip
     for name, row in result["ledger"].items():
         lost = max(0, row["client_ok"] - row["ledger"])
         extra = max(0, row["ledger"] - row["client_ok"])
         print(f"{name:<20}{row['client_ok']:>10}{row['ledger']:>8}{row['counter']:>9}"
-              f"{lost:>6}{extra:>7}")  # fmt: skip
+              f"{lost:>6}{extra:>7}{row.get('reconciled', '-'):>12}")  # fmt: skip
     for note in result["notes"]:
         print(f"note: {note}")
     print(f"drill took {result['seconds']} s")

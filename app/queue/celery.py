@@ -57,6 +57,7 @@ from celery.backends.redis import RedisBackend, SentinelBackend
 from kombu import Exchange, Queue
 
 from app.kit.config import Settings, get_settings
+from app.kit.redis_client import CONNECT_TIMEOUT_S
 from app.queue import broker
 
 # Tool calls by who pays and how heavy (app.tool_calls.routing chooses): paying
@@ -235,6 +236,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # A result stored while Redis restarts is retried (10 ms doubling up to 0.5 s,
         # at most ~8 s in all) instead of failing the task: the api is still waiting for
         # it, and the call would otherwise end in DEADLINE_EXCEEDED.
+        # Each try bounded like every other Redis command: a node that died without a
+        # word (a host gone, no RST) otherwise held the worker process in recv() for
+        # Celery's default 120 s, past the task's hard limit, on every call that stored
+        # a result there (bench/multihost_drill.py --redis cluster).
+        "redis_socket_timeout": settings.redis_command_timeout_s,
+        "redis_socket_connect_timeout": CONNECT_TIMEOUT_S,
         "result_backend_always_retry": True,
         "result_backend_max_retries": RESULT_STORE_RETRIES,
         "result_backend_base_sleep_between_retries_ms": 10,

@@ -92,6 +92,19 @@ class TestConfig:
         assert config["broker_transport_options"]["visibility_timeout"] == VISIBILITY_TIMEOUT_S
         assert VISIBILITY_TIMEOUT_S > MAINTENANCE_TIME_LIMIT_S > TASK_TIME_LIMIT_S
 
+    def test_the_result_backends_redis_calls_are_bounded(self) -> None:
+        """A result stored on a node that died silently fails over in seconds (Celery
+        retries it), instead of holding the worker for Celery's default 120 s."""
+        settings = Settings(
+            redis_url="redis://127.0.0.1:6379/0", redis_cluster=True, broker_url="amqp://x/"
+        )
+        app = Celery("bounded", set_as_current=False)
+        app.conf.update(celery_config(settings))
+
+        params = app.backend.connparams
+        assert params["socket_timeout"] == settings.redis_command_timeout_s
+        assert 0 < params["socket_connect_timeout"] <= 2.0
+
     def test_a_queue_is_declared_with_each_message_only_where_it_must_be(self) -> None:
         for list_broker in ("redis://127.0.0.1:6379/0", "rediss://h:6380/0", "memory://"):
             assert publish_declares(list_broker) == (), list_broker
