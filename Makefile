@@ -27,16 +27,16 @@ PORT ?= 8000
 run: $(STAMP)
 	$(BIN)/geosvc dev --port $(PORT)
 
-# Three processes (pytest-xdist), a test file each at a time, the longest files handed out
+# Four processes (pytest-xdist), a test file each at a time, the longest files handed out
 # first (tests/support/schedule.py): much of a test's time is spent waiting on the servers
-# and workers it starts, so three files keep two cores busy.
+# and workers it starts (three processes kept two cores 40 % busy in a whole run).
 # TEST_PROCESSES=0 runs in this process alone (pdb, -x).
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 # each test process rewrites every test module's asserts when it collects, about half of
 # its collection's CPU, unless pytest may keep the rewritten module in __pycache__.
 # The indices are those `make run` and `make test-fast` use (.geosvc, built once: a build
-# inside the run held all three processes for minutes); copied once into the run.
-TEST_PROCESSES ?= 3
+# inside the run held every process for minutes); copied once into the run.
+TEST_PROCESSES ?= 4
 test: $(STAMP) chromium nginx conformance-tools promtool amtool
 	$(BIN)/geosvc data build --data-dir .geosvc
 	GEOSVC_TEST_DATA_DIR=.geosvc PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest \
