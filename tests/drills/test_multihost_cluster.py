@@ -9,46 +9,19 @@ minutes on two cores, kept out of `make test` like tests/drills/test_multihost.p
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.services import REQUIRE_SERVICES
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-sys.path.insert(0, str(BENCH))
-
-from multihost_drill import missing  # noqa: E402
+from tests.drills.multihost_run import phase, run_drill
 
 pytestmark = pytest.mark.drill
 
 
 @pytest.fixture(scope="module")
 def drill(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if os.environ.get("GEOSVC_MULTIHOST_DRILL") != "1":
-        pytest.skip("opt-in: make multihost-cluster-drill")
-    reason = missing()
-    if reason is not None:
-        if REQUIRE_SERVICES and os.geteuid() == 0:
-            raise RuntimeError(reason)
-        pytest.skip(reason)
     out = tmp_path_factory.mktemp("multihost-cluster") / "result.json"
-    argv = [sys.executable, str(BENCH / "multihost_drill.py"), "--short", "--redis", "cluster",
-            "--clients", "2", "--json", str(out)]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=420)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    print(done.stdout)  # its tables: `make multihost-cluster-drill` shows them (-rP)
-    result: dict[str, Any] = json.loads(out.read_text())
-    return result
-
-
-def phase(result: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(row for row in result["phases"] if row["phase"] == name)
+    return run_drill(out, "multihost-cluster-drill", "--redis", "cluster", "--clients", "2")
 
 
 def test_the_killed_masters_replica_takes_over(drill: dict[str, Any]) -> None:
