@@ -85,16 +85,8 @@ class Drill:
     notes: list[str] = field(default_factory=list)
 
     def calls(self) -> Calls:
-        total = Calls()
-        for acct in self.accounts:
-            assert acct.load is not None
-            calls = acct.load.calls
-            total.ok += calls.ok
-            total.hung += calls.hung
-            total.failed.update(calls.failed)
-            total.statuses.update(calls.statuses)
-            total.ok_times.extend(calls.ok_times)
-        return total
+        loads = [acct.load for acct in self.accounts]
+        return Calls.merged([load.calls for load in loads if load is not None])
 
     def retryable(self) -> int:
         return sum(n for code, n in self.calls().failed.items() if code in RETRYABLE)
@@ -207,6 +199,20 @@ def reconcile(stack: Stack, drill: Drill) -> None:
         drill.repairs = {k: int(v) for k, v in client.hgetall(repairs).items()}
 
 
+def start_load(stack: Stack, accounts: list[Account], clients: int) -> None:
+    """`clients` MCP clients shared out over the accounts (at least one each)."""
+    for number, acct in enumerate(accounts):
+        acct.load = Load(stack, acct.key)
+        share = clients // len(accounts) + (number < clients % len(accounts))
+        acct.load.start(clients=max(1, share))
+
+
+async def stop_load(accounts: list[Account]) -> None:
+    for acct in accounts:
+        assert acct.load is not None
+        await acct.load.stop()
+
+
 async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> Drill:
     accounts: list[Account] = []
     seed = cluster.nodes[0].port
@@ -220,10 +226,7 @@ async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> 
         http.close()
         accounts.append(Account(user_id, key))
     drill = Drill(accounts, title="cluster 3 masters x 1 replica")
-    for number, acct in enumerate(accounts):
-        acct.load = Load(stack, acct.key)
-        share = args.clients // len(accounts) + (number < args.clients % len(accounts))
-        acct.load.start(clients=max(1, share))
+    start_load(stack, accounts, args.clients)
     started = time.monotonic()
     await asyncio.sleep(args.warm)
     victim = await asyncio.to_thread(pick_victim, cluster, stack, accounts, args.victim == "seed")
@@ -242,9 +245,7 @@ async def run(stack: Stack, cluster: LocalCluster, args: argparse.Namespace) -> 
         stack.env["GEOSVC_REDIS_URL"] = replica.url
         drill.notes.append(f"GEOSVC_REDIS_URL repointed at {replica.port} for new processes")
     await asyncio.sleep(args.after)
-    for acct in accounts:
-        assert acct.load is not None
-        await acct.load.stop()
+    await stop_load(accounts)
     drill.elapsed_s = time.monotonic() - started
     after = [t for t in drill.calls().ok_times if t > killed]
     drill.next_ok_s = min(after) - killed if after else None

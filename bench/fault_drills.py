@@ -70,6 +70,18 @@ class Calls:
     def total(self) -> int:
         return self.ok + sum(self.failed.values()) + self.hung
 
+    @classmethod
+    def merged(cls, many: list[Calls]) -> Calls:
+        """What several loads saw, together."""
+        total = cls()
+        for calls in many:
+            total.ok += calls.ok
+            total.hung += calls.hung
+            total.failed.update(calls.failed)
+            total.statuses.update(calls.statuses)
+            total.ok_times.extend(calls.ok_times)
+        return total
+
 
 class Load:
     """CLIENTS concurrent MCP clients on one API key, until `stop()`."""

@@ -202,7 +202,7 @@ async def drill(stack: Stack, pair: StreamingPair, mode: str, args: argparse.Nam
     final_rows = await asyncio.to_thread(stack.postgres.query, CALL_IDS)
     final = ids(final_rows)
     counted = await asyncio.to_thread(counters, stack, user_ids)
-    calls = merge(results)
+    calls = Calls.merged(results)
     after = [t for t in writes.ok_times if t > promoted]
     every_ok = sorted(t for c in results for t in c.ok_times)
     return Outcome(
@@ -222,17 +222,6 @@ async def drill(stack: Stack, pair: StreamingPair, mode: str, args: argparse.Nam
         outbox_at_promotion=outbox_at_promotion,
         notes=["; ".join(phases)],
     )
-
-
-def merge(results: list[Calls]) -> Calls:
-    total = Calls()
-    for calls in results:
-        total.ok += calls.ok
-        total.hung += calls.hung
-        total.failed.update(calls.failed)
-        total.statuses.update(calls.statuses)
-        total.ok_times.extend(calls.ok_times)
-    return total
 
 
 def print_table(outcomes: list[Outcome]) -> None:

@@ -28,6 +28,8 @@ from cluster_failover import (  # noqa: E402
     reconcile,
     report,
     settle,
+    start_load,
+    stop_load,
 )
 from drill_stack import (  # noqa: E402
     ROOT,
@@ -37,7 +39,7 @@ from drill_stack import (  # noqa: E402
     production_shape,
     rabbitmq_vhost,
 )
-from fault_drills import Load, account  # noqa: E402
+from fault_drills import account  # noqa: E402
 
 from tests.support.redis_sentinel import MASTER_NAME, LocalSentinel, local_sentinel  # noqa: E402
 
@@ -52,10 +54,7 @@ async def run(stack: Stack, setup: LocalSentinel, args: argparse.Namespace) -> D
         accounts.append(Account(user_id, key))
     drill = Drill(accounts, title="one Redis primary + 1 replica under 3 Sentinels")
     drill.on_victim = list(accounts)  # every account lives on the primary
-    for number, acct in enumerate(accounts):
-        acct.load = Load(stack, acct.key)
-        share = args.clients // len(accounts) + (number < args.clients % len(accounts))
-        acct.load.start(clients=max(1, share))
+    start_load(stack, accounts, args.clients)
     started = time.monotonic()
     await asyncio.sleep(args.warm)
     drill.victim = setup.primary.port
@@ -66,9 +65,7 @@ async def run(stack: Stack, setup: LocalSentinel, args: argparse.Namespace) -> D
         await asyncio.to_thread(setup.wait_promoted, PROMOTION_DEADLINE_S)
         drill.promoted_s = time.monotonic() - killed
     await asyncio.sleep(args.after)
-    for acct in accounts:
-        assert acct.load is not None
-        await acct.load.stop()
+    await stop_load(accounts)
     drill.elapsed_s = time.monotonic() - started
     # Calls in flight at the kill may still answer: the outage is measured from the
     # first refusal on to the next success.
