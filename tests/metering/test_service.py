@@ -267,6 +267,20 @@ class TestCommitWrittenBeforeItsReply:
             await client.aclose()
 
 
+def drained_call_ids(user_id: str, until: int, deadline_s: float = 30.0) -> list[str]:
+    """The ledger's call ids of `user_id` once it holds `until` of them (or the deadline
+    passed): a drain here, and polling, since the backend's worker (started by another
+    test file in this process) may be draining the same outbox, its lock held."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        drain(new_session, sync_redis(), outbox_bucket(user_id))
+        with new_session() as db:
+            ids = list(db.exec(select(UsageEvent.call_id).where(UsageEvent.user_id == user_id)))
+        if len(ids) >= until or time.monotonic() > deadline:
+            return ids
+        time.sleep(0.05)
+
+
 class TestRetryKey:
     """A request the proxy sent twice (`app.metering.retries`): its second commit counts
     nothing, and both usage events carry one call id, which the ledger keeps once."""
@@ -287,13 +301,11 @@ class TestRetryKey:
             used.append(await committed())
         other = await reserve(user_id, Plan.FREE)  # another request: counted
         await (await service.send_commit(other, call_id=call_id(), key_id=None, tool="geocode"))()
-        drain(new_session, sync_redis(), outbox_bucket(user_id))
+        ids = drained_call_ids(user_id, until=2)
 
         assert used == [1, 1]
         assert accounts.used(user_id, period) == 2
         assert accounts.store.zcard(reservations_key(user_id, period)) == 0
-        session.expire_all()
-        ids = session.exec(select(UsageEvent.call_id).where(UsageEvent.user_id == user_id)).all()
         assert len(ids) == 2
         assert retries.ledger_call_id(key) in ids
 
