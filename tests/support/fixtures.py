@@ -281,7 +281,14 @@ def running_worker(env: dict[str, str], log_path: Path) -> AbstractContextManage
     return started(lambda: start_celery_worker(env, log_path), lambda w: w.stop(wait=False))
 
 
-@pytest.fixture(scope="session")
+# The stacks over `backend` are function-scoped fixtures in front of PerBackend's cache:
+# tests/metering has a `backend` of its own (the same backends, and a cluster), and a
+# session-scoped fixture made under one `backend` definition is not made again when the
+# other one's parameter changes (pytest finalizes it only with the definition it used),
+# so a test on PostgreSQL could be handed the SQLite server a file before had made.
+
+
+@pytest.fixture
 def live_server(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory, per_backend: PerBackend
 ) -> LiveServer:
@@ -293,7 +300,7 @@ def live_server(
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def celery_worker(
     backend: Backend, tmp_path_factory: pytest.TempPathFactory, per_backend: PerBackend
 ) -> CeleryWorker:

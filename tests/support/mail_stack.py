@@ -22,7 +22,7 @@ CONFIRM_PATH = "/dashboard/confirm-email"
 RESET_PATH = "/dashboard/reset-password"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture  # function-scoped over PerBackend: tests/support/fixtures.py says why
 def mail_stack(
     backend: Backend,
     fake_smtp: FakeSmtp,
