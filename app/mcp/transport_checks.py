@@ -90,13 +90,16 @@ class TransportChecks:
         return None
 
 
+# The headers these checks read, by raw name: no header of a request is decoded unless read.
+_WANTED = {b"host": "host", b"origin": "origin", b"content-type": "content-type"}
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     """The headers these checks read; the first of a repeated one."""
-    wanted = {"host", "origin", "content-type"}
     found: dict[str, str] = {}
     for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        if name in wanted and name not in found:
+        name = _WANTED.get(raw_name.lower())
+        if name is not None and name not in found:
             found[name] = raw_value.decode("latin-1")
     return found
 

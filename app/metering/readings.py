@@ -18,6 +18,7 @@ refusal by the spend cap never says `ok`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -51,6 +52,13 @@ def usage_state(used: int, quota: int) -> UsageState:
     return "over"
 
 
+@functools.lru_cache(maxsize=8)
+def resets_at(period: str) -> str:
+    """When `period` ends, as the answers say it; every answer carries one (a few
+    periods a process's life: kept, not recomputed per answer)."""
+    return iso_ms(period_end(period))
+
+
 @dataclass(frozen=True)
 class MeterReading:
     """A call's charge and the account's credits after it (see the module's note)."""
@@ -76,7 +84,7 @@ class MeterReading:
 
     @property
     def resets_at(self) -> str:
-        return iso_ms(period_end(self.period))
+        return resets_at(self.period)
 
     def as_meta(self) -> dict[str, Any]:
         return {

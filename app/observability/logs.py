@@ -47,7 +47,12 @@ _SECRET = re.compile("(" + "|".join(map(re.escape, SECRET_PREFIXES)) + r")[A-Za-
 
 
 def redact(text: str) -> str:
-    return _SECRET.sub(r"\1[redacted]", _URL_CREDENTIAL.sub(r"\1[redacted]", text))
+    # Every log line passes here: the substitutions run only where one could match.
+    if "=" in text:
+        text = _URL_CREDENTIAL.sub(r"\1[redacted]", text)
+    if any(prefix in text for prefix in SECRET_PREFIXES):
+        text = _SECRET.sub(r"\1[redacted]", text)
+    return text
 
 
 class RedactCredentials(logging.Filter):

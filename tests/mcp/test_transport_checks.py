@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.mcp.transport_checks import AllowList
+from app.mcp.transport_checks import AllowList, _headers
 
 HOSTS = AllowList(["127.0.0.1:*", "localhost:*", "[::1]:*", "geo.example.com"])
 ORIGINS = AllowList(["http://localhost:*", "https://geo.example.com"])
@@ -53,3 +53,15 @@ def test_refused_hosts(host: str) -> None:
 )
 def test_origins(origin: str, allowed: bool) -> None:
     assert ORIGINS.allows(origin) is allowed
+
+
+def test_headers_read_are_the_first_of_each_in_any_case() -> None:
+    scope = {
+        "headers": [
+            (b"Host", b"geo.example.com"),
+            (b"host", b"evil.example"),
+            (b"x-not-read", b"\xff\xfe"),
+            (b"Content-Type", b"application/json"),
+        ]
+    }
+    assert _headers(scope) == {"host": "geo.example.com", "content-type": "application/json"}
