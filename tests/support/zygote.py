@@ -249,6 +249,17 @@ def _command(request: dict[str, Any]) -> None:
     main()
 
 
+def _exit_status(code: object) -> int:
+    """What the interpreter makes of SystemExit(code): None is 0, a number itself, and
+    anything else (`raise SystemExit("why")`) is printed to stderr and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
 def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> NoReturn:
     """In the forked child: take the request's output and environment, run, then exit
     as the interpreter would."""
@@ -279,7 +290,7 @@ def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> N
             pass
         run(request)
     except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
+        code = _exit_status(exit_.code)
     except BaseException:
         traceback.print_exc()
         code = 1
