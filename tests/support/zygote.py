@@ -260,6 +260,18 @@ def _exit_status(code: object) -> int:
     return 1
 
 
+def _reload_once_named(reload_settings: Callable[[], None]) -> None:
+    from app.kit import production
+
+    name_process = production.serve_as
+
+    def serve_as(process: str) -> None:
+        name_process(process)
+        reload_settings()
+
+    production.serve_as = serve_as
+
+
 def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> NoReturn:
     """In the forked child: take the request's output and environment, run, then exit
     as the interpreter would."""
@@ -285,9 +297,11 @@ def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> N
         try:
             reload_settings()
         except ValidationError:
-            # Settings that a command refuses: it reads them again and says why (app.cli's
-            # main), as in a new interpreter, where nothing reads them before the command.
-            pass
+            # Refused as they stand: production asks a process for the secrets it reads
+            # once it has named itself. Read them again then, as a new interpreter first
+            # reads them inside the command: refused, app.cli's main says why; else
+            # Celery is configured from them, not left as the zygote's.
+            _reload_once_named(reload_settings)
         run(request)
     except SystemExit as exit_:
         code = _exit_status(exit_.code)
