@@ -1,5 +1,10 @@
 """Start-up refusals with GEOSVC_ENV=production, and Flower behind a password (issue 10,
-items 1 and 2): real `geosvc` processes, real Redis."""
+items 1 and 2): real `geosvc` processes, real Redis.
+
+Each `geosvc` is forked from the test zygote (tests/support/zygote.py: `app.cli.main` on
+the command line, in a process of its own, its exit status and output read back), where a
+new interpreter per refusal spent 2-3 s of CPU importing the app; one refusal runs in a
+new interpreter, `python -m app.cli` as an operator starts it, to prove that wiring."""
 
 from __future__ import annotations
 
@@ -15,18 +20,17 @@ import pytest
 from app.kit.embedded_redis import free_port
 from tests.support.fixtures import Backend
 from tests.support.live_server import PRODUCTION_ENV
+from tests.support.zygote import ChildProcess, CommandResult, run_command, start_command
 
 LONG_PEPPER = PRODUCTION_ENV["GEOSVC_SECRET_PEPPER"]
 
 
-def run_geosvc(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def run_geosvc(env: dict[str, str], *args: str) -> CommandResult:
+    return run_command(env, list(args), timeout=60)
+
+
+def words(result: CommandResult) -> str:
+    return " ".join(result.output.split())  # rich wraps its lines
 
 
 @pytest.fixture
@@ -65,8 +69,8 @@ class TestProductionRefusals:
     ) -> None:
         port = free_port()
         result = run_geosvc({**production_env, **override}, "api", "--port", str(port))
-        assert result.returncode == 2, result.stdout + result.stderr
-        output = " ".join((result.stdout + result.stderr).split())
+        assert result.returncode == 2, result.output
+        output = words(result)
         assert "refusing to start" in output
         assert setting in output
         assert "Traceback" not in output
@@ -90,8 +94,8 @@ class TestProductionRefusals:
         """Issue 51, item 6: each process asks for the secrets it reads
         (app/kit/production.py, SECRETS_READ_BY), and names the one it lacks."""
         result = run_geosvc({**production_env, missing: ""}, *command)
-        assert result.returncode == 2, result.stdout + result.stderr
-        output = " ".join((result.stdout + result.stderr).split())
+        assert result.returncode == 2, result.output
+        output = words(result)
         assert "refusing to start" in output
         assert missing in output
 
@@ -104,10 +108,10 @@ class TestProductionRefusals:
         unread += ["GEOSVC_STRIPE_WEBHOOK_SECRET", "GEOSVC_SMTP_URL", "GEOSVC_REDIS_URL"]
         env = {k: v for k, v in production_env.items() if k not in unread}
         result = run_geosvc(env, "migrate")
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == 0, result.output
         short = run_geosvc({**env, "GEOSVC_SECRET_PEPPER": LONG_PEPPER[:31]}, "migrate")
-        assert short.returncode == 2, short.stdout + short.stderr
-        assert "GEOSVC_SECRET_PEPPER" in short.stdout + short.stderr
+        assert short.returncode == 2, short.output
+        assert "GEOSVC_SECRET_PEPPER" in short.output
 
     def test_the_same_settings_are_fine_in_development(self, backend: Backend) -> None:
         env = backend.env(GEOSVC_PAYMENT_PROVIDER="local", GEOSVC_SECRET_PEPPER="short")
@@ -115,10 +119,30 @@ class TestProductionRefusals:
 
     def test_a_safe_production_configuration_starts(self, production_env: dict[str, str]) -> None:
         result = run_geosvc(production_env, "migrate")
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == 0, result.output
+
+    def test_a_new_interpreter_refuses_as_the_forked_ones_do(
+        self, production_env: dict[str, str]
+    ) -> None:
+        """`python -m app.cli` imports nothing before the command reads its settings;
+        the forked commands above share one import of the app."""
+        port = free_port()
+        env = {**production_env, "GEOSVC_SECRET_PEPPER": LONG_PEPPER[:31]}
+        result = subprocess.run(
+            [sys.executable, "-m", "app.cli", "api", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        output = " ".join((result.stdout + result.stderr).split())
+        assert "refusing to start" in output
+        assert "GEOSVC_SECRET_PEPPER" in output
+        assert "Traceback" not in output
 
 
-def wait_for_http(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_for_http(url: str, process: ChildProcess, log: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -136,13 +160,7 @@ def flower_with_password(backend: Backend, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "flower.log"
     env = backend.env(GEOSVC_FLOWER_AUTH="ops:correct-horse")
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "flower", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    process = start_command(env, ["flower", "--port", str(port)], log)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(url, process, log)
@@ -162,8 +180,8 @@ class TestFlower:
         self, production_env: dict[str, str]
     ) -> None:
         result = run_geosvc(production_env, "flower", "--port", str(free_port()))
-        assert result.returncode == 2
-        assert "GEOSVC_FLOWER_AUTH" in " ".join(result.stdout.split())
+        assert result.returncode == 2, result.output
+        assert "GEOSVC_FLOWER_AUTH" in words(result)
 
     def test_flower_asks_for_the_password(self, flower_with_password: str) -> None:
         assert httpx.get(flower_with_password, timeout=5).status_code == 401

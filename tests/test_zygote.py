@@ -17,7 +17,7 @@ from tests.support.celery_worker import launch_celery_worker, wait_until_ready
 from tests.support.fixtures import Backend
 from tests.support.live_server import launch_live_server, wait_until_healthy
 from tests.support.services import migrate
-from tests.support.zygote import COMMANDS, SERVERS, ForkedProcess
+from tests.support.zygote import COMMANDS, SERVERS, ForkedProcess, run_command
 
 
 @pytest.fixture
@@ -126,6 +126,23 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+class TestForkedCommands:
+    def test_run_where_asked_reading_its_env_file(
+        self, env: dict[str, str], tmp_path: Path
+    ) -> None:
+        """`geosvc` reads ./.env where it runs (check-config --as-set judges what is set)."""
+        unset = {k: v for k, v in env.items() if not k.startswith("GEOSVC_")}
+        production, development = tmp_path / "production", tmp_path / "development"
+        production.mkdir()
+        development.mkdir()
+        (production / ".env").write_text("GEOSVC_ENV=production\n")
+        refused = run_command(unset, ["check-config", "--as-set"], cwd=production)
+        assert refused.returncode == 2, refused.output
+        assert "GEOSVC_SECRET_PEPPER" in refused.output
+        fine = run_command(unset, ["check-config", "--as-set"], cwd=development)
+        assert fine.returncode == 0, fine.output
 
 
 def test_a_failed_migration_says_why(env: dict[str, str]) -> None:

@@ -204,7 +204,9 @@ COMPACT_PARAMETERS: dict[str, dict[str, Any]] = {
         "schema": {
             "type": "string",
             "maxLength": MAX_PATH_QUERY_CHARS,
-            "pattern": r"^(\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
+            # The first point ungrouped: the same strings, but schemathesis's coverage phase
+            # spent 30-90 s on the grouped form under this maxLength (the contract test).
+            "pattern": r"^\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*(\|\s*-?[0-9.]+\s*,\s*-?[0-9.]+\s*)+$",
         },
     },
 }

@@ -1,11 +1,12 @@
 """`geosvc check-config` lists every start-up refusal at once, and start-up itself still
-refuses naming each (issue 38, items 4 and 5): real `geosvc` processes."""
+refuses naming each (issue 38, items 4 and 5): real `geosvc` processes, forked from the
+test zygote (tests/support/zygote.py; tests/test_production.py runs one refusal in a new
+interpreter)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from app.deployment.checks import tls_problems
 from app.kit.config import Settings
 from tests.deployment.compose_env import ROOT, read_env_file
 from tests.support.live_server import PRODUCTION_ENV
+from tests.support.zygote import CommandResult, import_time_env, run_command
 
 # What an empty environment lacks, every one named in one run.
 EMPTY_ENVIRONMENT_REFUSES = (
@@ -42,16 +44,13 @@ COMPLETE = {
 }
 
 
-def geosvc(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def geosvc(env: dict[str, str], *args: str, cwd: Path) -> CommandResult:
+    """`geosvc` in an environment of `env` alone, besides what any process needs (and
+    what Python reads at start-up, as the zygote that forks it did)."""
     bare = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**bare, "COLUMNS": "200", **env},
-        cwd=cwd,  # no .env from the checkout
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bare |= import_time_env()
+    # cwd: no .env from the checkout
+    return run_command({**bare, "COLUMNS": "200", **env}, list(args), cwd=cwd, timeout=60)
 
 
 def listed(output: str) -> list[str]:
@@ -73,18 +72,18 @@ def self_signed(directory: Path, days: int) -> Path:
 class TestCheckConfig:
     def test_an_empty_environment_gets_every_refusal_in_one_run(self, tmp_path: Path) -> None:
         result = geosvc({}, "check-config", cwd=tmp_path)
-        assert result.returncode == 2, result.stdout + result.stderr
-        problems = listed(result.stdout)
+        assert result.returncode == 2, result.output
+        problems = listed(result.output)
         for setting in EMPTY_ENVIRONMENT_REFUSES:
-            assert any(setting in problem for problem in problems), (setting, result.stdout)
+            assert any(setting in problem for problem in problems), (setting, result.output)
         assert len(problems) == len(EMPTY_ENVIRONMENT_REFUSES)
-        assert "Traceback" not in result.stdout + result.stderr
+        assert "Traceback" not in result.output
 
     def test_a_complete_environment_passes(self, tmp_path: Path) -> None:
         tls = self_signed(tmp_path / "tls", days=90)
         result = geosvc(COMPLETE, "check-config", "--tls-dir", str(tls), cwd=tmp_path)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "every process would start" in result.stdout
+        assert result.returncode == 0, result.output
+        assert "every process would start" in result.output
 
     def test_a_bad_field_and_the_production_rules_are_reported_together(
         self, tmp_path: Path
@@ -94,26 +93,26 @@ class TestCheckConfig:
         env["GEOSVC_SECRET_PEPPER"] = "short"
         result = geosvc(env, "check-config", cwd=tmp_path)
         assert result.returncode == 2
-        problems = " ".join(listed(result.stdout))
+        problems = " ".join(listed(result.output))
         for setting in (
             "GEOSVC_SMTP_URL",
             "GEOSVC_FREE_QUOTA",
             "GEOSVC_SECRET_PEPPER",
             "GEOSVC_METRICS_TOKEN",
         ):
-            assert setting in problems, (setting, result.stdout)
-        assert "mail.example.com" not in result.stdout  # the URL may hold a password
+            assert setting in problems, (setting, result.output)
+        assert "mail.example.com" not in result.output  # the URL may hold a password
 
     def test_as_set_judges_development_as_development(self, tmp_path: Path) -> None:
         result = geosvc({}, "check-config", "--as-set", cwd=tmp_path)
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == 0, result.output
 
     def test_no_secret_is_printed(self, tmp_path: Path) -> None:
         env = {**COMPLETE, "GEOSVC_SECRET_PEPPER": "s3cret-but-short"}
         result = geosvc(env, "check-config", cwd=tmp_path)
         assert result.returncode == 2
         for secret in ("s3cret-but-short", "5e8a2c4b1d9f", "a-long-flower-password"):
-            assert secret not in result.stdout + result.stderr
+            assert secret not in result.output
 
 
 class TestStartUpNamesEveryRefusal:
@@ -124,7 +123,7 @@ class TestStartUpNamesEveryRefusal:
         del env["GEOSVC_STRIPE_METER_EVENT"]
         result = geosvc(env, "worker", "--queues", "billing", cwd=tmp_path)
         assert result.returncode == 2
-        output = " ".join(result.stdout.split())
+        output = " ".join(result.output.split())
         assert "refusing to start" in output
         for setting in (
             "GEOSVC_STRIPE_SECRET_KEY",
@@ -147,7 +146,7 @@ class TestDefaultCredentialsAreRefused:
     def test_refused_in_production(self, tmp_path: Path, setting: str, url: str) -> None:
         result = geosvc({**COMPLETE, setting: url}, "check-config", cwd=tmp_path)
         assert result.returncode == 2
-        [problem] = listed(result.stdout)
+        [problem] = listed(result.output)
         assert setting in problem
 
     def test_a_loopback_redis_without_password_is_accepted(self, tmp_path: Path) -> None:
@@ -203,14 +202,14 @@ class TestPlaceholdersAreRefused:
         if not settings:
             return
         result = geosvc({**COMPLETE, **settings}, "check-config", cwd=tmp_path)
-        assert result.returncode == 2, result.stdout + result.stderr
-        problems = listed(result.stdout)
+        assert result.returncode == 2, result.output
+        problems = listed(result.output)
         for name in settings:
             named = [p for p in problems if name in p]
             assert any("placeholder" in p or "guess" in p for p in named), (name, problems)
         for value in settings.values():
             secret = value.rsplit("@", 1)[0].rsplit(":", 1)[-1]
-            assert secret not in result.stdout + result.stderr
+            assert secret not in result.output
 
     @pytest.mark.parametrize(
         ("setting", "value"),
@@ -230,8 +229,8 @@ class TestPlaceholdersAreRefused:
     )
     def test_well_known_values_are_refused(self, tmp_path: Path, setting: str, value: str) -> None:
         result = geosvc({**COMPLETE, setting: value}, "check-config", cwd=tmp_path)
-        assert result.returncode == 2, result.stdout
-        [problem] = listed(result.stdout)
+        assert result.returncode == 2, result.output
+        [problem] = listed(result.output)
         assert setting in problem
 
     @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from tests.support.factories import mcp_initialize
 from tests.support.fixtures import Backend
 from tests.support.live_server import service_env
 from tests.support.services import postgres_database_or_skip
+from tests.support.zygote import ChildProcess, run_command, start_command
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -64,31 +65,43 @@ def database() -> Iterator[str]:
 
 
 def geosvc(env: dict[str, str], tree: Path, *args: str, ok: bool = True) -> str:
-    """`geosvc` from a release's tree: `python -m` puts its directory first on sys.path."""
-    result = subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert (result.returncode == 0) == ok, result.stdout + result.stderr
-    return " ".join((result.stdout + result.stderr).split())  # rich wraps its lines
+    """`geosvc` from a release's tree: this checkout's forked from the test zygote (which
+    imported it), another's a new interpreter (`python -m` puts its directory first on
+    sys.path)."""
+    if tree == ROOT:
+        forked = run_command(env, list(args), timeout=120)
+        code, output = forked.returncode, forked.output
+    else:
+        result = subprocess.run(
+            [sys.executable, "-m", "app.cli", *args],
+            env=env,
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        code, output = result.returncode, result.stdout + result.stderr
+    assert (code == 0) == ok, output
+    return " ".join(output.split())  # rich wraps its lines
 
 
 def check_served(env: dict[str, str], tree: Path, log: Path, account: dict[str, str]) -> str:
     """Start `geosvc api --no-migrate` from `tree`, sign in, check the plan, the ledger and
     the key; stop it; the server's log."""
     port = free_port()
-    with log.open("wb") as out:
-        api = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "api", "--no-migrate", "--port", str(port)],
-            env=env,
-            cwd=tree,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    argv = ["api", "--no-migrate", "--port", str(port)]
+    api: ChildProcess
+    if tree == ROOT:
+        api = start_command(env, argv, log)
+    else:
+        with log.open("wb") as out:
+            api = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", *argv],
+                env=env,
+                cwd=tree,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

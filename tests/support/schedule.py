@@ -38,7 +38,6 @@ LONGEST = (
     "tests/dashboard/test_browser.py",
     "tests/tiles/test_endpoints.py",
     "tests/mcp/test_map_app_host.py",
-    "tests/test_production.py",
     "tests/users/test_log_secrets.py",
     "tests/deployment/test_upgrade.py",
 )

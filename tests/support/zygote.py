@@ -10,7 +10,8 @@ call or `geosvc` command line, with its own environment, log file and process id
 
 What could differ is what a module reads at import time: the child reads the settings
 again where they are cached (app.runtime.reload_settings, as `geosvc dev` does; Celery's
-configuration is built at import), a zygote refuses to fork if importing started a
+configuration is built at import; settings production refuses are left for the command
+to refuse, as a new interpreter does), a zygote refuses to fork if importing started a
 thread, and processes whose environment sets what Python, Prometheus or OpenTelemetry
 read at import are started as new interpreters as before (`forkable`). The command
 zygote stops short of the modules that define metrics: `geosvc worker` points
@@ -32,10 +33,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
@@ -110,12 +113,16 @@ class Zygote:
         keys = {k for k in {*env, *zygote_env} if k.startswith(_IMPORT_TIME_ENV)}
         return all(env.get(k) == zygote_env.get(k) for k in keys)
 
-    def fork(self, env: dict[str, str], log_path: Path, **arguments: Any) -> ForkedProcess:
+    def fork(
+        self, env: dict[str, str], log_path: Path, cwd: Path | None = None, **arguments: Any
+    ) -> ForkedProcess:
         """Fork a server (arguments: host, port) or a command (arguments: argv, the
-        `geosvc` command line), its output to log_path."""
+        `geosvc` command line), its output to log_path, in `cwd` (default: the zygote's)."""
         status_path = log_path.with_name(log_path.name + ".exit")
         status_path.unlink(missing_ok=True)
         request = {"env": env, "log": str(log_path), "status": str(status_path), **arguments}
+        if cwd is not None:
+            request["cwd"] = str(cwd)
         with self._lock:
             process = self._started()
             assert process.stdin is not None
@@ -147,23 +154,56 @@ def _zygote_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
 
 
+def import_time_env() -> dict[str, str]:
+    """This process's variables that are read at import (what `forkable` compares): for
+    a command run in an otherwise bare environment that should still be forked."""
+    return {k: v for k, v in os.environ.items() if k.startswith(_IMPORT_TIME_ENV)}
+
+
 SERVERS = Zygote("server")
 COMMANDS = Zygote("command")
 
 
-def start_command(env: dict[str, str], argv: list[str], log_path: Path) -> ChildProcess:
+def start_command(
+    env: dict[str, str], argv: list[str], log_path: Path, cwd: Path | None = None
+) -> ChildProcess:
     """`geosvc <argv>`, its output to log_path, leading a process group of its own (so
-    that killpg reaches a worker's pool): forked where `forkable`, else a new interpreter."""
+    that killpg reaches a worker's pool): forked where `forkable`, else a new interpreter.
+    `cwd` is where it looks for a .env file."""
     if COMMANDS.forkable(env):
-        return COMMANDS.fork(env, log_path, argv=argv)
+        return COMMANDS.fork(env, log_path, cwd=cwd, argv=argv)
     with log_path.open("wb") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "app.cli", *argv],
             env=env,
+            cwd=cwd,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    returncode: int
+    output: str  # its stdout and stderr, interleaved as written
+
+
+def run_command(
+    env: dict[str, str], argv: list[str], cwd: Path | None = None, timeout: float = 120
+) -> CommandResult:
+    """`geosvc <argv>` (start_command) to its end: a command's exit status and output at
+    the cost of a fork, where a new interpreter spends 2-3 s of CPU importing the app."""
+    with tempfile.TemporaryDirectory(prefix="geosvc-command-") as folder:
+        log = Path(folder) / "command.log"
+        process = start_command(env, argv, log, cwd=cwd)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        return CommandResult(code, log.read_text(errors="replace"))
 
 
 # --- the zygote process --------------------------------------------------------------
@@ -209,9 +249,34 @@ def _command(request: dict[str, Any]) -> None:
     main()
 
 
+def _exit_status(code: object) -> int:
+    """What the interpreter makes of SystemExit(code): None is 0, a number itself, and
+    anything else (`raise SystemExit("why")`) is printed to stderr and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _reload_once_named(reload_settings: Callable[[], None]) -> None:
+    from app.kit import production
+
+    name_process = production.serve_as
+
+    def serve_as(process: str) -> None:
+        name_process(process)
+        reload_settings()
+
+    production.serve_as = serve_as
+
+
 def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> NoReturn:
     """In the forked child: take the request's output and environment, run, then exit
     as the interpreter would."""
+    from pydantic import ValidationError
+
     from app.runtime import reload_settings
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -225,12 +290,21 @@ def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> N
     os.close(null)
     os.environ.clear()
     os.environ.update(request["env"])
+    if "cwd" in request:
+        os.chdir(request["cwd"])
     code = 0
     try:
-        reload_settings()
+        try:
+            reload_settings()
+        except ValidationError:
+            # Refused as they stand: production asks a process for the secrets it reads
+            # once it has named itself. Read them again then, as a new interpreter first
+            # reads them inside the command: refused, app.cli's main says why; else
+            # Celery is configured from them, not left as the zygote's.
+            _reload_once_named(reload_settings)
         run(request)
     except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
+        code = _exit_status(exit_.code)
     except BaseException:
         traceback.print_exc()
         code = 1
@@ -241,12 +315,16 @@ def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> N
 
 
 # What each kind imports before it forks. A worker's metrics are defined after
-# `geosvc worker` has set their multiprocess directory, so not here.
+# `geosvc worker` has set their multiprocess directory, so not here. `geosvc api` imports
+# uvicorn and FastAPI (app.http.server) before it reads its settings: a refused start-up
+# then costs a fork, not their import (about 0.3 s of CPU).
 PRELOADED = {
     "server": ("uvicorn", "app.http.server", "app.main", "app.runtime"),
     "command": (
         "app.cli",
         "app.runtime",
+        "uvicorn",
+        "app.http.server",
         "app.queue.celery",
         "app.observability.setup",
         "app.geodata.catalogue",
