@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.geodata.catalogue import TOOL_SPECS
 from app.http.errors import send_error
+from app.http.server import hold_reading
 from app.kit.errors import (
     AppError,
     Forbidden,
@@ -90,6 +91,7 @@ class EdgeAdmission:
                 return
             if not isinstance(exc, AppError):  # an outage: answered once, not tried again
                 logger.warning("tool call %s: a backing service is down: %s", name, exc)
+            _hold_after(scope, refusal)
             await _answer(send, request_id, refusal)
             tool = name if name in TOOL_SPECS else "other"
             metrics.tool_call(tool, metrics.outcome_of(refusal), time.perf_counter() - started)
@@ -115,6 +117,19 @@ def claim(request: Any, name: str) -> Admission | None:
         return None
     admitted.claimed = True
     return admitted.admission
+
+
+def _hold_after(scope: Scope, refusal: AppError) -> None:
+    """The connection's next request is read once the refusal's wait is over
+    (`app.http.server`): a flood that ignores Retry-After no longer fills the event loop."""
+    if not isinstance(refusal, RateLimited | QuotaExceeded):
+        return
+    if refusal.remembered_for_s is not None:  # the client came back inside its wait
+        hold_reading(scope, refusal.remembered_for_s, early=True)
+        return
+    wait_s = refusal.details.get("retryAfterSeconds")
+    if isinstance(wait_s, int | float):
+        hold_reading(scope, float(wait_s), early=False)
 
 
 async def _answer(send: Send, request_id: str | int, refusal: AppError) -> None:
