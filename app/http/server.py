@@ -28,7 +28,7 @@ told never notices; one that ignores Retry-After on a few keep-alive connections
 one request per wait on each instead of hundreds a second, so it no longer fills the
 event loop that other tenants' calls share (issue 58). A refusal given from memory (the
 client came back inside a wait it was told: `early`) holds for the wait left times 1 to
-2 (clients told the same wait come back spread out), doubled for each further early
+2 (clients told the same wait come back spread out), times 4 for each further early
 return on the connection until an answer other than a refusal. Every hold lasts at most
 GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s), below client timeouts and the keep-alive timeout.
 Never on a connection from a configured proxy (GEOSVC_FORWARDED_ALLOW_IPS): it carries
@@ -167,7 +167,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     def _hold(self, seconds: float, early: bool) -> None:
         if early:
             self._held_in_a_row += 1
-            seconds *= random.uniform(1, 2) * 2 ** min(self._held_in_a_row - 1, 10)
+            seconds *= random.uniform(1, 2) * 4 ** min(self._held_in_a_row - 1, 8)
         self.flow.pause_reading()
         # the header deadline starts again when reading does
         self._arm(min(self._hold_max, seconds), self._hold_over)
