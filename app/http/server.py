@@ -27,10 +27,12 @@ answer it gives at once). The refusal itself is not delayed, and a client that w
 told never notices; one that ignores Retry-After on a few keep-alive connections sends
 one request per wait on each instead of hundreds a second, so it no longer fills the
 event loop that other tenants' calls share (issue 58). A refusal given from memory (the
-client came back inside a wait it was told: `early`) holds for the wait left times 1 to
-2 (clients told the same wait come back spread out), times 4 for each further early
-return on the connection until an answer other than a refusal. Every hold lasts at most
-GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s), below client timeouts and the keep-alive timeout.
+key or account had been told to wait and was back inside that wait: `early`) holds for
+a half to all of GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s; spread, so that clients held
+together do not come back together), and every hold lasts at most that, below client
+timeouts and the keep-alive timeout. (Holds growing from the wait left, twice or four
+times longer per early return, let a 100-connection flood's first seconds through:
+bench/RESULTS.md.)
 Never on a connection from a configured proxy (GEOSVC_FORWARDED_ALLOW_IPS): it carries
 other clients' requests too. A client using one connection for several keys sees the
 next key's call wait too (at most that second).
@@ -104,7 +106,6 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._refused: _Refused | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._hold_max = settings.http_refused_hold_max_s
-        self._held_in_a_row = 0
 
     # --- deadlines -------------------------------------------------------------------
 
@@ -153,7 +154,6 @@ class BoundedHttpTools(HttpToolsProtocol):
         if hold is not None and not self.pipeline:
             self._hold(*hold)
             return
-        self._held_in_a_row = 0
         if self._deadline is None:
             self._arm(self._header_timeout, self._headers_late)
 
@@ -166,8 +166,7 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def _hold(self, seconds: float, early: bool) -> None:
         if early:
-            self._held_in_a_row += 1
-            seconds *= random.uniform(1, 2) * 4 ** min(self._held_in_a_row - 1, 8)
+            seconds = max(seconds, self._hold_max * random.uniform(0.5, 1))
         self.flow.pause_reading()
         # the header deadline starts again when reading does
         self._arm(min(self._hold_max, seconds), self._hold_over)

@@ -4,9 +4,10 @@ A `tools/call` is admitted (validated, rate, concurrency and credits checked: on
 call) from its request body alone. A refusal is answered right here with the same
 FORBIDDEN (e-mail not confirmed), RATE_LIMITED or QUOTA_EXCEEDED result the tool handler
 would give, for about a fifth of
-the api CPU of a full MCP exchange (measured: 0.7 ms against 5 ms), so a client that
-floods the service with refused calls does not crowd other customers' calls out of the
-event loop. An admitted call goes on to the MCP server, its body replayed and its
+the api CPU of a full MCP exchange (measured: 0.7 ms against 5 ms), and the connection's
+next request is read only once the refusal's wait is over (`app.http.server`), so a
+client that floods the service with refused calls does not crowd other customers' calls
+out of the event loop. An admitted call goes on to the MCP server, its body replayed and its
 admission in the ASGI scope for the tool handler (`claim`); one that `call_tool` never
 settled (the MCP layer refused the request, or the client left first) is released
 here, and so is UNAVAILABLE when Redis or the database cannot admit it (asked once, not
