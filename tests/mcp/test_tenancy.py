@@ -389,3 +389,46 @@ async def test_a_client_refused_again_inside_its_wait_is_read_after_the_wait(
     served_here = sum(not response.json()["result"].get("isError") for response in answers)
     assert limited.used(tenant) == served_here  # refusals cost nothing
     assert limited.in_flight(tenant) == 0
+
+
+async def test_a_rate_refusal_holds_its_connection_for_the_wait_it_announced(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    """Issue 58: Redis's rate refusal (one token in 20 s here) holds the connection for
+    its wait, at most GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s): the next call on it is read
+    a second later and refused again, from memory, in the same envelope; neither costs
+    anything."""
+    tenant = tenants()
+    body = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+    }
+    headers = {
+        "Authorization": f"Bearer {tenant.api_key}",
+        "Accept": "application/json, text/event-stream",
+    }
+    transport = httpx.AsyncHTTPTransport(local_address="127.0.0.3")  # not a trusted proxy
+    async with httpx.AsyncClient(timeout=30, transport=transport) as http:
+        for _ in range(FREE_BURST):
+            served = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+            assert not served.json()["result"].get("isError"), served.text
+        refused_sent = time.monotonic()
+        refused = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+        again = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+        again_at = time.monotonic()
+
+    first, second = (error_of_answer(answer) for answer in (refused, again))
+    assert (first["limit"], second["limit"]) == ("key_rate", "key_rate")
+    assert first["retryAfterSeconds"] > 1  # so the hold is the whole second
+    assert again_at - refused_sent >= 1.0
+    assert first.keys() == second.keys()
+    assert limited.used(tenant) == FREE_BURST
+    assert limited.in_flight(tenant) == 0
+
+
+def error_of_answer(answer: httpx.Response) -> dict[str, Any]:
+    result = answer.json()["result"]
+    assert result["isError"], answer.text
+    return dict(result["structuredContent"]["error"])
