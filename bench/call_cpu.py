@@ -112,6 +112,9 @@ def stack(label: str, tree: Path, redis_url: str, tmp: Path) -> Iterator[Stack]:
         "GEOSVC_FREE_QUOTA": "1000000",
         "GEOSVC_FREE_RATE_PER_S": "1000000",
         "GEOSVC_FREE_BURST": "1000000",
+        # one client refused back to back would have its connection held (app/http/server.py):
+        # this measures what each refusal costs, not how many a held client can send
+        "GEOSVC_HTTP_REFUSED_HOLD_MAX_S": "0",
         "C_FORCE_ROOT": "1",
     }
     python = sys.executable

@@ -20,17 +20,38 @@ wake-ups of the client, and on loopback or a veth the kernel's receive path runs
 api's time for each (a third of the api CPU of a refused call, issue 58). `_OneWrite`
 holds a head until its body's first write, or the end of this turn of the event loop
 (a streamed answer), and sends the two as one.
+
+After a refused call (rate, concurrency, credits) the connection's next request is read
+only once the wait the refusal announced is over (`hold_reading`: the app asks, with the
+answer it gives at once). The refusal itself is not delayed, and a client that waits as
+told never notices; one that ignores Retry-After on a few keep-alive connections sends
+one request per wait on each instead of hundreds a second, so it no longer fills the
+event loop that other tenants' calls share (issue 58). A refusal given from memory (the
+key or account had been told to wait and was back inside that wait: `early`) holds for
+a half to all of GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s; spread, so that clients held
+together do not come back together), and every hold lasts at most that, below client
+timeouts and the keep-alive timeout. (Holds growing from the wait left, twice or four
+times longer per early return, let a 100-connection flood's first seconds through:
+bench/RESULTS.md.)
+Never on a connection from a configured proxy (GEOSVC_FORWARDED_ALLOW_IPS): it carries
+other clients' requests too. A client using one connection for several keys sees the
+next key's call wait too (at most that second).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
+from functools import cache
 from typing import Any
 
+from starlette.types import Scope
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.http.errors import error_body
+from app.http.forwarded import proxy_addresses
 from app.kit.config import get_settings
 
 PROTOCOL = "app.http.server:BoundedHttpTools"
@@ -42,6 +63,24 @@ _CODES = {
     414: "URI_TOO_LONG",
     431: "HEADERS_TOO_LARGE",
 }
+
+
+# The scope state's entry by which the app asks for a hold (`hold_reading`)
+HOLD_READING = "geosvc.hold_reading_s"
+
+
+def hold_reading(scope: Scope, seconds: float, *, early: bool) -> None:
+    """Ask the server to read this connection's next request no sooner than `seconds`
+    (the wait this answer's refusal announced) after this answer; `early`: the client had
+    already been told to wait (see the module's docstring)."""
+    scope.setdefault("state", {})[HOLD_READING] = (seconds, early)
+
+
+@cache
+def _from_a_proxy() -> Any:
+    """The configured proxies' addresses, as uvicorn matches them (hosts and networks)."""
+    proxies = proxy_addresses(get_settings().forwarded_allow_ips)
+    return ProxyHeadersMiddleware(None, proxies).trusted_hosts  # type: ignore[arg-type]
 
 
 class _Refused(Exception):
@@ -66,6 +105,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._parsed_head_bytes = 0  # URL, names and values: a head that came in one read
         self._refused: _Refused | None = None
         self._deadline: asyncio.TimerHandle | None = None
+        self._hold_max = settings.http_refused_hold_max_s
 
     # --- deadlines -------------------------------------------------------------------
 
@@ -99,15 +139,44 @@ class BoundedHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_OneWrite(transport, self.loop))  # type: ignore[arg-type]
         self._arm(self._header_timeout, self._headers_late)
+        if self.client is not None and self.client[0] in _from_a_proxy():
+            self._hold_max = 0.0
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
+        hold = self._hold_asked()
         super().on_response_complete()
-        if not self.transport.is_closing() and self._deadline is None:
+        if self.transport.is_closing():
+            return
+        if hold is not None and not self.pipeline:
+            self._hold(*hold)
+            return
+        if self._deadline is None:
             self._arm(self._header_timeout, self._headers_late)
+
+    # --- holds (see the module's docstring) ---------------------------------------------
+
+    def _hold_asked(self) -> tuple[float, bool] | None:
+        state = self.cycle.scope.get("state") if self.cycle is not None else None
+        asked = state.pop(HOLD_READING, None) if isinstance(state, dict) else None
+        return asked if asked is not None and asked[0] > 0 and self._hold_max > 0 else None
+
+    def _hold(self, seconds: float, early: bool) -> None:
+        if early:
+            seconds = max(seconds, self._hold_max * random.uniform(0.5, 1))
+        self.flow.pause_reading()
+        # the header deadline starts again when reading does
+        self._arm(min(self._hold_max, seconds), self._hold_over)
+
+    def _hold_over(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        self._arm(self._header_timeout, self._headers_late)
 
     # --- count the head as it arrives -------------------------------------------------
 

@@ -335,6 +335,10 @@ class Settings(BaseSettings):
     http_max_url_bytes: int = Field(8 * 1024, ge=1024)
     http_header_timeout_s: float = Field(10.0, gt=0)
     http_body_timeout_s: float = Field(30.0, gt=0)
+    # Longest pause in reading a connection whose client was refused again inside the wait
+    # a refusal announced (it ignores Retry-After); 0: never pause (app/http/server.py).
+    # Below the keep-alive timeout (5 s), which would close a held connection unanswered.
+    http_refused_hold_max_s: float = Field(1.0, ge=0, le=4)
     # /docs and /openapi.json: on in development, off in production unless enabled.
     enable_docs: bool | None = None
 

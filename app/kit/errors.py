@@ -22,6 +22,9 @@ class AppError(Exception):
         # The account's credits when a metered call failed or was refused (an
         # app.metering.readings.MeterReading, set by metering): its answer says them.
         self.reading: Any = None
+        # Seconds the same call is still refused without asking again, when this refusal
+        # was given from memory (app.metering.recent_refusals): its client came back early.
+        self.remembered_for_s: float | None = None
         super().__init__(self.message)
 
     def to_body(self) -> dict[str, Any]:

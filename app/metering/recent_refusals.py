@@ -119,25 +119,31 @@ def check(
     user_id: str, key_id: str, plan: Plan, *, calls: int = 1, terms: Terms | None = None
 ) -> None:
     """Raise the refusal Redis would answer while the key's (or, given the account's
-    `terms`, the account's) remembered refusal lasts."""
+    `terms`, the account's) remembered refusal lasts; its `remembered_for_s` says how much
+    longer."""
     entry = _refused.get((user_id, key_id))
     if entry is not None:
         until, status = entry
         wait_ms = math.ceil((until - time.monotonic()) * 1000)
         if wait_ms > 0:
             metrics.call_refused(plan.value, "rate", calls)
-            raise refused(status, plan, wait_ms, calls)
+            rate_refusal = refused(status, plan, wait_ms, calls)
+            rate_refusal.remembered_for_s = wait_ms / 1000
+            raise rate_refusal
         _refused.pop((user_id, key_id), None)
     if terms is None:
         return
     held = _accounts.get(user_id)
     if held is None:
         return
-    if held.until <= time.monotonic() or (held.terms is not None and held.terms != terms):
+    left_s = held.until - time.monotonic()
+    if left_s <= 0 or (held.terms is not None and held.terms != terms):
         _accounts.pop(user_id, None)
         return
     metrics.call_refused(plan.value, held.outcome, calls)
-    raise _fresh(held.error)
+    error = _fresh(held.error)
+    error.remembered_for_s = left_s
+    raise error
 
 
 def refused(status: int, plan: Plan, wait_ms: int, calls: int = 1) -> RateLimited:

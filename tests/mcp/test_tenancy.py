@@ -323,3 +323,112 @@ def test_a_free_account_at_its_quota_is_refused_again_without_redis_alike(
         ):
             assert time.monotonic() < deadline, "still refused long after it lifted"
             time.sleep(0.05)
+
+
+async def test_a_client_refused_again_inside_its_wait_is_read_after_the_wait(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    """Issue 58: a refusal given from memory (the client came back inside the wait it
+    was told) is answered at once, but its connection's next request is read only once
+    that wait is over, and then answered as any other: here with data, since the quota
+    was lifted meanwhile. Another connection of the same key is not held, nor is a
+    connection from a configured proxy (the test servers trust 127.0.0.1: the flooding
+    client calls from 127.0.0.2)."""
+    tenant = tenants()
+    counter = f"{limited.prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}"
+    limited.store.hset(counter, "used", 1000)  # the free quota (GEOSVC_FREE_QUOTA's default)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+    }
+    headers = {
+        "Authorization": f"Bearer {tenant.api_key}",
+        "Accept": "application/json, text/event-stream",
+    }
+    url = limited.stack.mcp_url
+
+    def client_from(address: str) -> httpx.AsyncClient:
+        transport = httpx.AsyncHTTPTransport(local_address=address)
+        return httpx.AsyncClient(timeout=30, transport=transport)
+
+    async with (
+        client_from("127.0.0.2") as flooding,
+        client_from("127.0.0.2") as other,
+        client_from("127.0.0.1") as proxy,
+    ):
+        first_sent = time.monotonic()
+        first = await flooding.post(url, json=body, headers=headers)  # Redis refuses
+        again = await flooding.post(url, json=body, headers=headers)  # from memory
+        answered_again = time.monotonic()
+        limited.store.hset(counter, "used", 0)
+        assert first.json()["result"]["structuredContent"]["error"]["code"] == "QUOTA_EXCEEDED"
+        assert (again.status_code, again.json()) == (first.status_code, first.json())
+        assert answered_again - first_sent < recent_refusals.CREDITS_HELD_S, "too slow"
+
+        finished: list[str] = []
+
+        async def call(client: httpx.AsyncClient, name: str) -> httpx.Response:
+            response = await client.post(url, json=body, headers=headers)
+            finished.append(name)
+            return response
+
+        held = asyncio.create_task(call(flooding, "held"))
+        fresh = await call(other, "fresh")  # a new connection: read at once
+        via_proxy = [await call(proxy, "proxy") for _ in range(2)]  # refused, then read at once
+        served = await held
+        served_at = time.monotonic()
+    # the held request was read no sooner than the remembered refusal's end, which is at
+    # least CREDITS_HELD_S after the first request was sent
+    assert served_at - first_sent >= recent_refusals.CREDITS_HELD_S
+    assert finished == ["fresh", "proxy", "proxy", "held"]
+    assert not served.json()["result"].get("isError"), served.text
+    answers = [fresh, *via_proxy, served]
+    assert all(response.status_code == 200 for response in answers)
+    served_here = sum(not response.json()["result"].get("isError") for response in answers)
+    assert limited.used(tenant) == served_here  # refusals cost nothing
+    assert limited.in_flight(tenant) == 0
+
+
+async def test_a_rate_refusal_holds_its_connection_for_the_wait_it_announced(
+    limited: Limited, tenants: Callable[[], Tenant]
+) -> None:
+    """Issue 58: Redis's rate refusal (one token in 20 s here) holds the connection for
+    its wait, at most GEOSVC_HTTP_REFUSED_HOLD_MAX_S (1 s): the next call on it is read
+    a second later and refused again, from memory, in the same envelope; neither costs
+    anything."""
+    tenant = tenants()
+    body = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
+    }
+    headers = {
+        "Authorization": f"Bearer {tenant.api_key}",
+        "Accept": "application/json, text/event-stream",
+    }
+    transport = httpx.AsyncHTTPTransport(local_address="127.0.0.3")  # not a trusted proxy
+    async with httpx.AsyncClient(timeout=30, transport=transport) as http:
+        for _ in range(FREE_BURST):
+            served = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+            assert not served.json()["result"].get("isError"), served.text
+        refused_sent = time.monotonic()
+        refused = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+        again = await http.post(limited.stack.mcp_url, json=body, headers=headers)
+        again_at = time.monotonic()
+
+    first, second = (error_of_answer(answer) for answer in (refused, again))
+    assert (first["limit"], second["limit"]) == ("key_rate", "key_rate")
+    assert first["retryAfterSeconds"] > 1  # so the hold is the whole second
+    assert again_at - refused_sent >= 1.0
+    assert first.keys() == second.keys()
+    assert limited.used(tenant) == FREE_BURST
+    assert limited.in_flight(tenant) == 0
+
+
+def error_of_answer(answer: httpx.Response) -> dict[str, Any]:
+    result = answer.json()["result"]
+    assert result["isError"], answer.text
+    return dict(result["structuredContent"]["error"])
