@@ -12,8 +12,9 @@ share of its disc inside the circle (the exact area of the two discs' lens).
   is not a median and is named so (`measure`).
 - Elsewhere: the residents of GeoNames' populated places of 500+ (`data.localities`:
   cities500 without the sections of a place, 'Paris 04', nor the quarters of a much
-  bigger city, which the city's figure already counts), so apportioned. People outside
-  such places are not counted, and every answer says so.
+  bigger city, which the city's figure already counts), so apportioned; a figure that
+  neighbouring places within COPIED_FIGURE_KM all carry counts once. People outside such
+  places are not counted, and every answer says so.
 
 How far off such answers run was measured on circles with independent totals
 (bench/rings.py, docs/DATA.md): `EXPECTED_ERROR` is what the answer's warnings say.
