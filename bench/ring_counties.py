@@ -15,6 +15,9 @@ its truth was far too low. The truth is then known within about CUT_SHARE / 2 wh
 people spread evenly, and the second check leaves out circles that take a cut county's
 town. Circles reaching non-US places are left out.
 
+The fresh set also holds county outlines as `within` polygons (`outline`), against the
+county's own estimate: no cut county, so no apportioned truth.
+
 Which counties: the first that qualify in the order of a hash of the FIPS code with a
 salt. The salt "" gives the first set (tune and check halves); FRESH_SALT orders the
 fresh held-out set, drawn after the claims were fixed, leaving the first set's counties
@@ -27,12 +30,14 @@ import hashlib
 
 import numpy as np
 import numpy.typing as npt
+from ring_outlines import thinned  # bench/, beside this script
 
 from app.geodata.geometry import haversine_km_many
 from app.geodata.providers.embedded import rings
 from app.geodata.providers.embedded.area_data import tables
 from app.geodata.providers.embedded.data import GeoData
 from app.geodata.schemas import Circle
+from app.geodata.tools.population.schemas import PopulationArgs
 
 MAX_COUNTY_KM = 60.0
 # the first set used up nearly every county that qualifies within 60 km (2 were left),
@@ -41,12 +46,18 @@ FRESH_MAX_COUNTY_KM = 100.0
 CUT_SHARE = 0.15
 GRID = 30
 FRESH_SALT = "fresh-2026-12"
+# fresh county outlines (`within`): their own salt; as for the country outlines
+# (bench/ring_outlines.py), one part of 97 %+ of the area, 20,000+ people, thinned
+OUTLINE_SALT = "fresh-2026-12-outline"
+MAIN_PART = 0.97
+MIN_OUTLINE_PEOPLE = 20_000
 # the US places of a cut county are looked for this far beyond the circle's edge
 PLACE_REACH_KM = 150.0
 
 Rings = dict[int, list[tuple[int, int]]]
 Place = tuple[str, float, bool]  # county FIPS, people, inside the circle
 Chosen = tuple[str, str, float, float, float, float]  # FIPS, name, lat, lon, km, truth
+Outline = tuple[str, str, list[list[float]], float]  # FIPS, name, [lon, lat] vertices, truth
 
 
 def _area_km2(pts: np.ndarray, offsets: list[tuple[int, int]], lat0: float) -> float:
@@ -195,6 +206,41 @@ class CountyCircles:
             if fips in leave_out:
                 continue
             found = self.case(fips, max_km)
+            if found is not None:
+                chosen.append((fips, *found))
+        return chosen
+
+    def outline(self, fips: str) -> tuple[str, list[list[float]], float] | None:
+        """(name, vertices, truth) of a county as a `within` polygon: its whole estimate is
+        the truth, no cut county to apportion; None when it has several sizeable parts,
+        too few people, no thinned outline within the shape rules, or non-US places."""
+        row = self.fips_row[fips]
+        figure = self.estimates[fips].population
+        if figure < MIN_OUTLINE_PEOPLE:
+            return None
+        parts = [self.xy[a:b] for a, b in self.rings_of[row]]
+        lat0 = float(parts[0][:, 1].mean())
+        areas = [_area_km2(self.xy, [ring], lat0) for ring in self.rings_of[row]]
+        main = int(np.argmax(areas))
+        if areas[main] < MAIN_PART * sum(areas):
+            return None
+        vertices = thinned(np.asarray(parts[main], dtype=np.float64))
+        if vertices is None:
+            return None
+        shape = PopulationArgs.model_validate({"within": {"polygon": vertices}}).within
+        assert shape is not None
+        if rings.place_part(self.data, shape).population > 0:  # Canada or Mexico inside
+            return None
+        name = self.rows[row]
+        return f"{name['name']}, {name['stateCode']} (outline)", vertices, figure
+
+    def select_outlines(self, limit: int, leave_out: frozenset[str]) -> list[Outline]:
+        """The first `limit` county outlines that qualify in OUTLINE_SALT's order."""
+        chosen: list[Outline] = []
+        for fips in self.candidates(OUTLINE_SALT):
+            if len(chosen) >= limit:
+                break
+            found = None if fips in leave_out else self.outline(fips)
             if found is not None:
                 chosen.append((fips, *found))
         return chosen

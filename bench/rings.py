@@ -18,8 +18,9 @@ the method did not use (ZCTA figures are ACS 2018-2022; GeoNames gives place pop
 Halves. The first set's cases are "tune" or "check" by a hash of their name; the check
 half was the held-out report until issue 54's second round, which looked at it. Since
 then both make the tune set, from which the answers' claims are decided, and the
-"fresh" set (FRESH_COUNTRY_CASES and county circles drawn by another salt, leaving the
-first set's counties out; drawn after the claims were fixed) is the held-out report.
+"fresh" set (FRESH_COUNTRY_CASES, county circles drawn by another salt and county
+outlines as `within` polygons by a third, leaving the first set's counties out; drawn
+after the claims were fixed) is the held-out report.
 
 Claims, per class of answer, from the tune set only: the median |error|, and as bounds
 the ceil((n + 1) x c)-th smallest of the n tune errors for c = 0.9 ("9 in 10") and
@@ -62,6 +63,7 @@ from app.geodata.tools.population.schemas import PopulationArgs
 
 MAX_COUNTY_CASES = 60
 MAX_FRESH_COUNTY_CASES = 45
+MAX_FRESH_OUTLINES = 40
 COVERAGES = {"p90": 0.9, "p95": 0.95}  # the bounds claimed: 9 in 10, 19 in 20
 MIN_CLASS_CASES = 9  # the fewest n with ceil((n + 1) x 0.9) <= n
 APPORTIONED = "mostly apportioned"
@@ -170,10 +172,15 @@ def county_cases(data: GeoData) -> list[Case]:
     first = counties.select("", MAX_COUNTY_CASES)
     taken = frozenset(f for f, *_ in first)
     fresh = counties.select(FRESH_SALT, MAX_FRESH_COUNTY_CASES, taken, FRESH_MAX_COUNTY_KM)
+    taken |= {f for f, *_ in fresh}
+    outlines = counties.select_outlines(MAX_FRESH_OUTLINES, taken)
     return [
         Case(name, lat, lon, radius, truth, "US", fresh=is_fresh)
         for chosen, is_fresh in ((first, False), (fresh, True))
         for _, name, lat, lon, radius, truth in chosen
+    ] + [
+        Case(name, v[0][1], v[0][0], 0.0, truth, "US", tuple((x, y) for x, y in v), fresh=True)
+        for _, name, v, truth in outlines
     ]
 
 
@@ -253,9 +260,12 @@ def report(data: GeoData, verbose: bool = False, write: bool = False) -> None:
 
 
 def known_answer(case: Case) -> dict[str, object]:
-    if case.polygon is not None:
-        note = f"outline of {case.name} (Natural Earth 5.1.1 POP_EST)"
+    if case.polygon is not None and case.region == "US":
+        note = f"{case.name} (Census cartographic boundary; county estimates 2019)"
         args: dict[str, object] = {"within": {"polygon": [list(v) for v in case.polygon]}}
+    elif case.polygon is not None:
+        note = f"outline of {case.name} (Natural Earth 5.1.1 POP_EST)"
+        args = {"within": {"polygon": [list(v) for v in case.polygon]}}
     else:
         source = "Census county estimates 2019" if case.region == "US" else "World Bank 2019"
         note = f"ring around {case.name}, all of it inside ({source})"
