@@ -185,7 +185,7 @@ class TestMeasuredError:
         held_out = grades["fresh"]  # drawn after the claims were fixed on tune and check
         assert len(held_out) >= 40
         # the widest claim is mostly a 19-in-20 bound: at most 1 in 20 outside it held out
-        # (the project asks 0: 1 of 53 is, docs/DATA.md)
+        # (the project asks 0; held out now: 1 of 53, docs/DATA.md)
         assert held_out.count("wrong and sure") <= len(held_out) // 20
         assert held_out.count("within the median claimed") >= len(held_out) // 3
 
