@@ -214,8 +214,13 @@ RING_GRADES = (
     "within the 9 in 10 claimed",
     "wrong and sure",
     "no range claimed, said so",
+    "within the 19 in 20 claimed",
 )
-CLAIMED_ERROR = re.compile(r"off by ([0-9.]+)% \(median\) and up to ([0-9.]+)%")
+# "off by M% (median), up to A% (9 in 10)[ and up to B% (19 in 20)]"
+CLAIMED_ERROR = re.compile(
+    r"off by ([0-9.]+)% \(median\), up to ([0-9.]+)% \(9 in 10\)"
+    r"(?: and up to ([0-9.]+)% \(19 in 20\))?"
+)
 UNMEASURED = "Error not measured"  # ring_answers.UNMEASURED: the answer claims no range
 
 
@@ -235,7 +240,10 @@ def ring_grade(result: dict[str, Any], truth: float) -> str:
     error = ring_error(result, truth)
     if error <= float(claim.group(1)):
         return RING_GRADES[0]
-    return RING_GRADES[1] if error <= float(claim.group(2)) else RING_GRADES[2]
+    if error <= float(claim.group(2)):
+        return RING_GRADES[1]
+    widest = claim.group(3)  # the widest range claimed decides "wrong and sure"
+    return RING_GRADES[4] if widest and error <= float(widest) else RING_GRADES[2]
 
 
 def _ambiguity(result: dict[str, Any], expect: dict[str, Any]) -> str | None:
@@ -420,9 +428,9 @@ def print_zip_grades(grades: dict[str, int]) -> None:
 
 
 def print_ring_grades(grades: dict[str, int]) -> None:
-    halves = ["tune", "check", "all"]
+    halves = ["tune", "check", "fresh", "all"]
     print(f"{'ring vs its claim':<28}" + "".join(f"{h:>9}" for h in halves))
-    for grade in RING_GRADES:
+    for grade in (*RING_GRADES[:2], RING_GRADES[4], *RING_GRADES[2:4]):
         counts = [grades.get(f"ring:{half}:{grade}", 0) for half in halves]
         print(f"{grade:<28}" + "".join(f"{n:>9}" for n in counts))
 

