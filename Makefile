@@ -44,11 +44,14 @@ test: $(STAMP) chromium nginx conformance-tools promtool amtool
 
 # The tests that start no process and need no service (tests/support/tiers.py decides),
 # on fakeredis and the indices `make run` uses (.geosvc, built once); bytecode written as
-# for `test`.
+# for `test`. Two processes: the tier is CPU-bound, one a core (FAST_PROCESSES=0: this
+# process alone).
+FAST_PROCESSES ?= 2
 test-fast: $(STAMP)
 	$(BIN)/geosvc data build --data-dir .geosvc
 	GEOSVC_TEST_DATA_DIR=.geosvc GEOSVC_TEST_FAKE_REDIS=1 REQUIRE_SERVICES=0 \
-	  PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
+	  PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m 'not slow' -n $(FAST_PROCESSES) \
+	  $(PYTEST_ARGS)
 
 # The models against the migrations (alembic's autogenerate comparison, as `alembic
 # check`): a fresh SQLite database, and PostgreSQL when reachable (REQUIRE_SERVICES=1: must be).
