@@ -1,5 +1,7 @@
 """Issue 10, item 11: `geosvc dev` refuses a busy port or a data dir in use before doing
-any work, and `make run PORT=…` picks the port (real `geosvc dev` processes)."""
+any work, and `make run PORT=…` picks the port (real `geosvc dev` processes, forked from
+the command zygote as `geosvc worker` is: tests/support/zygote.py; what they print is
+read from the file their output goes to)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,20 +17,32 @@ import httpx
 import pytest
 
 from app.kit.embedded_redis import free_port
+from tests.support.zygote import ChildProcess, start_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_dev(data_dir: Path, port: int) -> subprocess.CompletedProcess[str]:
+def dev_env(data_dir: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
-    env["GEOSVC_DATA_DIR"] = str(data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", "dev", "--port", str(port)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    return {**env, "GEOSVC_DATA_DIR": str(data_dir), **settings}
+
+
+def start_dev(
+    data_dir: Path, port: int, terminal: Path, *, sigint_ignored: bool = False, **settings: str
+) -> ChildProcess:
+    """`geosvc dev --port <port>` on `data_dir`, leading a process group of its own (as a
+    terminal's job), its stdout and stderr to the file `terminal`."""
+    argv = ["dev", "--port", str(port)]
+    return start_command(
+        dev_env(data_dir, **settings), argv, terminal, sigint_ignored=sigint_ignored
     )
+
+
+def run_dev(tmp_path: Path, port: int) -> tuple[int, str]:
+    """A `geosvc dev` on tmp_path/data to its end: exit status and output (spaces as one)."""
+    terminal = tmp_path / "terminal.txt"
+    returncode = start_dev(tmp_path / "data", port, terminal).wait(timeout=60)
+    return returncode, " ".join(terminal.read_text(errors="replace").split())
 
 
 def test_a_busy_port_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -38,25 +50,24 @@ def test_a_busy_port_is_refused_before_any_work(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = run_dev(tmp_path, port)
-    output = " ".join(result.stdout.split())
-    assert result.returncode == 1, output + result.stderr
+        returncode, output = run_dev(tmp_path, port)
+    assert returncode == 1, output
     assert f"127.0.0.1:{port} is already in use" in output
     assert "--port 8001" in output
     assert "Demo key" not in output
-    assert not (tmp_path / "geosvc.db").exists()  # no migration, no demo key, no new key
+    assert not (tmp_path / "data" / "geosvc.db").exists()  # no migration, no demo key
 
 
 def test_a_second_copy_on_the_same_data_dir_leaves_the_first_alone(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
     # the running copy holds this lock for its whole life
-    with (tmp_path / "dev.lock").open("a+") as first:
+    with (tmp_path / "data" / "dev.lock").open("a+") as first:
         fcntl.flock(first, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        result = run_dev(tmp_path, free_port())
-    output = " ".join(result.stdout.split())
-    assert result.returncode == 1, output + result.stderr
+        returncode, output = run_dev(tmp_path, free_port())
+    assert returncode == 1, output
     assert "already running" in output
     assert "Demo key" not in output
-    assert not (tmp_path / "geosvc.db").exists()
+    assert not (tmp_path / "data" / "geosvc.db").exists()
 
 
 def test_make_run_takes_the_port() -> None:
@@ -89,23 +100,15 @@ def processes_in_group(pgid: int) -> list[str]:
 def test_ctrl_c_during_the_first_index_build_stops_everything(
     tmp_path: Path, signum: signal.Signals
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
-    env["GEOSVC_DATA_DIR"] = str(tmp_path)
+    data_dir, terminal = tmp_path / "data", tmp_path / "terminal.txt"
     port = free_port()
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "dev", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        # As a background job of a script starts it: with SIGINT ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    )
+    # As a background job of a script starts it: with SIGINT ignored.
+    dev = start_dev(data_dir, port, terminal, sigint_ignored=True)
     try:
         # The database is migrated just before the first index build starts.
         deadline = time.monotonic() + 60
-        while not (tmp_path / "geosvc.db").exists():
-            assert dev.poll() is None, dev.stdout.read() if dev.stdout else ""
+        while not (data_dir / "geosvc.db").exists():
+            assert dev.poll() is None, terminal.read_text()
             assert time.monotonic() < deadline, "geosvc dev never reached the index build"
             time.sleep(0.05)
 
@@ -119,7 +122,7 @@ def test_ctrl_c_during_the_first_index_build_stops_everything(
             assert time.monotonic() < deadline, processes_in_group(dev.pid)
             time.sleep(0.05)
         assert port_is_free(port)
-        assert not list((tmp_path / "indices").glob("*/meta.json"))  # no half-built index
+        assert not list((data_dir / "indices").glob("*/meta.json"))  # no half-built index
     finally:
         if dev.poll() is None:
             os.killpg(dev.pid, signal.SIGKILL)
@@ -132,33 +135,25 @@ def port_is_free(port: int) -> bool:
 
 
 class DevServer:
-    """A real `geosvc dev` on `data_dir`; its output (stdout and stderr) read by a thread."""
+    """A real `geosvc dev` on `data_dir`; what it prints (stdout and stderr) goes to a file
+    beside the data dir, read as `lines`."""
 
     def __init__(self, data_dir: Path, **settings: str) -> None:
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GEOSVC_")}
-        self.env["GEOSVC_DATA_DIR"] = str(data_dir)
-        self.env.update(settings)
         self.data_dir = data_dir
+        self.settings = settings
         self._start()
 
     def _start(self) -> None:
         self.port = free_port()
-        self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "dev", "--port", str(self.port)],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        threading.Thread(target=self._read, args=(self.process, self.lines), daemon=True).start()
+        self.terminal = self.data_dir.with_name(f"{self.data_dir.name}-terminal-{self.port}.txt")
+        self.process = start_dev(self.data_dir, self.port, self.terminal, **self.settings)
 
-    @staticmethod
-    def _read(process: subprocess.Popen[str], lines: list[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line.rstrip("\n"))
+    @property
+    def lines(self) -> list[str]:
+        """The whole lines printed so far."""
+        if not self.terminal.exists():
+            return []
+        return self.terminal.read_text(errors="replace").split("\n")[:-1]
 
     def wait_for_announcement(self, deadline_s: float = 90.0) -> list[str]:
         """The lines printed up to the end of the announcement ("Stop  Ctrl-C"). A port
@@ -226,17 +221,21 @@ def dev_data_dir(tmp_path: Path, geodata_dir: Path) -> Path:
     """A data dir whose indices are the session's build (no minute-long build per start)."""
     from app.geodata.indices.store import index_root
 
-    index_root(tmp_path).symlink_to(index_root(geodata_dir).resolve(), target_is_directory=True)
-    return tmp_path
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    index_root(data_dir).symlink_to(index_root(geodata_dir).resolve(), target_is_directory=True)
+    return data_dir
 
 
 class TestTheDemoKey:
     """One data dir across three starts (each `geosvc dev` start is a fifth of a minute):
     the first says only what a person needs; a restart keeps the key and the password;
     without the private copy the next start makes a new key and revokes the old. The
-    first two end as a person ends them, with Ctrl-C and with a kill (a clean stop)."""
+    first two end as a person ends them, with Ctrl-C and with a kill (a clean stop). The
+    third, with a per-address limit of 3 on /register, is also the start on which no
+    proxy is trusted (`_no_proxy_is_trusted`): a start of its own would cost as much."""
 
-    def test_first_start_restart_and_a_lost_copy(self, dev_data_dir: Path) -> None:
+    def test_first_start_restart_a_lost_copy_and_no_trusted_proxy(self, dev_data_dir: Path) -> None:
         key, sign_in = self._first_start(dev_data_dir)
         self._restart_keeps_them(dev_data_dir, key, sign_in)
         # The database holds the key's HMAC, never its secret.
@@ -245,14 +244,51 @@ class TestTheDemoKey:
             assert secret not in stored.read_bytes()
 
         (dev_data_dir / "demo.txt").unlink()
-        third = DevServer(dev_data_dir)
+        third = DevServer(dev_data_dir, GEOSVC_OAUTH_RATE_LIMIT_PER_IP="3")
         try:
             new_key = field(third.wait_for_announcement(), "Demo key")
             assert new_key != key
             assert geocode_status(third.port, new_key) == 200
             assert geocode_status(third.port, key) == 401
+            self._no_proxy_is_trusted(third, new_key)
         finally:
             third.stop()
+
+    @staticmethod
+    def _no_proxy_is_trusted(dev: DevServer, key: str) -> None:
+        """Issue 51, item 2: `geosvc dev` trusts no proxy. X-Forwarded-For does not move a
+        local client to another address (the per-address limit of /register still counts
+        it), and X-Proxy-Request-ID does not make a repeated call free."""
+        base = f"http://127.0.0.1:{dev.port}"
+        registrations = [
+            httpx.post(
+                f"{base}/register",
+                json={"redirect_uris": ["http://127.0.0.1/callback"]},
+                headers={"X-Forwarded-For": f"198.51.100.{n}"},
+                timeout=30,
+            )
+            for n in range(1, 5)
+        ]
+        statuses = [answer.status_code for answer in registrations]
+        assert 429 not in statuses[:3], statuses
+        assert statuses[3] == 429, statuses
+        repeat = {
+            "Authorization": f"Bearer {key}",
+            "X-Proxy-Request-ID": "0123456789abcdef0123456789abcdef",
+        }
+        calls = [
+            httpx.get(
+                f"{base}/v1/geocode",
+                params={"query": "Austin, TX", "limit": "1"},
+                headers=repeat,
+                timeout=30,
+            )
+            for _ in range(2)
+        ]
+        assert [call.status_code for call in calls] == [200, 200]
+        assert [call.headers["credits-charged"] for call in calls] == ["1", "1"]
+        used = [int(call.headers["credits-used"]) for call in calls]
+        assert used[1] == used[0] + 1, used
 
     @staticmethod
     def _first_start(dev_data_dir: Path) -> tuple[str, str]:
@@ -313,44 +349,3 @@ class TestTheDemoKey:
             second.assert_clean_stop(signal.SIGTERM)
         finally:
             second.stop()
-
-
-def test_a_local_client_cannot_choose_its_address_or_a_free_repeat(dev_data_dir: Path) -> None:
-    """Issue 51, item 2: `geosvc dev` trusts no proxy. X-Forwarded-For does not move a
-    local client to another address (the per-address limit of /register still counts it),
-    and X-Proxy-Request-ID does not make a repeated call free."""
-    dev = DevServer(dev_data_dir, GEOSVC_OAUTH_RATE_LIMIT_PER_IP="3")
-    try:
-        key = field(dev.wait_for_announcement(), "Demo key")
-        base = f"http://127.0.0.1:{dev.port}"
-        registrations = [
-            httpx.post(
-                f"{base}/register",
-                json={"redirect_uris": ["http://127.0.0.1/callback"]},
-                headers={"X-Forwarded-For": f"198.51.100.{n}"},
-                timeout=30,
-            )
-            for n in range(1, 5)
-        ]
-        repeat = {
-            "Authorization": f"Bearer {key}",
-            "X-Proxy-Request-ID": "0123456789abcdef0123456789abcdef",
-        }
-        calls = [
-            httpx.get(
-                f"{base}/v1/geocode",
-                params={"query": "Austin, TX", "limit": "1"},
-                headers=repeat,
-                timeout=30,
-            )
-            for _ in range(2)
-        ]
-    finally:
-        dev.stop()
-    statuses = [answer.status_code for answer in registrations]
-    assert 429 not in statuses[:3], statuses
-    assert statuses[3] == 429, statuses
-    assert [call.status_code for call in calls] == [200, 200]
-    assert [call.headers["credits-charged"] for call in calls] == ["1", "1"]
-    used = [int(call.headers["credits-used"]) for call in calls]
-    assert used[1] == used[0] + 1, used

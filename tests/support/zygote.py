@@ -151,11 +151,14 @@ SERVERS = Zygote("server")
 COMMANDS = Zygote("command")
 
 
-def start_command(env: dict[str, str], argv: list[str], log_path: Path) -> ChildProcess:
+def start_command(
+    env: dict[str, str], argv: list[str], log_path: Path, *, sigint_ignored: bool = False
+) -> ChildProcess:
     """`geosvc <argv>`, its output to log_path, leading a process group of its own (so
-    that killpg reaches a worker's pool): forked where `forkable`, else a new interpreter."""
+    that killpg reaches a worker's pool): forked where `forkable`, else a new interpreter.
+    `sigint_ignored`: started with SIGINT ignored, as a script's background job is."""
     if COMMANDS.forkable(env):
-        return COMMANDS.fork(env, log_path, argv=argv)
+        return COMMANDS.fork(env, log_path, argv=argv, sigint_ignored=sigint_ignored)
     with log_path.open("wb") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "app.cli", *argv],
@@ -163,7 +166,12 @@ def start_command(env: dict[str, str], argv: list[str], log_path: Path) -> Child
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_ignore_sigint if sigint_ignored else None,
         )
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # --- the zygote process --------------------------------------------------------------
@@ -216,6 +224,8 @@ def _become(run: Callable[[dict[str, Any]], None], request: dict[str, Any]) -> N
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+    if request.get("sigint_ignored"):
+        _ignore_sigint()
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
