@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from app.kit.embedded_redis import free_port
+from tests.support.fixtures import PerBackend
 from tests.support.live_server import LiveServer
 from tests.support.services import REQUIRE_SERVICES
 
@@ -150,11 +151,23 @@ def proxy_to(
 
 
 @pytest.fixture(scope="module")
-def proxy(live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
-    """One nginx on the deployed file for the file's tests: none changes its state but
-    the access log, which each reads from its own offset on."""
-    with proxy_to(live_server, tmp_path_factory.mktemp("proxy")) as running:
-        yield running
+def files_nginx() -> Iterator[PerBackend]:
+    """The nginx processes this file's tests started, by name; stopped at its end."""
+    kept = PerBackend()
+    yield kept
+    kept.close()
+
+
+@pytest.fixture
+def proxy(
+    live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory, files_nginx: PerBackend
+) -> Proxy:
+    """One nginx on the deployed file in front of the live server, for the file's tests:
+    none changes its state but the access log, which each reads from its own offset on."""
+    return files_nginx.get(
+        f"deployed {live_server.url}",
+        lambda: proxy_to(live_server, tmp_path_factory.mktemp("proxy")),
+    )
 
 
 def https(proxy: Proxy) -> httpx.Client:
@@ -285,10 +298,10 @@ KEY_RATE, KEY_BURST = 5, 10
 FLOOD_PER_ADDRESS = 2 * KEY_BURST
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def scaled_proxy(
-    live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Proxy]:
+    live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory, files_nginx: PerBackend
+) -> Proxy:
     """One nginx on the deployed file with its per-key limit scaled down, for the file's
     flood tests. Each flood sends credentials of its own (a new bucket); the unread
     headers' tests share their one bucket, as every client does."""
@@ -296,9 +309,10 @@ def scaled_proxy(
         "zone=req_per_key:10m rate=100r/s;": f"zone=req_per_key:10m rate={KEY_RATE}r/s;",
         "zone=req_per_key burst=200 nodelay;": f"zone=req_per_key burst={KEY_BURST} nodelay;",
     }
-    directory = tmp_path_factory.mktemp("scaled-proxy")
-    with proxy_to(live_server, directory, deployed_to_here) as running:
-        yield running
+    return files_nginx.get(
+        f"scaled {live_server.url}",
+        lambda: proxy_to(live_server, tmp_path_factory.mktemp("scaled-proxy"), deployed_to_here),
+    )
 
 
 def key_id(name: str) -> str:
