@@ -177,11 +177,20 @@ class Service:
         return children_of(self.pid)
 
     def stop(self) -> None:
+        self.ask_to_stop()
+        self.wait_stopped()
+
+    def ask_to_stop(self) -> None:
+        """SIGTERM to its process group, no wait (the supervisor restarts it no more)."""
         self.stopped = True
-        if self.process is None or self.process.poll() is not None:
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+
+    def wait_stopped(self) -> None:
+        """Up to 20 s for a clean stop, then SIGKILL to the group."""
+        if self.process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -222,9 +231,15 @@ class Supervisor:
         return sum(service.restarts for service in self.services.values())
 
     def stop(self) -> None:
+        """Every service at once: a warm shutdown takes seconds (a prefork pool's), and
+        one after the other they would add up."""
         self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()  # no restart after this point
         for service in self.services.values():
-            service.stop()
+            service.ask_to_stop()
+        for service in self.services.values():
+            service.wait_stopped()
 
 
 @dataclass
@@ -262,8 +277,13 @@ def rabbitmq_vhost() -> Iterator[str]:
 
 
 def build_geodata(data_dir: Path) -> None:
-    """`geosvc data build`: a no-op when the indices are current. A worker never builds
-    them itself: it refuses to start without them (app.geodata.readiness)."""
+    """`geosvc data build` unless the indices are current (the check it makes first, here
+    without an interpreter's start). A worker never builds them itself: it refuses to
+    start without them (app.geodata.readiness)."""
+    from app.geodata.indices.store import index_dir, is_current
+
+    if is_current(index_dir(data_dir)):
+        return
     subprocess.run(
         [sys.executable, "-m", "app.cli", "data", "build", "--data-dir", str(data_dir)],
         check=True,

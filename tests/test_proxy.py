@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from app.kit.embedded_redis import free_port
+from tests.support.fixtures import PerBackend
 from tests.support.live_server import LiveServer
 from tests.support.services import REQUIRE_SERVICES
 
@@ -149,10 +150,24 @@ def proxy_to(
         yield running
 
 
+@pytest.fixture(scope="module")
+def files_nginx() -> Iterator[PerBackend]:
+    """The nginx processes this file's tests started, by name; stopped at its end."""
+    kept = PerBackend()
+    yield kept
+    kept.close()
+
+
 @pytest.fixture
-def proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
-    with proxy_to(live_server, tmp_path) as running:
-        yield running
+def proxy(
+    live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory, files_nginx: PerBackend
+) -> Proxy:
+    """One nginx on the deployed file in front of the live server, for the file's tests:
+    none changes its state but the access log, which each reads from its own offset on."""
+    return files_nginx.get(
+        f"deployed {live_server.url}",
+        lambda: proxy_to(live_server, tmp_path_factory.mktemp("proxy")),
+    )
 
 
 def https(proxy: Proxy) -> httpx.Client:
@@ -190,18 +205,41 @@ def test_a_body_over_the_limit_is_413_at_the_proxy(proxy: Proxy) -> None:
 
 def test_no_credential_in_the_proxy_log(proxy: Proxy) -> None:
     secret = "svc_live_ak_abc123_" + os.urandom(16).hex()
+    logged_before = proxy.access_log.stat().st_size if proxy.access_log.exists() else 0
     with https(proxy) as client:
         response = client.get(f"/me?api_key={secret}")
     assert response.status_code == 400  # the api's refusal, passed through
+
+    def logged_since() -> str:
+        return proxy.access_log.read_bytes()[logged_before:].decode(errors="replace")
+
     deadline = time.monotonic() + 10
-    while "GET /me " not in proxy.access_log.read_text():
+    while "GET /me " not in logged_since():  # this request's line, not an earlier test's
         assert time.monotonic() < deadline, "no access line"
         time.sleep(0.05)
     assert secret not in proxy.access_log.read_text()
 
 
-def test_headers_that_stall_are_cut_off(proxy: Proxy) -> None:
-    """client_header_timeout 10s: the connection is closed without reaching the api."""
+# The header timeout scaled down (deployed: 10 s): a stalled head is cut off sooner. On
+# the stalled head's own nginx: the floods' clients may take longer than this to send
+# their heads on a busy machine.
+SCALED_HEADER_TIMEOUT_S = 2
+
+
+def test_headers_that_stall_are_cut_off(live_server: LiveServer, tmp_path: Path) -> None:
+    """client_header_timeout (deployed: 10 s, here SCALED_HEADER_TIMEOUT_S): the connection
+    is closed without reaching the api."""
+    deployed = "client_header_timeout 10s;"
+    assert deployed in deployed_config()
+    scaled = {deployed: f"client_header_timeout {SCALED_HEADER_TIMEOUT_S}s;"}
+    with proxy_to(live_server, tmp_path, scaled) as proxy:
+        elapsed = _seconds_until_a_stalled_head_is_cut_off(proxy)
+    # cut off by its timeout (nginx's clock is cached: a little early at most), well
+    # before the deployed one
+    assert SCALED_HEADER_TIMEOUT_S - 0.5 <= elapsed < 10, elapsed
+
+
+def _seconds_until_a_stalled_head_is_cut_off(proxy: Proxy) -> float:
     import ssl
 
     context = ssl.create_default_context()
@@ -219,7 +257,7 @@ def test_headers_that_stall_are_cut_off(proxy: Proxy) -> None:
                 pass
         except (ConnectionResetError, ssl.SSLError):
             pass
-    assert time.monotonic() - started < 20
+    return time.monotonic() - started
 
 
 def _flood(
@@ -253,21 +291,33 @@ def _flood(
 # The per-key limit scaled down for the flood test: a machine busy with other tests may not
 # send 100 requests a second through TLS and the api, and a flood slower than the limit
 # is never refused. The deployed numbers are checked as they are written.
-KEY_RATE, KEY_BURST = 20, 40
-# Requests per address in a flood: 5 addresses send ten times the key's burst, which no
-# machine answers within the burst's refill (950, the deployed burst's scale, took 15-30 s
-# a case through TLS on two busy cores).
-FLOOD_PER_ADDRESS = 80
+KEY_RATE, KEY_BURST = 5, 10
+# Requests per address in a flood: 5 addresses send ten times the key's burst. A flood is
+# shed while this machine sends faster than KEY_RATE (one request in 0.2 s, all addresses
+# together); 950, the deployed burst's scale, took 15-30 s a case on two busy cores.
+FLOOD_PER_ADDRESS = 2 * KEY_BURST
 
 
 @pytest.fixture
-def key_limited_proxy(live_server: LiveServer, tmp_path: Path) -> Iterator[Proxy]:
+def scaled_proxy(
+    live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory, files_nginx: PerBackend
+) -> Proxy:
+    """One nginx on the deployed file with its per-key limit scaled down, for the file's
+    flood tests. Each flood sends credentials of its own (a new bucket); the unread
+    headers' tests share their one bucket, as every client does."""
     deployed_to_here = {  # the deployed file: 100/s, bursts of 200
         "zone=req_per_key:10m rate=100r/s;": f"zone=req_per_key:10m rate={KEY_RATE}r/s;",
         "zone=req_per_key burst=200 nodelay;": f"zone=req_per_key burst={KEY_BURST} nodelay;",
     }
-    with proxy_to(live_server, tmp_path, deployed_to_here) as running:
-        yield running
+    return files_nginx.get(
+        f"scaled {live_server.url}",
+        lambda: proxy_to(live_server, tmp_path_factory.mktemp("scaled-proxy"), deployed_to_here),
+    )
+
+
+def key_id(name: str) -> str:
+    """A key id of its own per test case (its own bucket on the shared proxy)."""
+    return f"{name}{os.urandom(4).hex()}"
 
 
 # The scheme as clients may spell it (RFC 9110: case-insensitive), and as the api
@@ -292,16 +342,17 @@ def _assert_shed(answers: list[httpx.Response], elapsed: float) -> None:
 
 @pytest.mark.parametrize("scheme", SCHEME_SPELLINGS, ids=repr)
 def test_one_credential_from_many_addresses_is_shed_at_the_proxy(
-    key_limited_proxy: Proxy, scheme: str
+    scaled_proxy: Proxy, scheme: str
 ) -> None:
     """Issue 36, item 5: five addresses, each under the per-address limit, sending one key
     together pass the per-key limit (deployed: 100/s, bursts of 200; here KEY_RATE and
     KEY_BURST): the proxy refuses the excess itself, in the API's envelope, while another
     key from another address goes through. Issue 51, item 1: whatever the case of the
     scheme and the spaces or tabs after it."""
-    proxy = key_limited_proxy
-    flooded = "svc_live_ak_flood1_" + "A" * 8 + os.urandom(12).hex()
-    other = "svc_live_ak_quiet1_" + "B" * 8 + os.urandom(12).hex()
+    proxy = scaled_proxy
+    flooded_id = key_id("flood")
+    flooded = f"svc_live_ak_{flooded_id}_" + "A" * 8 + os.urandom(12).hex()
+    other = f"svc_live_ak_{key_id('quiet')}_" + "B" * 8 + os.urandom(12).hex()
     started = time.monotonic()
     # 127.0.0.3-7, FLOOD_PER_ADDRESS each: within the per-address burst (200), ten times
     # the key's burst together
@@ -309,26 +360,28 @@ def test_one_credential_from_many_addresses_is_shed_at_the_proxy(
         proxy, [f"127.0.0.{n}" for n in range(3, 8)], flooded, FLOOD_PER_ADDRESS, scheme
     )
     _assert_shed(answers, time.monotonic() - started)
-    quiet = _flood(proxy, ["127.0.0.2"], other, 20, scheme)
-    assert [answer.status_code for answer in quiet] == [200] * 20
+    # a whole burst of another key at once, right after the flood
+    quiet = _flood(proxy, ["127.0.0.2"], other, KEY_BURST, scheme)
+    assert [answer.status_code for answer in quiet] == [200] * KEY_BURST
     # another credential sharing the key id but not the secret is not in the flood's bucket
-    guessed = "svc_live_ak_flood1_" + "C" * 8 + os.urandom(12).hex()
-    assert {answer.status_code for answer in _flood(proxy, ["127.0.0.8"], guessed, 20)} == {200}
+    guessed = f"svc_live_ak_{flooded_id}_" + "C" * 8 + os.urandom(12).hex()
+    guesses = _flood(proxy, ["127.0.0.8"], guessed, KEY_BURST)
+    assert {answer.status_code for answer in guesses} == {200}
 
 
-def test_a_test_mode_key_has_its_own_bucket_at_the_proxy(key_limited_proxy: Proxy) -> None:
+def test_a_test_mode_key_has_its_own_bucket_at_the_proxy(scaled_proxy: Proxy) -> None:
     """Issue 57, item 1: a svc_test_ak_ key is read like a live key (its own bucket), not
     counted in the one "unparsed" bucket that every unread header shares."""
-    proxy = key_limited_proxy
-    flooded = "svc_test_ak_flood5_" + "A" * 8 + os.urandom(12).hex()
-    other = "svc_test_ak_quiet5_" + "B" * 8 + os.urandom(12).hex()
+    proxy = scaled_proxy
+    flooded = f"svc_test_ak_{key_id('flood')}_" + "A" * 8 + os.urandom(12).hex()
+    other = f"svc_test_ak_{key_id('quiet')}_" + "B" * 8 + os.urandom(12).hex()
     started = time.monotonic()
     answers = _flood(
         proxy, [f"127.0.0.{n}" for n in range(3, 8)], flooded, FLOOD_PER_ADDRESS, "Bearer "
     )
     _assert_shed(answers, time.monotonic() - started)
-    quiet = _flood(proxy, ["127.0.0.2"], other, 20, "Bearer ")
-    assert [answer.status_code for answer in quiet] == [200] * 20
+    quiet = _flood(proxy, ["127.0.0.2"], other, KEY_BURST, "Bearer ")
+    assert [answer.status_code for answer in quiet] == [200] * KEY_BURST
 
 
 # Authorization headers neither the proxy's map nor the api reads as a credential: a
@@ -339,12 +392,12 @@ UNREAD += [("Token ", "svc_live_ak_flood4_"), ("Bearer ", "not-a-credential-")]
 
 @pytest.mark.parametrize(("scheme", "prefix"), UNREAD, ids=repr)
 def test_a_header_the_proxy_cannot_read_gets_no_more_room_than_a_key(
-    key_limited_proxy: Proxy, scheme: str, prefix: str
+    scaled_proxy: Proxy, scheme: str, prefix: str
 ) -> None:
     """Issue 51, item 1: such headers are not let through uncounted; all of them share one
     bucket of the per-key size, whatever credential they seem to carry, so a new random
     value per request gains nothing. A request without the header is not in it."""
-    proxy = key_limited_proxy
+    proxy = scaled_proxy
     started = time.monotonic()
     sources = [f"127.0.0.{n}" for n in range(3, 8)]
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -29,6 +27,7 @@ from tests.metering.conftest import Accounts, call_id, commit, put_in_outbox
 from tests.metering.test_ledger import events_for
 from tests.support.celery_worker import CeleryWorker
 from tests.support.fixtures import Backend
+from tests.support.zygote import ChildProcess, start_command
 
 T = TypeVar("T")
 DEADLINE_S = 30.0
@@ -128,19 +127,35 @@ class TestDrainUsageOutbox:
         assert wait_for(lambda _s: sync_redis().llen(outbox_key()), lambda n: n == 0) == 0
 
 
+def start_beat(backend: Backend, data_dir: Path) -> ChildProcess:
+    """`geosvc beat` on the backend, its schedule file and log in `data_dir` (no schedule
+    file yet: as on a new host); forked from the command zygote as the workers are."""
+    env = backend.env(GEOSVC_DATA_DIR=str(data_dir))
+    return start_command(env, ["beat", "--loglevel", "info"], data_dir / "beat.log")
+
+
+def stop(process: ChildProcess) -> None:
+    process.terminate()
+    process.wait(timeout=30)
+
+
 class TestReconcileTask:
+    """The free quota is small_quotas' 10 in this process, where the reservations are
+    made (the worker's drain and reconciliation read no quota)."""
+
     async def test_flushed_redis_is_repaired_and_the_free_cap_holds(
-        self, worker: CeleryWorker, accounts: Accounts
+        self, worker: CeleryWorker, accounts: Accounts, small_quotas: tuple[int, int]
     ) -> None:
         now = utcnow()
         period = period_of(now)
+        free_quota, _ = small_quotas
         light, heavy = accounts.new_id(), accounts.new_id()
-        for user_id, calls in ((light, 7), (heavy, 1000)):
+        for user_id, calls in ((light, 7), (heavy, free_quota)):
             reservations = [await reserve(user_id, Plan.FREE) for _ in range(calls)]
             for reservation in reservations:
                 await commit(reservation)
         drain(worker)
-        wait_for(count_events(heavy), lambda n: n >= 1000)
+        wait_for(count_events(heavy), lambda n: n >= free_quota)
         wait_for(count_events(light), lambda n: n >= 7)
         with pytest.raises(QuotaExceeded):
             await reserve(heavy, Plan.FREE)
@@ -153,26 +168,27 @@ class TestReconcileTask:
         assert result["period"] == period
         repaired = {r["userId"]: (r["before"], r["after"]) for r in result["repairs"]}
         assert repaired[light] == (None, 7)
-        assert repaired[heavy] == (None, 1000)
-        assert (accounts.used(light, period), accounts.used(heavy, period)) == (7, 1000)
+        assert repaired[heavy] == (None, free_quota)
+        assert (accounts.used(light, period), accounts.used(heavy, period)) == (7, free_quota)
         with pytest.raises(QuotaExceeded):
             await reserve(heavy, Plan.FREE)
 
     async def test_flushed_redis_keeps_the_free_cap_before_reconciliation(
-        self, worker: CeleryWorker, accounts: Accounts
+        self, worker: CeleryWorker, accounts: Accounts, small_quotas: tuple[int, int]
     ) -> None:
         """The first reservation after a flush rebuilds the counter from the ledger."""
         period = period_of(utcnow())
+        free_quota, _ = small_quotas
         heavy = accounts.new_id()
-        for reservation in [await reserve(heavy, Plan.FREE) for _ in range(1000)]:
+        for reservation in [await reserve(heavy, Plan.FREE) for _ in range(free_quota)]:
             await commit(reservation)
         drain(worker)
-        wait_for(count_events(heavy), lambda n: n >= 1000)
+        wait_for(count_events(heavy), lambda n: n >= free_quota)
 
         accounts.forget_counters()  # Redis flushed, no reconciliation yet
         with pytest.raises(QuotaExceeded):
             await reserve(heavy, Plan.FREE)
-        assert accounts.used(heavy, period) == 1000
+        assert accounts.used(heavy, period) == free_quota
 
 
 class TestRolloverTask:
@@ -241,20 +257,11 @@ class TestBeatStart:
         drained_into_ledger(worker, events_for(user_id, 3, period=last_month, at=at))
 
         # no schedule file: as on a new host, so the 1st-of-month crontab is not due
-        env = backend.env(GEOSVC_DATA_DIR=str(tmp_path))
-        log = (tmp_path / "beat.log").open("wb")
-        beat = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "beat", "--loglevel", "info"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        beat = start_beat(backend, tmp_path)
         try:
             rows = wait_for(TestRolloverTask.rows(user_id), bool)
         finally:
-            beat.terminate()
-            beat.wait(timeout=30)
-            log.close()
+            stop(beat)
 
         assert rows == [(last_month, 3, 0)]
 
@@ -266,19 +273,11 @@ class TestBeatStart:
         events wait, sees them and sends one."""
         drain(worker)  # whatever the worker asked for at its start is done: beat's turn
         user_id = accounts.new_id()
-        log_path = tmp_path / "beat.log"
-        with log_path.open("wb") as log:
-            beat = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "beat", "--loglevel", "info"],
-                env=backend.env(GEOSVC_DATA_DIR=str(tmp_path)),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        beat = start_beat(backend, tmp_path)
         try:
             put_in_outbox(events_for(user_id, 5))
             wait_for(count_events(user_id), lambda n: n == 5)
         finally:
-            beat.terminate()
-            beat.wait(timeout=30)
+            stop(beat)
 
-        assert "Sending due task drain-usage-outbox" in log_path.read_text()
+        assert "Sending due task drain-usage-outbox" in (tmp_path / "beat.log").read_text()

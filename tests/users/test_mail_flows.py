@@ -61,14 +61,15 @@ def count(stack: Stack, model: type, user_id: str) -> int:
 
 
 async def call_until(stack: Stack, key: str, ok: bool, deadline_s: float = 5.0) -> dict:
-    """Call geocode until it succeeds (`ok`) or fails; the last structured answer."""
+    """Call geocode until it succeeds (`ok`) or fails; the last structured answer. One
+    MCP session: the server is stateless, each call is authorised afresh."""
     deadline = time.monotonic() + deadline_s
-    while True:
-        async with connect(stack.mcp_url, key) as client:
+    async with connect(stack.mcp_url, key) as client:
+        while True:
             result = await client.call_tool("geocode", {"query": "Austin, TX", "limit": 1})
-        if bool(result.is_error) != ok or time.monotonic() > deadline:
-            return structured(result)
-        await _pause()
+            if bool(result.is_error) != ok or time.monotonic() > deadline:
+                return structured(result)
+            await _pause()
 
 
 async def _pause() -> None:
