@@ -23,7 +23,7 @@ from app.http.guards import CONTENT_SECURITY_POLICY
 from app.kit.embedded_redis import free_port
 from app.kit.errors import InvalidArgument
 from tests.support.celery_worker import start_celery_worker
-from tests.support.factories import PASSWORD, sign_up, unique_email
+from tests.support.factories import PASSWORD, geocode_call, mcp_headers, sign_up, unique_email
 from tests.support.fixtures import Backend
 from tests.support.live_server import PRODUCTION_ENV, LiveServer, start_live_server
 
@@ -377,19 +377,7 @@ class TestRedisDown:
             sign_up(client)
             key = client.post("/api-keys", json={"name": "agent"}).json()["plaintext"]
             own_redis.stop()
-            answer = client.post(
-                "/mcp",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 3,
-                    "method": "tools/call",
-                    "params": {"name": "geocode", "arguments": {"query": "Denver"}},
-                },
-                headers={
-                    "Authorization": f"Bearer {key}",
-                    "Accept": "application/json, text/event-stream",
-                },
-            )
+            answer = client.post("/mcp", json=geocode_call(3), headers=mcp_headers(key))
         assert answer.status_code == 200, answer.text
         result = answer.json()["result"]
         error = result["structuredContent"]["error"]

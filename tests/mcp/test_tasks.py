@@ -221,8 +221,12 @@ class TestLegacyTasks:
         assert again["code"] == -32602
         rows = result["structuredContent"]["results"]
         assert len(rows) == 2_000
-        assert rows[-1]["error"]["code"] == "CANCELLED"
         charged = result["_meta"]["geosvc/usage"]["charged"]
+        # The rows after the cancel are CANCELLED; on a machine too busy to send the cancel
+        # within the seconds the free pace takes to spend the quota (1,000), they are past
+        # the quota first, and said so.
+        expected = "CANCELLED" if charged < 1_000 else "QUOTA_EXCEEDED"
+        assert rows[-1]["error"]["code"] == expected
         assert charged == sum(1 for row in rows if "result" in row)
         assert wait_for_ledger(stack, account.user_id, charged) == charged
 

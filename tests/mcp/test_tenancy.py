@@ -25,7 +25,7 @@ from tests.fakes.upstream import FakeUpstream
 from tests.mcp.conftest import DEADLINE_S, Stack, connect, mcp_env, start_stack, structured
 from tests.mcp.test_disconnect import send_call
 from tests.support.celery_worker import launch_celery_worker, wait_until_ready
-from tests.support.factories import sign_up
+from tests.support.factories import geocode_call, mcp_headers, sign_up
 from tests.support.fixtures import ON_A_REDIS_CLUSTER_TOO, Backend
 from tests.support.live_server import launch_live_server, wait_until_healthy
 from tests.support.redis_cluster import store_for
@@ -292,16 +292,7 @@ def test_a_free_account_at_its_quota_is_refused_again_without_redis_alike(
     tenant = tenants()
     counter = f"{limited.prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}"
     limited.store.hset(counter, "used", 1000)  # the free quota (GEOSVC_FREE_QUOTA's default)
-    body = {
-        "jsonrpc": "2.0",
-        "id": 9,
-        "method": "tools/call",
-        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
-    }
-    headers = {
-        "Authorization": f"Bearer {tenant.api_key}",
-        "Accept": "application/json, text/event-stream",
-    }
+    body, headers = geocode_call(9), mcp_headers(tenant.api_key)
     with httpx.Client(timeout=30) as http:
         first = http.post(limited.stack.mcp_url, json=body, headers=headers)
         refused_at = time.monotonic()
@@ -337,16 +328,7 @@ async def test_a_client_refused_again_inside_its_wait_is_read_after_the_wait(
     tenant = tenants()
     counter = f"{limited.prefix}usage:{{{tenant.user_id}}}:{period_of(utcnow())}"
     limited.store.hset(counter, "used", 1000)  # the free quota (GEOSVC_FREE_QUOTA's default)
-    body = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {"name": "geocode", "arguments": {"query": "Denver"}},
-    }
-    headers = {
-        "Authorization": f"Bearer {tenant.api_key}",
-        "Accept": "application/json, text/event-stream",
-    }
+    body, headers = geocode_call(3), mcp_headers(tenant.api_key)
     url = limited.stack.mcp_url
 
     def client_from(address: str) -> httpx.AsyncClient:

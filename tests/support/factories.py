@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from sqlmodel import Session
@@ -57,6 +58,21 @@ def record_calls(session: Session, user_id: str, calls: int, *, period: str | No
     ]
     record_events(session, events)
     session.commit()
+
+
+def mcp_headers(key: str) -> dict[str, str]:
+    """What a Streamable HTTP client sends with a call: the key, both answer types."""
+    return {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+
+
+def geocode_call(request_id: int, query: str = "Denver") -> dict[str, Any]:
+    """A bare MCP `tools/call` of geocode, as JSON-RPC."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "geocode", "arguments": {"query": query}},
+    }
 
 
 def mcp_initialize(
