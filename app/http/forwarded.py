@@ -17,6 +17,9 @@ the retry id must be checked against the peer itself.
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -40,6 +43,18 @@ PROXY_ONLY_HEADERS = frozenset(
 def proxy_addresses(setting: str) -> list[str]:
     """GEOSVC_FORWARDED_ALLOW_IPS as a list (empty: no proxy)."""
     return [part.strip() for part in setting.split(",") if part.strip()]
+
+
+@cache
+def _configured_proxies() -> Any:  # uvicorn's _TrustedHosts
+    proxies = proxy_addresses(get_settings().forwarded_allow_ips)
+    return ProxyHeadersMiddleware(None, proxies).trusted_hosts  # type: ignore[arg-type]
+
+
+def is_configured_proxy(host: str) -> bool:
+    """Whether `host` is one of GEOSVC_FORWARDED_ALLOW_IPS, matched as uvicorn matches them
+    (hosts and networks)."""
+    return host in _configured_proxies()
 
 
 class ForwardedHeaders:

@@ -43,15 +43,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from functools import cache
 from typing import Any
 
 from starlette.types import Scope
-from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.http.errors import error_body
-from app.http.forwarded import proxy_addresses
+from app.http.forwarded import is_configured_proxy
 from app.kit.config import get_settings
 
 PROTOCOL = "app.http.server:BoundedHttpTools"
@@ -74,13 +72,6 @@ def hold_reading(scope: Scope, seconds: float, *, early: bool) -> None:
     (the wait this answer's refusal announced) after this answer; `early`: the client had
     already been told to wait (see the module's docstring)."""
     scope.setdefault("state", {})[HOLD_READING] = (seconds, early)
-
-
-@cache
-def _from_a_proxy() -> Any:
-    """The configured proxies' addresses, as uvicorn matches them (hosts and networks)."""
-    proxies = proxy_addresses(get_settings().forwarded_allow_ips)
-    return ProxyHeadersMiddleware(None, proxies).trusted_hosts  # type: ignore[arg-type]
 
 
 class _Refused(Exception):
@@ -139,7 +130,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_OneWrite(transport, self.loop))  # type: ignore[arg-type]
         self._arm(self._header_timeout, self._headers_late)
-        if self.client is not None and self.client[0] in _from_a_proxy():
+        if self.client is not None and is_configured_proxy(self.client[0]):
             self._hold_max = 0.0
 
     def connection_lost(self, exc: Exception | None) -> None:
